@@ -1,0 +1,670 @@
+// KernelBuilder: records instructions, keeps the first error, verifies at Finish().
+#include "builder/kernel_builder.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include "ir/strings.h"
+#include "ir/format.h"
+#include "passes/verifier.h"
+
+namespace ptxforge {
+
+using ir::Opcode;
+using ir::Operand;
+using ir::Reg;
+using ir::ScalarType;
+
+namespace {
+
+// PTX identifiers we accept: a letter or '_', then letters, digits, '_'.
+bool IsIdentifier(std::string_view s) {
+  if (s.empty() || s.size() > 200) return false;
+  if (!(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
+  return std::all_of(s.begin(), s.end(),
+                     [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+}
+
+// The type ld/st/ld.param use for a value type: f16/bf16 move as b16.
+ScalarType MemType(ScalarType t) {
+  switch (t) {
+    case ScalarType::kF16:
+    case ScalarType::kBF16: return ScalarType::kB16;
+    case ScalarType::kF16x2:
+    case ScalarType::kBF16x2: return ScalarType::kB32;
+    default: return t;
+  }
+}
+
+// Rounding/mode defaults PTX requires where the caller gave none.
+void FillDefaults(Opcode op, ir::Modifiers& m) {
+  bool is_float = ir::IsFloat(m.type);
+  bool is_int = ir::IsInteger(m.type);
+  switch (op) {
+    case Opcode::kMul:
+    case Opcode::kMad:
+      if (is_int && m.mode == ir::Mode::kNone) m.mode = ir::Mode::kLo;
+      break;
+    case Opcode::kFma:
+      if (m.rounding == ir::Rounding::kNone) m.rounding = ir::Rounding::kRn;
+      break;
+    case Opcode::kDiv:
+    case Opcode::kSqrt:
+    case Opcode::kRcp:
+      if (is_float && m.mode == ir::Mode::kNone && m.rounding == ir::Rounding::kNone) m.rounding = ir::Rounding::kRn;
+      break;
+    default: break;
+  }
+}
+
+}  // namespace
+
+KernelBuilder::KernelBuilder(std::string name, ir::Target target, Loc loc) {
+  kernel_.name = std::move(name);
+  kernel_.target = target;
+  if (!IsIdentifier(kernel_.name)) {
+    Fail(loc, StrCat("kernel name '", kernel_.name,
+                           "' is not a PTX identifier (a letter or '_', then letters, digits or '_')"));
+  }
+}
+
+void KernelBuilder::Fail(Loc loc, std::string message) {
+  if (!error_.ok()) return;
+  error_ = absl::InvalidArgumentError(StrCat("kernel ", kernel_.name, ": ", ir::FormatLoc(loc), ": ", message));
+}
+
+absl::StatusOr<ir::Kernel> KernelBuilder::Finish() {
+  if (finished_) return absl::FailedPreconditionError(StrCat("kernel ", kernel_.name, ": Finish() called twice"));
+  finished_ = true;
+  if (!ok()) return error_;
+  bool ends = false;
+  if (!kernel_.body.empty()) {
+    const ir::Instruction& last = kernel_.body.back();
+    ends = !last.guarded() && (last.info().has(ir::kTerminator) || last.op == Opcode::kBra);
+  }
+  if (!ends) {
+    ir::Instruction ret;
+    ret.op = Opcode::kRet;
+    ret.loc = kernel_.body.empty() ? Loc::current() : kernel_.body.back().loc;
+    kernel_.body.push_back(std::move(ret));
+  }
+  absl::Status verified = passes::VerifyKernel(kernel_);
+  if (!verified.ok()) return verified;
+  return std::move(kernel_);
+}
+
+// ---- declarations
+
+uint32_t KernelBuilder::DeclareParam(std::string name, ScalarType type, Loc loc) {
+  if (!IsIdentifier(name)) {
+    Fail(loc, StrCat("param name '", name, "' is not a PTX identifier"));
+  } else if (type == ScalarType::kPred) {
+    Fail(loc, StrCat("param '", name, "' cannot be a predicate; pass a u32 and compare it"));
+  }
+  for (const ir::Param& p : kernel_.params) {
+    if (p.name == name) Fail(loc, StrCat("param '", name, "' is declared twice"));
+  }
+  for (const ir::Variable& v : kernel_.variables) {
+    if (v.name == name) Fail(loc, StrCat("param '", name, "' has the name of a ", ir::StateSpaceName(v.space), " variable"));
+  }
+  kernel_.params.push_back(ir::Param{std::move(name), type});
+  return static_cast<uint32_t>(kernel_.params.size() - 1);
+}
+
+Reg KernelBuilder::LoadParamReg(uint32_t index, ScalarType type, Loc loc) {
+  Reg r = NewReg(type, kernel_.params[index].name, false);
+  ir::Instruction inst;
+  inst.op = Opcode::kLd;
+  inst.mods.space = ir::StateSpace::kParam;
+  inst.mods.type = MemType(type);
+  inst.dsts.push_back(r);
+  inst.srcs.push_back(Operand::AddrParam(index));
+  Append(std::move(inst), loc);
+  return r;
+}
+
+uint32_t KernelBuilder::DeclareVariable(std::string name, ir::StateSpace space, ScalarType elem, uint32_t count,
+                                        uint32_t align, bool is_extern, Loc loc) {
+  std::string_view space_name = ir::StateSpaceName(space);
+  if (!IsIdentifier(name)) Fail(loc, StrCat(space_name, " variable name '", name, "' is not a PTX identifier"));
+  if (elem == ScalarType::kPred) Fail(loc, StrCat(space_name, " variable '", name, "' cannot hold predicates"));
+  if (!is_extern && count == 0) Fail(loc, StrCat(space_name, " variable '", name, "' has 0 elements"));
+  if (align == 0) align = static_cast<uint32_t>(std::max(ir::TypeSize(elem), 1));
+  if ((align & (align - 1)) != 0) Fail(loc, StrCat(space_name, " variable '", name, "': alignment ", align, " is not a power of two"));
+  for (const ir::Variable& v : kernel_.variables) {
+    if (v.name == name) Fail(loc, StrCat(space_name, " variable '", name, "' is declared twice"));
+    if (is_extern && v.is_extern) {
+      Fail(loc, StrCat("dynamic shared memory is declared twice ('", v.name, "' and '", name, "')"));
+    }
+  }
+  for (const ir::Param& p : kernel_.params) {
+    if (p.name == name) Fail(loc, StrCat(space_name, " variable '", name, "' has the name of a param"));
+  }
+  kernel_.variables.push_back(ir::Variable{std::move(name), space, elem, count, align, is_extern});
+  return static_cast<uint32_t>(kernel_.variables.size() - 1);
+}
+
+void KernelBuilder::SetMaxThreads(uint32_t x, uint32_t y, uint32_t z, Loc loc) {
+  if (x == 0 || y == 0 || z == 0) Fail(loc, ".maxntid dimensions must be positive");
+  if (uint64_t{x} * y * z > 1024) Fail(loc, StrCat(".maxntid ", x, "x", y, "x", z, " exceeds 1024 threads"));
+  kernel_.bounds.maxntid = {x, y, z};
+}
+
+void KernelBuilder::SetRequiredThreads(uint32_t x, uint32_t y, uint32_t z, Loc loc) {
+  if (x == 0 || y == 0 || z == 0) Fail(loc, ".reqntid dimensions must be positive");
+  if (uint64_t{x} * y * z > 1024) Fail(loc, StrCat(".reqntid ", x, "x", y, "x", z, " exceeds 1024 threads"));
+  kernel_.bounds.reqntid = {x, y, z};
+}
+
+void KernelBuilder::SetMinBlocksPerSM(uint32_t n, Loc loc) {
+  if (n == 0) Fail(loc, ".minnctapersm must be positive");
+  kernel_.bounds.minnctapersm = n;
+}
+
+// ---- registers
+
+Reg KernelBuilder::NewReg(ScalarType type, std::string hint, bool is_mutable) {
+  kernel_.regs.push_back(ir::RegInfo{type, is_mutable, std::move(hint)});
+  return Reg{static_cast<uint32_t>(kernel_.regs.size() - 1)};
+}
+
+void KernelBuilder::SetHint(Reg r, std::string hint) {
+  if (kernel_.valid_reg(r)) kernel_.regs[r.id].hint = std::move(hint);
+}
+
+ScalarType KernelBuilder::BitsOf(ScalarType t) {
+  return t == ScalarType::kPred ? t : ir::BitsTypeOfSize(ir::TypeBits(t));
+}
+
+ScalarType KernelBuilder::MovType(ScalarType t) {
+  switch (t) {
+    case ScalarType::kU8: return ScalarType::kU16;
+    case ScalarType::kS8: return ScalarType::kS16;
+    case ScalarType::kB8: return ScalarType::kB16;
+    default: return MemType(t);
+  }
+}
+
+ir::Modifiers KernelBuilder::Mods(ScalarType type, const FloatOpts& o) {
+  ir::Modifiers m;
+  m.type = type;
+  m.rounding = o.rounding;
+  m.mode = o.mode;
+  m.ftz = o.ftz;
+  m.sat = o.sat;
+  return m;
+}
+
+Reg KernelBuilder::Mov(ScalarType type, const Operand& src, Loc loc) {
+  Reg r = NewReg(type, "", false);
+  MovInto(r, type, src, loc);
+  return r;
+}
+
+void KernelBuilder::MovInto(Reg dst, ScalarType type, const Operand& src, Loc loc) {
+  ir::Instruction inst;
+  inst.op = Opcode::kMov;
+  inst.mods.type = MovType(type);
+  inst.dsts.push_back(dst);
+  Operand s = src;
+  if (s.is_imm()) s.type = inst.mods.type;  // f16 bits move as a b16 immediate
+  inst.srcs.push_back(s);
+  Append(std::move(inst), loc);
+}
+
+Operand KernelBuilder::Materialize(const Operand& op, Loc loc) {
+  if (op.is_imm() && ir::IsHalfFamily(op.type)) return Operand(Mov(op.type, op, loc));
+  return op;
+}
+
+// ---- emitting
+
+bool KernelBuilder::CheckReg(Reg r, std::string_view what, Loc loc) {
+  if (kernel_.valid_reg(r)) return true;
+  Fail(loc, StrCat(what, " is not a register of this kernel (a value from another builder, or "
+                               "default-constructed?)"));
+  return false;
+}
+
+bool KernelBuilder::CheckOperand(const Operand& op, Loc loc) {
+  switch (op.kind) {
+    case ir::OperandKind::kReg: return CheckReg(op.reg(), "an operand", loc);
+    case ir::OperandKind::kAddress:
+      if (op.base == ir::AddressBase::kReg) return CheckReg(op.reg(), "an address base", loc);
+      if (op.base == ir::AddressBase::kSymbol && op.id >= kernel_.variables.size()) {
+        Fail(loc, "an address names a variable of another kernel");
+        return false;
+      }
+      if (op.base == ir::AddressBase::kParam && op.id >= kernel_.params.size()) {
+        Fail(loc, "an address names a param of another kernel");
+        return false;
+      }
+      return true;
+    case ir::OperandKind::kSymbol:
+      if (op.id >= kernel_.variables.size()) {
+        Fail(loc, "an operand names a variable of another kernel");
+        return false;
+      }
+      return true;
+    case ir::OperandKind::kLabel:
+      if (op.id >= kernel_.labels.size()) {
+        Fail(loc, "a label of another kernel (or a default-constructed one) is used");
+        return false;
+      }
+      return true;
+    case ir::OperandKind::kSpecial:
+      if (op.id >= static_cast<uint32_t>(ir::kNumSpecialRegs)) {
+        Fail(loc, "unknown special register");
+        return false;
+      }
+      return true;
+    case ir::OperandKind::kImm: return true;
+    case ir::OperandKind::kNone:
+      Fail(loc, "an operand is empty");
+      return false;
+  }
+  return true;
+}
+
+void KernelBuilder::Append(ir::Instruction inst, Loc loc) {
+  if (finished_) {
+    Fail(loc, "the builder was used after Finish()");
+    return;
+  }
+  if (!ok()) return;
+  for (Reg d : inst.dsts) {
+    if (!CheckReg(d, "a destination", loc)) return;
+  }
+  for (const Operand& op : inst.srcs) {
+    if (!CheckOperand(op, loc)) return;
+  }
+  if (inst.guard.valid()) {
+    if (!CheckReg(inst.guard, "a guard predicate", loc)) return;
+  }
+  inst.loc = loc;
+  kernel_.body.push_back(std::move(inst));
+}
+
+Reg KernelBuilder::EmitSpan(Opcode op, const ir::Modifiers& mods, ScalarType dst_type, std::span<const Operand> srcs,
+                            Loc loc) {
+  ir::Instruction inst;
+  inst.op = op;
+  inst.mods = mods;
+  FillDefaults(op, inst.mods);
+  for (const Operand& s : srcs) inst.srcs.push_back(Materialize(s, loc));
+  Reg dst;
+  if (dst_type != ScalarType::kNone) {
+    dst = NewReg(dst_type, "", false);
+    inst.dsts.push_back(dst);
+  }
+  Append(std::move(inst), loc);
+  return dst;
+}
+
+Reg KernelBuilder::Emit(Opcode op, const ir::Modifiers& mods, ScalarType dst_type, std::initializer_list<Operand> srcs,
+                        Loc loc) {
+  return EmitSpan(op, mods, dst_type, std::span<const Operand>(srcs.begin(), srcs.size()), loc);
+}
+
+Reg KernelBuilder::Emit(Opcode op, const ir::Modifiers& mods, ScalarType dst_type, std::initializer_list<Reg> srcs,
+                        Loc loc) {
+  absl::InlinedVector<Operand, 4> ops(srcs.begin(), srcs.end());
+  return EmitSpan(op, mods, dst_type, ops, loc);
+}
+
+void KernelBuilder::EmitInstruction(ir::Instruction inst, Loc loc) { Append(std::move(inst), loc); }
+
+// ---- special registers
+
+Value<U32> KernelBuilder::Special(ir::SpecialReg r, Loc loc) {
+  if (ir::SpecialRegType(r) != ScalarType::kU32) {
+    Fail(loc, StrCat(ir::SpecialRegName(r), " is 64-bit; read it with Special64()"));
+  }
+  return Value<U32>(Mov(ScalarType::kU32, Operand::Special(r), loc));
+}
+
+Value<U64> KernelBuilder::Special64(ir::SpecialReg r, Loc loc) {
+  if (ir::SpecialRegType(r) != ScalarType::kU64) {
+    Fail(loc, StrCat(ir::SpecialRegName(r), " is 32-bit; read it with Special()"));
+  }
+  return Value<U64>(Mov(ScalarType::kU64, Operand::Special(r), loc));
+}
+
+Value<U32> KernelBuilder::GlobalThreadIdX(Loc loc) {
+  return Mad(CtaidX(loc), NtidX(loc), TidX(loc), loc);
+}
+
+Value<U32> KernelBuilder::GlobalThreadIdY(Loc loc) {
+  return Mad(CtaidY(loc), NtidY(loc), TidY(loc), loc);
+}
+
+// ---- conversion and addresses
+
+Reg KernelBuilder::CvtReg(ScalarType to, ScalarType from, Reg a, const CvtOpts& o, Loc loc) {
+  if (from == ScalarType::kPred && to == ScalarType::kPred) return a;
+  if (from == ScalarType::kPred) {
+    // p ? 1 : 0 in the destination type.
+    Operand one, zero;
+    if (to == ScalarType::kF32) {
+      one = Operand::Imm(to, ImmBits<F32>(1.0f));
+      zero = Operand::Imm(to, 0);
+    } else if (to == ScalarType::kF64) {
+      one = Operand::Imm(to, ImmBits<F64>(1.0));
+      zero = Operand::Imm(to, 0);
+    } else if (ir::IsHalfFamily(to)) {
+      Fail(loc, StrCat("cvt from pred to ", ir::TypeName(to), " is not supported; convert to f32 first"));
+      return Reg{};
+    } else {
+      one = Operand::Imm(MovType(to), 1);
+      zero = Operand::Imm(MovType(to), 0);
+    }
+    ir::Modifiers m;
+    m.type = MovType(to);
+    return Emit(Opcode::kSelp, m, to, {one, zero, Operand(a)}, loc);
+  }
+  if (to == ScalarType::kPred) {
+    ir::Modifiers m;
+    m.type = from;
+    m.cmp = ir::CmpOp::kNe;
+    return Emit(Opcode::kSetp, m, ScalarType::kPred, {Operand(a), Operand::Imm(from, 0)}, loc);
+  }
+  if (to == from && o.rounding == ir::Rounding::kNone && !o.ftz && !o.sat) return a;
+  ir::Modifiers m;
+  m.type = to;
+  m.type2 = from;
+  m.rounding = o.rounding;
+  m.ftz = o.ftz;
+  m.sat = o.sat;
+  if (m.rounding == ir::Rounding::kNone) {
+    if (ir::IsFloat(from) && ir::IsInteger(to)) {
+      m.rounding = ir::Rounding::kRzi;
+    } else if (ir::IsInteger(from) && ir::IsFloat(to)) {
+      m.rounding = ir::Rounding::kRn;
+    } else if (ir::IsFloat(from) && ir::IsFloat(to) && ir::TypeBits(to) < ir::TypeBits(from)) {
+      m.rounding = ir::Rounding::kRn;
+    }
+  }
+  return Emit(Opcode::kCvt, m, to, {a}, loc);
+}
+
+Reg KernelBuilder::BitcastReg(ScalarType to, ScalarType from, Reg a, Loc loc) {
+  if (to == ScalarType::kPred || from == ScalarType::kPred) {
+    Fail(loc, "a predicate has no bits to reinterpret");
+    return Reg{};
+  }
+  ir::Modifiers m;
+  m.type = ir::BitsTypeOfSize(std::max(ir::TypeBits(to), 16));
+  return Emit(Opcode::kMov, m, to, {a}, loc);
+}
+
+Value<U64> KernelBuilder::CvtaToGlobal(Value<U64> generic, Loc loc) {
+  ir::Modifiers m;
+  m.type = ScalarType::kU64;
+  m.space = ir::StateSpace::kGlobal;
+  m.cvta_to = true;
+  return Value<U64>(Emit(Opcode::kCvta, m, ScalarType::kU64, {generic.reg}, loc));
+}
+
+Reg KernelBuilder::CvtaSymbol(uint32_t variable, ir::StateSpace space, Loc loc) {
+  ir::Modifiers m;
+  m.type = ScalarType::kU64;
+  m.space = space;
+  return Emit(Opcode::kCvta, m, ScalarType::kU64, {Operand::Symbol(variable)}, loc);
+}
+
+Reg KernelBuilder::ElementAddrReg(Reg base, Reg index, bool index64, int elem_size, Loc loc) {
+  ir::Modifiers m;
+  Reg offset;
+  if (index64) {
+    m.type = ScalarType::kU64;
+    offset = Emit(Opcode::kMul, m, ScalarType::kU64, {Operand(index), Operand::Imm(ScalarType::kU64, elem_size)}, loc);
+  } else {
+    m.type = ScalarType::kU32;
+    m.mode = ir::Mode::kWide;
+    offset = Emit(Opcode::kMul, m, ScalarType::kU64, {Operand(index), Operand::Imm(ScalarType::kU32, elem_size)}, loc);
+  }
+  ir::Modifiers add;
+  add.type = ScalarType::kU64;
+  return Emit(Opcode::kAdd, add, ScalarType::kU64, {base, offset}, loc);
+}
+
+// ---- memory
+
+void KernelBuilder::LoadRegs(ir::StateSpace space, ScalarType type, const Address& addr, const MemOpts& o,
+                             std::span<const Reg> dsts, Loc loc) {
+  ir::Instruction inst;
+  inst.op = Opcode::kLd;
+  inst.mods.space = space;
+  inst.mods.type = MemType(type);
+  inst.mods.vec = static_cast<uint8_t>(dsts.size());
+  inst.mods.cache = o.cache;
+  inst.mods.nc = o.nc;
+  for (Reg r : dsts) inst.dsts.push_back(r);
+  inst.srcs.push_back(addr.op);
+  Append(std::move(inst), loc);
+}
+
+void KernelBuilder::StoreOps(ir::StateSpace space, ScalarType type, const Address& addr, const MemOpts& o,
+                             std::span<const Operand> values, Loc loc) {
+  ir::Instruction inst;
+  inst.op = Opcode::kSt;
+  inst.mods.space = space;
+  inst.mods.type = MemType(type);
+  inst.mods.vec = static_cast<uint8_t>(values.size());
+  inst.mods.cache = o.cache;
+  if (o.nc) Fail(loc, ".nc applies to loads only");
+  inst.srcs.push_back(addr.op);
+  for (const Operand& v : values) inst.srcs.push_back(v);
+  Append(std::move(inst), loc);
+}
+
+namespace {
+// The instruction type of an atomic on values of `type`.
+ScalarType AtomType(ir::AtomOp op, ScalarType type) {
+  switch (op) {
+    case ir::AtomOp::kExch:
+    case ir::AtomOp::kCas:
+    case ir::AtomOp::kAnd:
+    case ir::AtomOp::kOr:
+    case ir::AtomOp::kXor: return ir::BitsTypeOfSize(ir::TypeBits(type));
+    default: return type;
+  }
+}
+}  // namespace
+
+Reg KernelBuilder::AtomReg(ir::AtomOp op, ir::StateSpace space, ScalarType type, const Address& addr,
+                           const Operand& b, const Operand* c, const AtomOpts& o, Loc loc) {
+  ir::Instruction inst;
+  inst.op = Opcode::kAtom;
+  inst.mods.space = space;
+  inst.mods.atom = op;
+  inst.mods.type = AtomType(op, type);
+  inst.mods.scope = o.scope;
+  inst.mods.sem = o.sem;
+  inst.mods.noftz = op == ir::AtomOp::kAdd && ir::IsHalfFamily(type);
+  Reg dst = NewReg(type, "", false);
+  inst.dsts.push_back(dst);
+  inst.srcs.push_back(addr.op);
+  inst.srcs.push_back(Materialize(b, loc));
+  if (c != nullptr) inst.srcs.push_back(Materialize(*c, loc));
+  Append(std::move(inst), loc);
+  return dst;
+}
+
+void KernelBuilder::RedOp(ir::AtomOp op, ir::StateSpace space, ScalarType type, const Address& addr,
+                          const Operand& b, const AtomOpts& o, Loc loc) {
+  ir::Instruction inst;
+  inst.op = Opcode::kRed;
+  inst.mods.space = space;
+  inst.mods.atom = op;
+  inst.mods.type = AtomType(op, type);
+  inst.mods.scope = o.scope;
+  inst.mods.sem = o.sem;
+  inst.mods.noftz = op == ir::AtomOp::kAdd && ir::IsHalfFamily(type);
+  inst.srcs.push_back(addr.op);
+  inst.srcs.push_back(Materialize(b, loc));
+  Append(std::move(inst), loc);
+}
+
+// ---- control flow
+
+ir::Label KernelBuilder::NewLabel(std::string hint) {
+  kernel_.labels.push_back(ir::LabelInfo{std::move(hint)});
+  label_bound_.push_back(false);
+  return ir::Label{static_cast<uint32_t>(kernel_.labels.size() - 1)};
+}
+
+void KernelBuilder::Bind(ir::Label label, Loc loc) {
+  if (label.id >= kernel_.labels.size()) {
+    Fail(loc, "Bind() of a label that is not of this kernel");
+    return;
+  }
+  if (label_bound_[label.id]) {
+    const std::string& hint = kernel_.labels[label.id].hint;
+    Fail(loc, StrCat("label ", label.id, hint.empty() ? "" : StrCat(" (", hint, ")"), " is bound twice"));
+    return;
+  }
+  label_bound_[label.id] = true;
+  ir::Instruction inst;
+  inst.op = Opcode::kLabel;
+  inst.srcs.push_back(Operand::FromLabel(label));
+  Append(std::move(inst), loc);
+}
+
+void KernelBuilder::Bra(ir::Label target, Loc loc) {
+  ir::Instruction inst;
+  inst.op = Opcode::kBra;
+  inst.srcs.push_back(Operand::FromLabel(target));
+  Append(std::move(inst), loc);
+}
+
+void KernelBuilder::BraIf(Value<Pred> p, ir::Label target, Loc loc) {
+  ir::Instruction inst;
+  inst.op = Opcode::kBra;
+  inst.srcs.push_back(Operand::FromLabel(target));
+  inst.guard = p.reg;
+  Append(std::move(inst), loc);
+}
+
+void KernelBuilder::BraIfNot(Value<Pred> p, ir::Label target, Loc loc) {
+  ir::Instruction inst;
+  inst.op = Opcode::kBra;
+  inst.srcs.push_back(Operand::FromLabel(target));
+  inst.guard = p.reg;
+  inst.guard_negated = true;
+  Append(std::move(inst), loc);
+}
+
+void KernelBuilder::Ret(Loc loc) {
+  ir::Instruction inst;
+  inst.op = Opcode::kRet;
+  Append(std::move(inst), loc);
+}
+
+void KernelBuilder::Exit(Loc loc) {
+  ir::Instruction inst;
+  inst.op = Opcode::kExit;
+  Append(std::move(inst), loc);
+}
+
+// ---- synchronisation and warp operations
+
+void KernelBuilder::BarSync(uint32_t barrier, Loc loc) {
+  if (barrier > 15) Fail(loc, StrCat("barrier ", barrier, " is out of range (0..15)"));
+  Emit(Opcode::kBarSync, ir::Modifiers{}, ScalarType::kNone, {Operand::Imm(ScalarType::kU32, barrier)}, loc);
+}
+
+void KernelBuilder::BarSync(uint32_t barrier, uint32_t thread_count, Loc loc) {
+  if (barrier > 15) Fail(loc, StrCat("barrier ", barrier, " is out of range (0..15)"));
+  if (thread_count == 0 || thread_count % 32 != 0) {
+    Fail(loc, StrCat("bar.sync thread count ", thread_count, " must be a positive multiple of 32"));
+  }
+  Emit(Opcode::kBarSync, ir::Modifiers{}, ScalarType::kNone,
+       {Operand::Imm(ScalarType::kU32, barrier), Operand::Imm(ScalarType::kU32, thread_count)}, loc);
+}
+
+void KernelBuilder::Membar(ir::Scope scope, Loc loc) {
+  if (scope == ir::Scope::kNone) Fail(loc, "membar needs a scope (cta, gpu or sys)");
+  ir::Modifiers m;
+  m.scope = scope;
+  Emit(Opcode::kMembar, m, ScalarType::kNone, std::initializer_list<Operand>{}, loc);
+}
+
+Value<U32> KernelBuilder::VoteBallot(Value<Pred> p, uint32_t member_mask, Loc loc) {
+  ir::Modifiers m;
+  m.vote = ir::VoteMode::kBallot;
+  m.type = ScalarType::kB32;
+  return Value<U32>(Emit(Opcode::kVote, m, ScalarType::kU32, {Operand(p.reg), Operand::Imm(ScalarType::kB32, member_mask)}, loc));
+}
+
+Value<Pred> KernelBuilder::VoteAll(Value<Pred> p, uint32_t member_mask, Loc loc) {
+  ir::Modifiers m;
+  m.vote = ir::VoteMode::kAll;
+  m.type = ScalarType::kPred;
+  return Value<Pred>(Emit(Opcode::kVote, m, ScalarType::kPred, {Operand(p.reg), Operand::Imm(ScalarType::kB32, member_mask)}, loc));
+}
+
+Value<Pred> KernelBuilder::VoteAny(Value<Pred> p, uint32_t member_mask, Loc loc) {
+  ir::Modifiers m;
+  m.vote = ir::VoteMode::kAny;
+  m.type = ScalarType::kPred;
+  return Value<Pred>(Emit(Opcode::kVote, m, ScalarType::kPred, {Operand(p.reg), Operand::Imm(ScalarType::kB32, member_mask)}, loc));
+}
+
+Value<U32> KernelBuilder::ActiveMask(Loc loc) {
+  ir::Modifiers m;
+  m.type = ScalarType::kB32;
+  return Value<U32>(Emit(Opcode::kActiveMask, m, ScalarType::kU32, std::initializer_list<Operand>{}, loc));
+}
+
+// ---- raw PTX
+
+void KernelBuilder::RawPtx(std::string_view text, std::initializer_list<AnyValue> outputs,
+                           std::initializer_list<AnyValue> inputs, RawPtxOpts opts, Loc loc) {
+  const size_t n = outputs.size() + inputs.size();
+  std::vector<bool> used(n, false);
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '{') continue;
+    size_t j = i + 1;
+    while (j < text.size() && std::isdigit(static_cast<unsigned char>(text[j]))) ++j;
+    if (j == i + 1 || j >= text.size() || text[j] != '}') continue;  // a literal brace
+    size_t index = std::stoul(std::string(text.substr(i + 1, j - i - 1)));
+    if (index >= n) {
+      Fail(loc, StrCat("raw PTX refers to {", index, "} but declares only ", n, " registers (",
+                             outputs.size(), " outputs, ", inputs.size(), " inputs)"));
+      return;
+    }
+    used[index] = true;
+    i = j;
+  }
+  for (size_t i = 0; i < n; ++i) {
+    if (!used[i]) {
+      Fail(loc, StrCat("raw PTX declares register {", i, "} but its text does not use it"));
+      return;
+    }
+  }
+  // Registers must be named through placeholders: a literal %r3 would refer to
+  // whatever the printer numbered 3.
+  for (size_t i = 0; i + 1 < text.size(); ++i) {
+    if (text[i] != '%') continue;
+    size_t j = i + 1;
+    while (j < text.size() && std::isalpha(static_cast<unsigned char>(text[j]))) ++j;
+    std::string_view prefix = text.substr(i + 1, j - i - 1);
+    bool is_reg_prefix = prefix == "r" || prefix == "rd" || prefix == "rs" || prefix == "f" || prefix == "fd" || prefix == "p";
+    if (is_reg_prefix && j < text.size() && std::isdigit(static_cast<unsigned char>(text[j]))) {
+      Fail(loc, StrCat("raw PTX names register '", text.substr(i, j - i + 1),
+                             "' directly; pass it as an input or output and write {N}"));
+      return;
+    }
+  }
+  ir::Instruction inst;
+  inst.op = Opcode::kRaw;
+  for (const AnyValue& v : outputs) inst.dsts.push_back(v.reg);
+  for (const AnyValue& v : inputs) inst.srcs.push_back(Operand(v.reg));
+  inst.raw_index = static_cast<uint32_t>(kernel_.raw_ptx.size());
+  kernel_.raw_ptx.push_back(
+      ir::RawPtxBlock{std::string(text), ir::TargetRequirement{opts.min_sm, false, ir::PtxVersion{opts.min_ptx}}});
+  Append(std::move(inst), loc);
+}
+
+}  // namespace ptxforge

@@ -1,0 +1,643 @@
+// KernelBuilder: write a kernel in C++; get a verified ir::Kernel.
+//
+//   KernelBuilder b("scale", ir::Target::kSm80);
+//   auto x = b.CvtaToGlobal(b.Param<U64>("x"));
+//   auto n = b.Param<U32>("n");
+//   auto i = b.GlobalThreadIdX();
+//   b.If(b.Lt(i, n), [&] {
+//     auto addr = b.ElementAddr<F32>(x, i);
+//     b.Store(ir::StateSpace::kGlobal, addr, b.Mul(b.Load<F32>(ir::StateSpace::kGlobal, addr), 2.0f));
+//   });
+//   absl::StatusOr<ir::Kernel> kernel = b.Finish();
+//
+// Every call records where it was made; errors name that file and line. The
+// first error is kept (later calls do nothing) and Finish() returns it;
+// otherwise Finish() runs the verifier and returns its verdict.
+#ifndef PTXFORGE_BUILDER_KERNEL_BUILDER_H_
+#define PTXFORGE_BUILDER_KERNEL_BUILDER_H_
+
+#include <array>
+#include <cstdint>
+#include <initializer_list>
+#include <source_location>
+#include <span>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "builder/value.h"
+#include "ir/kernel.h"
+
+namespace ptxforge {
+
+using Loc = std::source_location;
+
+// Modifiers of float arithmetic. rounding: rn/rz/rm/rp (fma, div.f64, sqrt,
+// rcp need one; the builder picks rn when none is given). mode: approx or
+// full for div.f32, approx for sqrt/rcp.f32 (ex2, lg2, sin, cos, rsqrt and
+// tanh are always approx).
+struct FloatOpts {
+  ir::Rounding rounding = ir::Rounding::kNone;
+  ir::Mode mode = ir::Mode::kNone;
+  bool ftz = false;
+  bool sat = false;
+};
+
+// Modifiers of cvt. rounding: left kNone, the builder picks what C++ would
+// do (rzi for float->int, rn for int->float and narrowing float->float).
+struct CvtOpts {
+  ir::Rounding rounding = ir::Rounding::kNone;
+  bool ftz = false;
+  bool sat = false;
+};
+
+struct MemOpts {
+  ir::CacheOp cache = ir::CacheOp::kNone;
+  bool nc = false;  // ld.global.nc: read-only data cache
+};
+
+struct AtomOpts {
+  ir::Scope scope = ir::Scope::kNone;
+  ir::MemSem sem = ir::MemSem::kNone;
+};
+
+// What a raw PTX block needs from the target (the printer cannot see inside it).
+struct RawPtxOpts {
+  int min_sm = 0;
+  int min_ptx = 0;  // major*10+minor
+};
+
+class KernelBuilder {
+ public:
+  explicit KernelBuilder(std::string name, ir::Target target = ir::Target::kSm80, Loc loc = Loc::current());
+  KernelBuilder(const KernelBuilder&) = delete;
+  KernelBuilder& operator=(const KernelBuilder&) = delete;
+
+  // ---- the result
+  // The first builder error, or the verifier's verdict on the finished kernel.
+  // Appends `ret` when the body does not end in ret/exit/an unconditional bra.
+  absl::StatusOr<ir::Kernel> Finish();
+  // The first error so far (OK while none).
+  const absl::Status& status() const { return error_; }
+  // The kernel being built (read-only), e.g. to print it before Finish().
+  const ir::Kernel& kernel() const { return kernel_; }
+  ir::Target target() const { return kernel_.target; }
+
+  // ---- declarations
+  // Declares a `.param` and loads it (`ld.param`) at the current point.
+  template <ScalarTag T>
+  Value<T> Param(std::string name, Loc loc = Loc::current()) {
+    uint32_t index = DeclareParam(std::move(name), T::kType, loc);
+    return Value<T>(LoadParamReg(index, T::kType, loc));
+  }
+  template <ScalarTag T>
+  Symbol<T> Shared(std::string name, uint32_t count, uint32_t align = 0, Loc loc = Loc::current()) {
+    return Symbol<T>{DeclareVariable(std::move(name), ir::StateSpace::kShared, T::kType, count, align, false, loc),
+                     ir::StateSpace::kShared};
+  }
+  // The dynamic shared memory window (`extern .shared .align A .b8 name[]`);
+  // its size is given at launch.
+  template <ScalarTag T>
+  Symbol<T> DynamicShared(std::string name, uint32_t align = 16, Loc loc = Loc::current()) {
+    return Symbol<T>{DeclareVariable(std::move(name), ir::StateSpace::kShared, T::kType, 0, align, true, loc),
+                     ir::StateSpace::kShared};
+  }
+  template <ScalarTag T>
+  Symbol<T> Local(std::string name, uint32_t count, uint32_t align = 0, Loc loc = Loc::current()) {
+    return Symbol<T>{DeclareVariable(std::move(name), ir::StateSpace::kLocal, T::kType, count, align, false, loc),
+                     ir::StateSpace::kLocal};
+  }
+  void SetMaxThreads(uint32_t x, uint32_t y = 1, uint32_t z = 1, Loc loc = Loc::current());
+  void SetRequiredThreads(uint32_t x, uint32_t y = 1, uint32_t z = 1, Loc loc = Loc::current());
+  void SetMinBlocksPerSM(uint32_t n, Loc loc = Loc::current());
+
+  // ---- registers and constants
+  template <ScalarTag T>
+  Value<T> Const(typename T::CType c, Loc loc = Loc::current()) {
+    return Value<T>(Mov(T::kType, Src<T>(c).operand(), loc));
+  }
+  // A mutable register initialised to `init`; change it with Assign().
+  template <ScalarTag T>
+  Var<T> Mutable(SrcOf<T> init, std::string hint = "", Loc loc = Loc::current()) {
+    Var<T> v(NewReg(T::kType, std::move(hint), /*is_mutable=*/true));
+    Assign(v, init, loc);
+    return v;
+  }
+  template <ScalarTag T>
+  void Assign(Var<T> var, SrcOf<T> value, Loc loc = Loc::current()) {
+    MovInto(var.reg, T::kType, value.operand(), loc);
+  }
+  // A register defined later (by raw PTX or a guarded move); define it exactly once.
+  template <ScalarTag T>
+  Value<T> Undefined(std::string hint = "") {
+    return Value<T>(NewReg(T::kType, std::move(hint), false));
+  }
+  // Gives a register a name for the IR dump.
+  template <typename T>
+  Value<T> Name(Value<T> v, std::string hint) {
+    SetHint(v.reg, std::move(hint));
+    return v;
+  }
+
+  // ---- special registers
+  Value<U32> Special(ir::SpecialReg r, Loc loc = Loc::current());
+  Value<U64> Special64(ir::SpecialReg r, Loc loc = Loc::current());
+  Value<U32> TidX(Loc loc = Loc::current()) { return Special(ir::SpecialReg::kTidX, loc); }
+  Value<U32> TidY(Loc loc = Loc::current()) { return Special(ir::SpecialReg::kTidY, loc); }
+  Value<U32> TidZ(Loc loc = Loc::current()) { return Special(ir::SpecialReg::kTidZ, loc); }
+  Value<U32> NtidX(Loc loc = Loc::current()) { return Special(ir::SpecialReg::kNtidX, loc); }
+  Value<U32> NtidY(Loc loc = Loc::current()) { return Special(ir::SpecialReg::kNtidY, loc); }
+  Value<U32> NtidZ(Loc loc = Loc::current()) { return Special(ir::SpecialReg::kNtidZ, loc); }
+  Value<U32> CtaidX(Loc loc = Loc::current()) { return Special(ir::SpecialReg::kCtaidX, loc); }
+  Value<U32> CtaidY(Loc loc = Loc::current()) { return Special(ir::SpecialReg::kCtaidY, loc); }
+  Value<U32> CtaidZ(Loc loc = Loc::current()) { return Special(ir::SpecialReg::kCtaidZ, loc); }
+  Value<U32> NctaidX(Loc loc = Loc::current()) { return Special(ir::SpecialReg::kNctaidX, loc); }
+  Value<U32> NctaidY(Loc loc = Loc::current()) { return Special(ir::SpecialReg::kNctaidY, loc); }
+  Value<U32> NctaidZ(Loc loc = Loc::current()) { return Special(ir::SpecialReg::kNctaidZ, loc); }
+  Value<U32> LaneId(Loc loc = Loc::current()) { return Special(ir::SpecialReg::kLaneId, loc); }
+  Value<U32> WarpId(Loc loc = Loc::current()) { return Special(ir::SpecialReg::kWarpId, loc); }
+  Value<U32> Clock(Loc loc = Loc::current()) { return Special(ir::SpecialReg::kClock, loc); }
+  Value<U64> Clock64(Loc loc = Loc::current()) { return Special64(ir::SpecialReg::kClock64, loc); }
+  // ctaid.x * ntid.x + tid.x (and the same for y).
+  Value<U32> GlobalThreadIdX(Loc loc = Loc::current());
+  Value<U32> GlobalThreadIdY(Loc loc = Loc::current());
+
+  // ---- integer and float arithmetic
+  template <ScalarTag T>
+  Value<T> Add(Value<T> a, SrcOf<T> b, FloatOpts o = {}, Loc loc = Loc::current()) {
+    return Bin<T>(ir::Opcode::kAdd, a, b, o, loc);
+  }
+  template <ScalarTag T>
+  Value<T> Sub(Value<T> a, SrcOf<T> b, FloatOpts o = {}, Loc loc = Loc::current()) {
+    return Bin<T>(ir::Opcode::kSub, a, b, o, loc);
+  }
+  // mul.lo for integers, mul for floats.
+  template <ScalarTag T>
+  Value<T> Mul(Value<T> a, SrcOf<T> b, FloatOpts o = {}, Loc loc = Loc::current()) {
+    return Bin<T>(ir::Opcode::kMul, a, b, o, loc);
+  }
+  template <ScalarTag T>
+  Value<T> MulHi(Value<T> a, SrcOf<T> b, Loc loc = Loc::current()) {
+    return Bin<T>(ir::Opcode::kMul, a, b, FloatOpts{.mode = ir::Mode::kHi}, loc);
+  }
+  template <ScalarTag T>
+  Value<WidenT<T>> MulWide(Value<T> a, SrcOf<T> b, Loc loc = Loc::current()) {
+    ir::Modifiers m = Mods(T::kType, FloatOpts{.mode = ir::Mode::kWide});
+    return Value<WidenT<T>>(Emit(ir::Opcode::kMul, m, WidenT<T>::kType, {a.reg, b.operand()}, loc));
+  }
+  // a * b + c (mad.lo for integers).
+  template <ScalarTag T>
+  Value<T> Mad(Value<T> a, SrcOf<T> b, SrcOf<T> c, Loc loc = Loc::current()) {
+    return Tern<T>(ir::Opcode::kMad, a, b, c, FloatOpts{.mode = ir::Mode::kLo}, loc);
+  }
+  template <ScalarTag T>
+  Value<T> MadHi(Value<T> a, SrcOf<T> b, SrcOf<T> c, Loc loc = Loc::current()) {
+    return Tern<T>(ir::Opcode::kMad, a, b, c, FloatOpts{.mode = ir::Mode::kHi}, loc);
+  }
+  template <ScalarTag T>
+  Value<WidenT<T>> MadWide(Value<T> a, SrcOf<T> b, SrcOf<WidenT<T>> c, Loc loc = Loc::current()) {
+    ir::Modifiers m = Mods(T::kType, FloatOpts{.mode = ir::Mode::kWide});
+    return Value<WidenT<T>>(Emit(ir::Opcode::kMad, m, WidenT<T>::kType, {a.reg, b.operand(), c.operand()}, loc));
+  }
+  // Fused a * b + c for floats (rounding defaults to rn).
+  template <ScalarTag T>
+  Value<T> Fma(Value<T> a, SrcOf<T> b, SrcOf<T> c, FloatOpts o = {}, Loc loc = Loc::current()) {
+    return Tern<T>(ir::Opcode::kFma, a, b, c, o, loc);
+  }
+  // Integer division, or float division (f32 default: IEEE div.rn).
+  template <ScalarTag T>
+  Value<T> Div(Value<T> a, SrcOf<T> b, FloatOpts o = {}, Loc loc = Loc::current()) {
+    return Bin<T>(ir::Opcode::kDiv, a, b, o, loc);
+  }
+  template <ScalarTag T>
+  Value<T> Rem(Value<T> a, SrcOf<T> b, Loc loc = Loc::current()) {
+    return Bin<T>(ir::Opcode::kRem, a, b, {}, loc);
+  }
+  template <ScalarTag T>
+  Value<T> Min(Value<T> a, SrcOf<T> b, FloatOpts o = {}, Loc loc = Loc::current()) {
+    return Bin<T>(ir::Opcode::kMin, a, b, o, loc);
+  }
+  template <ScalarTag T>
+  Value<T> Max(Value<T> a, SrcOf<T> b, FloatOpts o = {}, Loc loc = Loc::current()) {
+    return Bin<T>(ir::Opcode::kMax, a, b, o, loc);
+  }
+  template <ScalarTag T>
+  Value<T> Abs(Value<T> a, FloatOpts o = {}, Loc loc = Loc::current()) {
+    return Un<T>(ir::Opcode::kAbs, a, o, loc);
+  }
+  template <ScalarTag T>
+  Value<T> Neg(Value<T> a, FloatOpts o = {}, Loc loc = Loc::current()) {
+    return Un<T>(ir::Opcode::kNeg, a, o, loc);
+  }
+  template <ScalarTag T>
+  Value<T> Sqrt(Value<T> a, FloatOpts o = {}, Loc loc = Loc::current()) {
+    return Un<T>(ir::Opcode::kSqrt, a, o, loc);
+  }
+  template <ScalarTag T>
+  Value<T> Rsqrt(Value<T> a, FloatOpts o = {}, Loc loc = Loc::current()) {
+    return Un<T>(ir::Opcode::kRsqrt, a, Approx(o), loc);
+  }
+  template <ScalarTag T>
+  Value<T> Rcp(Value<T> a, FloatOpts o = {}, Loc loc = Loc::current()) {
+    return Un<T>(ir::Opcode::kRcp, a, o, loc);
+  }
+  // 2^a, log2(a), sin(a), cos(a), tanh(a): approximate (PTX .approx).
+  template <ScalarTag T>
+  Value<T> Ex2(Value<T> a, FloatOpts o = {}, Loc loc = Loc::current()) {
+    return Un<T>(ir::Opcode::kEx2, a, Approx(o), loc);
+  }
+  template <ScalarTag T>
+  Value<T> Lg2(Value<T> a, FloatOpts o = {}, Loc loc = Loc::current()) {
+    return Un<T>(ir::Opcode::kLg2, a, Approx(o), loc);
+  }
+  template <ScalarTag T>
+  Value<T> Sin(Value<T> a, FloatOpts o = {}, Loc loc = Loc::current()) {
+    return Un<T>(ir::Opcode::kSin, a, Approx(o), loc);
+  }
+  template <ScalarTag T>
+  Value<T> Cos(Value<T> a, FloatOpts o = {}, Loc loc = Loc::current()) {
+    return Un<T>(ir::Opcode::kCos, a, Approx(o), loc);
+  }
+  template <ScalarTag T>
+  Value<T> Tanh(Value<T> a, Loc loc = Loc::current()) {
+    return Un<T>(ir::Opcode::kTanh, a, FloatOpts{.mode = ir::Mode::kApprox}, loc);
+  }
+
+  // ---- bit operations (and/or/xor/not also on Pred)
+  template <ScalarTag T>
+  Value<T> And(Value<T> a, SrcOf<T> b, Loc loc = Loc::current()) {
+    return Bits<T>(ir::Opcode::kAnd, a, b, loc);
+  }
+  template <ScalarTag T>
+  Value<T> Or(Value<T> a, SrcOf<T> b, Loc loc = Loc::current()) {
+    return Bits<T>(ir::Opcode::kOr, a, b, loc);
+  }
+  template <ScalarTag T>
+  Value<T> Xor(Value<T> a, SrcOf<T> b, Loc loc = Loc::current()) {
+    return Bits<T>(ir::Opcode::kXor, a, b, loc);
+  }
+  template <ScalarTag T>
+  Value<T> Not(Value<T> a, Loc loc = Loc::current()) {
+    return Value<T>(Emit(ir::Opcode::kNot, Mods(BitsOf(T::kType)), T::kType, {a.reg}, loc));
+  }
+  template <ScalarTag T>
+  Value<T> Cnot(Value<T> a, Loc loc = Loc::current()) {
+    return Value<T>(Emit(ir::Opcode::kCnot, Mods(BitsOf(T::kType)), T::kType, {a.reg}, loc));
+  }
+  template <ScalarTag T>
+  Value<T> Shl(Value<T> a, Src<U32> amount, Loc loc = Loc::current()) {
+    return Value<T>(Emit(ir::Opcode::kShl, Mods(BitsOf(T::kType)), T::kType, {a.reg, amount.operand()}, loc));
+  }
+  // Arithmetic shift for signed types, logical otherwise.
+  template <ScalarTag T>
+  Value<T> Shr(Value<T> a, Src<U32> amount, Loc loc = Loc::current()) {
+    return Value<T>(Emit(ir::Opcode::kShr, Mods(T::kType), T::kType, {a.reg, amount.operand()}, loc));
+  }
+  template <ScalarTag T>
+  Value<U32> Popc(Value<T> a, Loc loc = Loc::current()) {
+    return Value<U32>(Emit(ir::Opcode::kPopc, Mods(BitsOf(T::kType)), ir::ScalarType::kU32, {a.reg}, loc));
+  }
+  template <ScalarTag T>
+  Value<U32> Clz(Value<T> a, Loc loc = Loc::current()) {
+    return Value<U32>(Emit(ir::Opcode::kClz, Mods(BitsOf(T::kType)), ir::ScalarType::kU32, {a.reg}, loc));
+  }
+  template <ScalarTag T>
+  Value<T> Brev(Value<T> a, Loc loc = Loc::current()) {
+    return Value<T>(Emit(ir::Opcode::kBrev, Mods(BitsOf(T::kType)), T::kType, {a.reg}, loc));
+  }
+  // Bit field extract: `len` bits of `a` from bit `pos` (sign-extended for S32/S64).
+  template <ScalarTag T>
+  Value<T> Bfe(Value<T> a, Src<U32> pos, Src<U32> len, Loc loc = Loc::current()) {
+    return Value<T>(Emit(ir::Opcode::kBfe, Mods(T::kType), T::kType, {a.reg, pos.operand(), len.operand()}, loc));
+  }
+  // Bit field insert: `len` low bits of `a` into `b` at bit `pos`.
+  template <ScalarTag T>
+  Value<T> Bfi(Value<T> a, SrcOf<T> b, Src<U32> pos, Src<U32> len, Loc loc = Loc::current()) {
+    return Value<T>(Emit(ir::Opcode::kBfi, Mods(BitsOf(T::kType)), T::kType,
+                         {a.reg, b.operand(), pos.operand(), len.operand()}, loc));
+  }
+
+  // ---- comparison and selection
+  template <ScalarTag T>
+  Value<Pred> Setp(ir::CmpOp cmp, Value<T> a, SrcOf<T> b, bool ftz = false, Loc loc = Loc::current()) {
+    ir::Modifiers m = Mods(T::kType);
+    m.cmp = cmp;
+    m.ftz = ftz;
+    return Value<Pred>(Emit(ir::Opcode::kSetp, m, ir::ScalarType::kPred, {a.reg, b.operand()}, loc));
+  }
+  // setp.cmp.bool: (a cmp b) bool_op c.
+  template <ScalarTag T>
+  Value<Pred> SetpCombine(ir::CmpOp cmp, ir::BoolOp bool_op, Value<T> a, SrcOf<T> b, Value<Pred> c,
+                          Loc loc = Loc::current()) {
+    ir::Modifiers m = Mods(T::kType);
+    m.cmp = cmp;
+    m.bool_op = bool_op;
+    return Value<Pred>(Emit(ir::Opcode::kSetp, m, ir::ScalarType::kPred, {a.reg, b.operand(), c.reg}, loc));
+  }
+  template <ScalarTag T>
+  Value<Pred> Eq(Value<T> a, SrcOf<T> b, Loc loc = Loc::current()) { return Setp(ir::CmpOp::kEq, a, b, false, loc); }
+  template <ScalarTag T>
+  Value<Pred> Ne(Value<T> a, SrcOf<T> b, Loc loc = Loc::current()) { return Setp(ir::CmpOp::kNe, a, b, false, loc); }
+  template <ScalarTag T>
+  Value<Pred> Lt(Value<T> a, SrcOf<T> b, Loc loc = Loc::current()) { return Setp(ir::CmpOp::kLt, a, b, false, loc); }
+  template <ScalarTag T>
+  Value<Pred> Le(Value<T> a, SrcOf<T> b, Loc loc = Loc::current()) { return Setp(ir::CmpOp::kLe, a, b, false, loc); }
+  template <ScalarTag T>
+  Value<Pred> Gt(Value<T> a, SrcOf<T> b, Loc loc = Loc::current()) { return Setp(ir::CmpOp::kGt, a, b, false, loc); }
+  template <ScalarTag T>
+  Value<Pred> Ge(Value<T> a, SrcOf<T> b, Loc loc = Loc::current()) { return Setp(ir::CmpOp::kGe, a, b, false, loc); }
+  // p ? a : b
+  template <ScalarTag T>
+  Value<T> Select(Value<Pred> p, Value<T> a, SrcOf<T> b, Loc loc = Loc::current()) {
+    return Value<T>(Emit(ir::Opcode::kSelp, Mods(MovType(T::kType)), T::kType, {a.reg, b.operand(), p.reg}, loc));
+  }
+
+  // ---- conversion
+  template <ScalarTag To, ScalarTag From>
+  Value<To> Cvt(Value<From> a, CvtOpts o = {}, Loc loc = Loc::current()) {
+    return Value<To>(CvtReg(To::kType, From::kType, a.reg, o, loc));
+  }
+  // Reinterprets the bits (mov.bN); the sizes must match.
+  template <ScalarTag To, ScalarTag From>
+    requires(ir::TypeBits(To::kType) == ir::TypeBits(From::kType))
+  Value<To> Bitcast(Value<From> a, Loc loc = Loc::current()) {
+    return Value<To>(BitcastReg(To::kType, From::kType, a.reg, loc));
+  }
+  // cvta.to.global.u64: a generic pointer (a kernel param) to a global address.
+  Value<U64> CvtaToGlobal(Value<U64> generic, Loc loc = Loc::current());
+  // Generic address of a shared/local variable (cvta.shared.u64).
+  template <typename T>
+  Value<U64> GenericAddr(Symbol<T> sym, Loc loc = Loc::current()) {
+    return Value<U64>(CvtaSymbol(sym.index, sym.space, loc));
+  }
+  // The 32-bit address of a shared/local variable (mov.u32 %r, name).
+  template <typename T>
+  Value<U32> SymbolAddr(Symbol<T> sym, Loc loc = Loc::current()) {
+    return Value<U32>(Emit(ir::Opcode::kMov, Mods(ir::ScalarType::kU32), ir::ScalarType::kU32,
+                           {ir::Operand::Symbol(sym.index)}, loc));
+  }
+
+  // ---- addresses
+  // base + index * sizeof(T) (mul.wide.u32 + add.u64).
+  template <ScalarTag T>
+  Value<U64> ElementAddr(Value<U64> base, Value<U32> index, Loc loc = Loc::current()) {
+    return Value<U64>(ElementAddrReg(base.reg, index.reg, false, ir::TypeSize(T::kType), loc));
+  }
+  template <ScalarTag T>
+  Value<U64> ElementAddr(Value<U64> base, Value<U64> index, Loc loc = Loc::current()) {
+    return Value<U64>(ElementAddrReg(base.reg, index.reg, true, ir::TypeSize(T::kType), loc));
+  }
+  // The 32-bit address of sym[index] (shared/local).
+  template <typename T>
+  Value<U32> ElementAddr(Symbol<T> sym, Value<U32> index, Loc loc = Loc::current()) {
+    Value<U32> base = SymbolAddr(sym, loc);
+    return Mad(index, static_cast<uint32_t>(ir::TypeSize(T::kType)), base, loc);
+  }
+
+  // ---- memory
+  // ld.<space>.<type> (f16/bf16 load as b16 into an f16/bf16 register).
+  template <ScalarTag T>
+  Value<T> Load(ir::StateSpace space, Address addr, MemOpts o = {}, Loc loc = Loc::current()) {
+    ir::Reg r = NewReg(T::kType, "", false);
+    LoadRegs(space, T::kType, addr, o, std::span<const ir::Reg>(&r, 1), loc);
+    return Value<T>(r);
+  }
+  template <ScalarTag T, int N>
+  std::array<Value<T>, N> LoadVec(ir::StateSpace space, Address addr, MemOpts o = {}, Loc loc = Loc::current()) {
+    static_assert(N == 2 || N == 4, "ld vectors are v2 or v4");
+    std::array<ir::Reg, N> regs;
+    for (ir::Reg& r : regs) r = NewReg(T::kType, "", false);
+    LoadRegs(space, T::kType, addr, o, regs, loc);
+    std::array<Value<T>, N> out;
+    for (int i = 0; i < N; ++i) out[i] = Value<T>(regs[i]);
+    return out;
+  }
+  template <ScalarTag T>
+  void Store(ir::StateSpace space, Address addr, Value<T> v, MemOpts o = {}, Loc loc = Loc::current()) {
+    ir::Operand op = ir::Operand::FromReg(v.reg);
+    StoreOps(space, T::kType, addr, o, std::span<const ir::Operand>(&op, 1), loc);
+  }
+  // Stores an immediate (materialised in a register first).
+  template <ScalarTag T>
+  void StoreImm(ir::StateSpace space, Address addr, typename T::CType c, MemOpts o = {}, Loc loc = Loc::current()) {
+    Store(space, addr, Const<T>(c, loc), o, loc);
+  }
+  template <ScalarTag T, size_t N>
+  void StoreVec(ir::StateSpace space, Address addr, const std::array<Value<T>, N>& v, MemOpts o = {},
+                Loc loc = Loc::current()) {
+    static_assert(N == 2 || N == 4, "st vectors are v2 or v4");
+    std::array<ir::Operand, N> ops;
+    for (size_t i = 0; i < N; ++i) ops[i] = ir::Operand::FromReg(v[i].reg);
+    StoreOps(space, T::kType, addr, o, ops, loc);
+  }
+
+  // ---- atomics (global or shared); they return the old value
+  template <ScalarTag T>
+  Value<T> Atom(ir::AtomOp op, ir::StateSpace space, Address addr, SrcOf<T> v, AtomOpts o = {},
+                Loc loc = Loc::current()) {
+    return Value<T>(AtomReg(op, space, T::kType, addr, v.operand(), nullptr, o, loc));
+  }
+  template <ScalarTag T>
+  Value<T> AtomicAdd(ir::StateSpace space, Address addr, Value<T> v, AtomOpts o = {}, Loc loc = Loc::current()) {
+    return Atom<T>(ir::AtomOp::kAdd, space, addr, v, o, loc);
+  }
+  // Compare-and-swap: stores `value` if the old value equals `compare`.
+  template <ScalarTag T>
+  Value<T> AtomCas(ir::StateSpace space, Address addr, Value<T> compare, SrcOf<T> value, AtomOpts o = {},
+                   Loc loc = Loc::current()) {
+    ir::Operand c = ir::Operand::FromReg(compare.reg);
+    return Value<T>(AtomReg(ir::AtomOp::kCas, space, T::kType, addr, c, &value.operand(), o, loc));
+  }
+  // red: an atomic without a result.
+  template <ScalarTag T>
+  void Red(ir::AtomOp op, ir::StateSpace space, Address addr, SrcOf<T> v, AtomOpts o = {},
+           Loc loc = Loc::current()) {
+    RedOp(op, space, T::kType, addr, v.operand(), o, loc);
+  }
+
+  // ---- control flow
+  ir::Label NewLabel(std::string hint = "");
+  void Bind(ir::Label label, Loc loc = Loc::current());
+  void Bra(ir::Label target, Loc loc = Loc::current());
+  void BraIf(Value<Pred> p, ir::Label target, Loc loc = Loc::current());
+  void BraIfNot(Value<Pred> p, ir::Label target, Loc loc = Loc::current());
+  void Ret(Loc loc = Loc::current());
+  void Exit(Loc loc = Loc::current());
+
+  // if (p) then();
+  template <typename F>
+  void If(Value<Pred> p, F&& then, Loc loc = Loc::current()) {
+    ir::Label end = NewLabel("endif");
+    BraIfNot(p, end, loc);
+    then();
+    Bind(end, loc);
+  }
+  // if (p) then(); else otherwise();
+  template <typename F, typename G>
+  void IfElse(Value<Pred> p, F&& then, G&& otherwise, Loc loc = Loc::current()) {
+    ir::Label else_label = NewLabel("else");
+    ir::Label end = NewLabel("endif");
+    BraIfNot(p, else_label, loc);
+    then();
+    Bra(end, loc);
+    Bind(else_label, loc);
+    otherwise();
+    Bind(end, loc);
+  }
+  // for (i = start; i < end; i += step) body(i); step must be positive.
+  template <ScalarTag T = U32, typename F>
+  void ForRange(SrcOf<T> start, SrcOf<T> end, SrcOf<T> step, F&& body, Loc loc = Loc::current()) {
+    Var<T> i = Mutable<T>(start, "i", loc);
+    ir::Label head = NewLabel("loop");
+    ir::Label done = NewLabel("endloop");
+    Bind(head, loc);
+    Value<Pred> finished = Setp<T>(ir::CmpOp::kGe, i, end, false, loc);
+    BraIf(finished, done, loc);
+    body(static_cast<Value<T>>(i));
+    Assign(i, Add<T>(i, step, {}, loc), loc);
+    Bra(head, loc);
+    Bind(done, loc);
+  }
+  // while (cond()) body(); cond returns a Value<Pred>.
+  template <typename C, typename F>
+  void While(C&& cond, F&& body, Loc loc = Loc::current()) {
+    ir::Label head = NewLabel("while");
+    ir::Label done = NewLabel("endwhile");
+    Bind(head, loc);
+    Value<Pred> p = cond();
+    BraIfNot(p, done, loc);
+    body();
+    Bra(head, loc);
+    Bind(done, loc);
+  }
+
+  // ---- synchronisation and warp operations
+  // bar.sync id (all threads of the block), or bar.sync id, count.
+  void BarSync(uint32_t barrier = 0, Loc loc = Loc::current());
+  void BarSync(uint32_t barrier, uint32_t thread_count, Loc loc = Loc::current());
+  // membar.cta / membar.gl / membar.sys.
+  void Membar(ir::Scope scope, Loc loc = Loc::current());
+  // shfl.sync.<mode>.b32 on a 32-bit value; `c` is the clamp/segment operand
+  // (31 for a full warp with up/bfly/idx, 0x1f for down... see the PTX ISA).
+  template <ScalarTag T>
+    requires(ir::TypeBits(T::kType) == 32)
+  Value<T> Shfl(ir::ShflMode mode, Value<T> a, Src<U32> b, Src<U32> c, uint32_t member_mask = 0xFFFFFFFFu,
+                Loc loc = Loc::current()) {
+    ir::Modifiers m = Mods(ir::ScalarType::kB32);
+    m.shfl = mode;
+    return Value<T>(Emit(ir::Opcode::kShfl, m, T::kType,
+                         {a.reg, b.operand(), c.operand(), ir::Operand::Imm(ir::ScalarType::kB32, member_mask)},
+                         loc));
+  }
+  // Common forms: value from lane (laneid ^ lane_mask), (laneid + delta), (laneid - delta), lane.
+  template <ScalarTag T>
+  Value<T> ShflXor(Value<T> a, uint32_t lane_mask, Loc loc = Loc::current()) {
+    return Shfl<T>(ir::ShflMode::kBfly, a, lane_mask, 31u, 0xFFFFFFFFu, loc);
+  }
+  template <ScalarTag T>
+  Value<T> ShflDown(Value<T> a, uint32_t delta, Loc loc = Loc::current()) {
+    return Shfl<T>(ir::ShflMode::kDown, a, delta, 31u, 0xFFFFFFFFu, loc);
+  }
+  template <ScalarTag T>
+  Value<T> ShflUp(Value<T> a, uint32_t delta, Loc loc = Loc::current()) {
+    return Shfl<T>(ir::ShflMode::kUp, a, delta, 0u, 0xFFFFFFFFu, loc);
+  }
+  template <ScalarTag T>
+  Value<T> ShflIdx(Value<T> a, Src<U32> lane, Loc loc = Loc::current()) {
+    return Shfl<T>(ir::ShflMode::kIdx, a, lane, 31u, 0xFFFFFFFFu, loc);
+  }
+  Value<U32> VoteBallot(Value<Pred> p, uint32_t member_mask = 0xFFFFFFFFu, Loc loc = Loc::current());
+  Value<Pred> VoteAll(Value<Pred> p, uint32_t member_mask = 0xFFFFFFFFu, Loc loc = Loc::current());
+  Value<Pred> VoteAny(Value<Pred> p, uint32_t member_mask = 0xFFFFFFFFu, Loc loc = Loc::current());
+  Value<U32> ActiveMask(Loc loc = Loc::current());
+
+  // ---- raw PTX
+  // Inserts PTX text. `{N}` stands for register N of outputs-then-inputs;
+  // every register the text reads or writes must be listed (outputs are
+  // defined by it, usually made with Undefined<T>()), and every listed one
+  // must appear. Other braces are kept as they are.
+  void RawPtx(std::string_view text, std::initializer_list<AnyValue> outputs, std::initializer_list<AnyValue> inputs,
+              RawPtxOpts opts = {}, Loc loc = Loc::current());
+
+  // ---- the generic path (no C++ types): for code generators
+  // Emits `op` with modifiers `mods` and a fresh destination of `dst_type`
+  // (kNone: no destination). The verifier checks everything at Finish().
+  ir::Reg Emit(ir::Opcode op, const ir::Modifiers& mods, ir::ScalarType dst_type,
+               std::initializer_list<ir::Operand> srcs, Loc loc = Loc::current());
+  ir::Reg Emit(ir::Opcode op, const ir::Modifiers& mods, ir::ScalarType dst_type,
+               std::initializer_list<ir::Reg> srcs, Loc loc = Loc::current());
+  // Appends an instruction as it is (destinations must be registers of this builder).
+  void EmitInstruction(ir::Instruction inst, Loc loc = Loc::current());
+  ir::Reg NewReg(ir::ScalarType type, std::string hint = "", bool is_mutable = false);
+
+ private:
+  template <typename T>
+  Value<T> Bin(ir::Opcode op, Value<T> a, const Src<T>& b, const FloatOpts& o, Loc loc) {
+    return Value<T>(Emit(op, Mods(T::kType, o), T::kType, {ir::Operand::FromReg(a.reg), b.operand()}, loc));
+  }
+  template <typename T>
+  Value<T> Tern(ir::Opcode op, Value<T> a, const Src<T>& b, const Src<T>& c, const FloatOpts& o, Loc loc) {
+    return Value<T>(
+        Emit(op, Mods(T::kType, o), T::kType, {ir::Operand::FromReg(a.reg), b.operand(), c.operand()}, loc));
+  }
+  template <typename T>
+  Value<T> Un(ir::Opcode op, Value<T> a, const FloatOpts& o, Loc loc) {
+    return Value<T>(Emit(op, Mods(T::kType, o), T::kType, {ir::Operand::FromReg(a.reg)}, loc));
+  }
+  template <typename T>
+  Value<T> Bits(ir::Opcode op, Value<T> a, const Src<T>& b, Loc loc) {
+    return Value<T>(Emit(op, Mods(BitsOf(T::kType)), T::kType, {ir::Operand::FromReg(a.reg), b.operand()}, loc));
+  }
+  static FloatOpts Approx(FloatOpts o) {
+    o.mode = ir::Mode::kApprox;
+    return o;
+  }
+  // Modifiers for an instruction of `type` with float options; fills the
+  // defaults PTX requires (mul.lo for integers, rn for fma, ...).
+  static ir::Modifiers Mods(ir::ScalarType type, const FloatOpts& o = {});
+  // The bit type for logic ops (pred stays pred).
+  static ir::ScalarType BitsOf(ir::ScalarType t);
+  // The type mov/selp use for a value type (f16 -> b16, u8 -> u16).
+  static ir::ScalarType MovType(ir::ScalarType t);
+
+  uint32_t DeclareParam(std::string name, ir::ScalarType type, Loc loc);
+  ir::Reg LoadParamReg(uint32_t index, ir::ScalarType type, Loc loc);
+  uint32_t DeclareVariable(std::string name, ir::StateSpace space, ir::ScalarType elem, uint32_t count,
+                           uint32_t align, bool is_extern, Loc loc);
+  ir::Reg Mov(ir::ScalarType type, const ir::Operand& src, Loc loc);
+  void MovInto(ir::Reg dst, ir::ScalarType type, const ir::Operand& src, Loc loc);
+  void SetHint(ir::Reg r, std::string hint);
+  ir::Reg CvtReg(ir::ScalarType to, ir::ScalarType from, ir::Reg a, const CvtOpts& o, Loc loc);
+  ir::Reg BitcastReg(ir::ScalarType to, ir::ScalarType from, ir::Reg a, Loc loc);
+  ir::Reg CvtaSymbol(uint32_t variable, ir::StateSpace space, Loc loc);
+  ir::Reg ElementAddrReg(ir::Reg base, ir::Reg index, bool index64, int elem_size, Loc loc);
+  void LoadRegs(ir::StateSpace space, ir::ScalarType type, const Address& addr, const MemOpts& o,
+                std::span<const ir::Reg> dsts, Loc loc);
+  void StoreOps(ir::StateSpace space, ir::ScalarType type, const Address& addr, const MemOpts& o,
+                std::span<const ir::Operand> values, Loc loc);
+  ir::Reg AtomReg(ir::AtomOp op, ir::StateSpace space, ir::ScalarType type, const Address& addr,
+                  const ir::Operand& b, const ir::Operand* c, const AtomOpts& o, Loc loc);
+  void RedOp(ir::AtomOp op, ir::StateSpace space, ir::ScalarType type, const Address& addr, const ir::Operand& b,
+             const AtomOpts& o, Loc loc);
+  ir::Reg EmitSpan(ir::Opcode op, const ir::Modifiers& mods, ir::ScalarType dst_type,
+                   std::span<const ir::Operand> srcs, Loc loc);
+  void Append(ir::Instruction inst, Loc loc);
+  // f16/bf16 immediates cannot be operands in PTX: move them to a register.
+  ir::Operand Materialize(const ir::Operand& op, Loc loc);
+  bool CheckReg(ir::Reg r, std::string_view what, Loc loc);
+  bool CheckOperand(const ir::Operand& op, Loc loc);
+  void Fail(Loc loc, std::string message);
+  bool ok() const { return error_.ok(); }
+
+  ir::Kernel kernel_;
+  absl::Status error_;
+  std::vector<bool> label_bound_;
+  bool finished_ = false;
+};
+
+}  // namespace ptxforge
+
+#endif  // PTXFORGE_BUILDER_KERNEL_BUILDER_H_

@@ -1,0 +1,13 @@
+# ptxforge_add_library(NAME SOURCES... DEPS ...): one layer of ptxforge as a static library.
+# Headers are included as "ir/types.h" from the source tree and
+# <ptxforge/ir/types.h>-relative ("ir/types.h" under include/ptxforge) once installed.
+function(ptxforge_add_library name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS" ${ARGN})
+  add_library(${name} STATIC ${ARG_SOURCES})
+  target_include_directories(${name} PUBLIC
+    $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}>
+    $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}/ptxforge>)
+  target_compile_features(${name} PUBLIC cxx_std_20)
+  target_compile_options(${name} PRIVATE -Wall -Wextra -Wno-unused-parameter)
+  target_link_libraries(${name} PUBLIC ${ARG_DEPS})
+endfunction()

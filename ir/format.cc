@@ -1,0 +1,206 @@
+// PTX-syntax rendering of instructions, driven by the opcode table's format column.
+#include "ir/format.h"
+
+#include "ir/strings.h"
+
+namespace ptxforge::ir {
+namespace {
+
+void AppendDot(std::string& out, std::string_view s) {
+  if (s.empty()) return;
+  out.push_back('.');
+  out.append(s);
+}
+
+void AppendDstList(std::string& out, const Instruction& inst, RegNameFn reg_name) {
+  const OpInfo& info = inst.info();
+  if (info.rule == OpRule::kLoad && inst.dsts.size() > 1) {
+    out.push_back('{');
+    for (size_t i = 0; i < inst.dsts.size(); ++i) {
+      if (i) out.append(", ");
+      reg_name(out, inst.dsts[i]);
+    }
+    out.push_back('}');
+    return;
+  }
+  for (size_t i = 0; i < inst.dsts.size(); ++i) {
+    if (i) out.push_back(info.rule == OpRule::kShfl ? '|' : ',');
+    reg_name(out, inst.dsts[i]);
+  }
+}
+
+}  // namespace
+
+void AppendVirtualRegName(std::string& out, Reg r) { StrAppend(&out, "%", r.id); }
+
+void AppendLabelName(std::string& out, const Kernel& kernel, Label label) {
+  StrAppend(&out, "$L", label.id);
+  if (label.id < kernel.labels.size() && !kernel.labels[label.id].hint.empty()) {
+    StrAppend(&out, "_", kernel.labels[label.id].hint);
+  }
+}
+
+void AppendImmediate(std::string& out, ScalarType type, uint64_t bits) {
+  int width = TypeBits(type);
+  uint64_t mask = width >= 64 ? ~uint64_t{0} : (uint64_t{1} << width) - 1;
+  bits &= mask;
+  switch (type) {
+    case ScalarType::kF32: StrAppend(&out, "0f", Hex{bits, 8}); return;
+    case ScalarType::kF64: StrAppend(&out, "0d", Hex{bits, 16}); return;
+    case ScalarType::kPred: out.push_back(bits ? '1' : '0'); return;
+    default: break;
+  }
+  if (KindOf(type) == TypeKind::kSigned) {
+    int64_t v = width >= 64 ? static_cast<int64_t>(bits)
+                            : static_cast<int64_t>(bits << (64 - width)) >> (64 - width);
+    StrAppend(&out, v);
+  } else if (KindOf(type) == TypeKind::kUnsigned) {
+    StrAppend(&out, bits);
+  } else {
+    // Bit types and the half family (stored as bits).
+    StrAppend(&out, "0x", Hex{bits});
+  }
+}
+
+void AppendOpcode(std::string& out, const Instruction& inst) {
+  const OpInfo& info = inst.info();
+  out.append(info.mnemonic);
+  const Modifiers& m = inst.mods;
+  for (int i = 0; i < info.num_slots; ++i) {
+    switch (info.slots[i]) {
+      case ModSlot::kSem: AppendDot(out, MemSemName(m.sem)); break;
+      case ModSlot::kScope: AppendDot(out, ScopeName(m.scope)); break;
+      case ModSlot::kSpace: AppendDot(out, StateSpaceName(m.space)); break;
+      case ModSlot::kTo: if (m.cvta_to) out.append(".to"); break;
+      case ModSlot::kNc: if (m.nc) out.append(".nc"); break;
+      case ModSlot::kCache: AppendDot(out, CacheOpName(m.cache)); break;
+      case ModSlot::kVec: if (m.vec > 1) StrAppend(&out, ".v", m.vec); break;
+      case ModSlot::kAtom: AppendDot(out, AtomOpName(m.atom)); break;
+      case ModSlot::kShfl: AppendDot(out, ShflModeName(m.shfl)); break;
+      case ModSlot::kVote: AppendDot(out, VoteModeName(m.vote)); break;
+      case ModSlot::kCmp: AppendDot(out, CmpOpName(m.cmp)); break;
+      case ModSlot::kBool: AppendDot(out, BoolOpName(m.bool_op)); break;
+      case ModSlot::kMode: AppendDot(out, ModeName(m.mode)); break;
+      case ModSlot::kRnd: AppendDot(out, RoundingName(m.rounding)); break;
+      case ModSlot::kFtz: if (m.ftz) out.append(".ftz"); break;
+      case ModSlot::kSat: if (m.sat) out.append(".sat"); break;
+      case ModSlot::kNoftz: if (m.noftz) out.append(".noftz"); break;
+      case ModSlot::kUni: if (m.uni) out.append(".uni"); break;
+      case ModSlot::kLevel:
+        // membar levels: cta, gl (the GPU), sys.
+        AppendDot(out, m.scope == Scope::kGpu ? std::string_view("gl") : ScopeName(m.scope));
+        break;
+      case ModSlot::kType: if (m.type != ScalarType::kNone) AppendDot(out, TypeName(m.type)); break;
+      case ModSlot::kType2: if (m.type2 != ScalarType::kNone) AppendDot(out, TypeName(m.type2)); break;
+    }
+  }
+}
+
+void AppendOperand(std::string& out, const Kernel& kernel, const Operand& op, RegNameFn reg_name) {
+  switch (op.kind) {
+    case OperandKind::kReg: reg_name(out, op.reg()); return;
+    case OperandKind::kImm: AppendImmediate(out, op.type, op.bits()); return;
+    case OperandKind::kSpecial: out.append(SpecialRegName(static_cast<SpecialReg>(op.id))); return;
+    case OperandKind::kSymbol:
+      out.append(op.id < kernel.variables.size() ? std::string_view(kernel.variables[op.id].name) : "<bad variable>");
+      return;
+    case OperandKind::kLabel: AppendLabelName(out, kernel, Label{op.id}); return;
+    case OperandKind::kAddress:
+      out.push_back('[');
+      switch (op.base) {
+        case AddressBase::kReg: reg_name(out, op.reg()); break;
+        case AddressBase::kSymbol:
+          out.append(op.id < kernel.variables.size() ? std::string_view(kernel.variables[op.id].name) : "<bad variable>");
+          break;
+        case AddressBase::kParam:
+          out.append(op.id < kernel.params.size() ? std::string_view(kernel.params[op.id].name) : "<bad param>");
+          break;
+      }
+      if (op.value > 0) StrAppend(&out, "+", op.value);
+      if (op.value < 0) StrAppend(&out, op.value);
+      out.push_back(']');
+      return;
+    case OperandKind::kNone: out.append("<none>"); return;
+  }
+}
+
+void AppendInstruction(std::string& out, const Kernel& kernel, const Instruction& inst, RegNameFn reg_name,
+                       FormatStyle style) {
+  const OpInfo& info = inst.info();
+  if (inst.op == Opcode::kLabel) {
+    if (!inst.srcs.empty()) AppendLabelName(out, kernel, Label{inst.srcs[0].id});
+    out.push_back(':');
+    return;
+  }
+  if (inst.guarded()) {
+    out.append(inst.guard_negated ? "@!" : "@");
+    reg_name(out, inst.guard);
+    out.push_back(' ');
+  }
+  if (inst.op == Opcode::kRaw) {
+    std::string_view text = inst.raw_index < kernel.raw_ptx.size() ? std::string_view(kernel.raw_ptx[inst.raw_index].text)
+                                                                  : std::string_view("<bad raw PTX>");
+    const size_t nd = inst.dsts.size();
+    for (size_t i = 0; i < text.size(); ++i) {
+      char c = text[i];
+      if (c == '{') {
+        size_t j = i + 1;
+        size_t index = 0;
+        while (j < text.size() && text[j] >= '0' && text[j] <= '9') index = index * 10 + (text[j++] - '0');
+        if (j > i + 1 && j < text.size() && text[j] == '}' && index < nd + inst.srcs.size()) {
+          if (index < nd) {
+            reg_name(out, inst.dsts[index]);
+          } else {
+            AppendOperand(out, kernel, inst.srcs[index - nd], reg_name);
+          }
+          i = j;
+          continue;
+        }
+      }
+      out.push_back(c);
+    }
+    return;
+  }
+  AppendOpcode(out, inst);
+  bool first = true;
+  auto sep = [&] {
+    out.append(first ? " " : ", ");
+    first = false;
+  };
+  if (!inst.dsts.empty() && style.dsts) {
+    sep();
+    AppendDstList(out, inst, reg_name);
+  }
+  if (info.rule == OpRule::kStore && inst.srcs.size() > 2) {
+    sep();
+    AppendOperand(out, kernel, inst.srcs[0], reg_name);
+    out.append(", {");
+    for (size_t i = 1; i < inst.srcs.size(); ++i) {
+      if (i > 1) out.append(", ");
+      AppendOperand(out, kernel, inst.srcs[i], reg_name);
+    }
+    out.push_back('}');
+  } else {
+    for (const Operand& op : inst.srcs) {
+      sep();
+      AppendOperand(out, kernel, op, reg_name);
+    }
+  }
+  if (style.semicolon) out.push_back(';');
+}
+
+std::string FormatLoc(const std::source_location& loc) {
+  std::string_view file = loc.file_name();
+  size_t slash = file.find_last_of('/');
+  if (slash != std::string_view::npos) file.remove_prefix(slash + 1);
+  if (file.empty()) return "";
+  return StrCat(file, ":", loc.line());
+}
+
+std::string InstructionText(const Kernel& kernel, const Instruction& inst) {
+  std::string out;
+  AppendInstruction(out, kernel, inst, AppendVirtualRegName);
+  return out;
+}
+
+}  // namespace ptxforge::ir

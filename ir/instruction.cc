@@ -1,0 +1,162 @@
+// Names of modifiers and special registers; legality facts tied to modifiers.
+#include "ir/instruction.h"
+
+#include <algorithm>
+
+namespace ptxforge::ir {
+namespace {
+
+struct SpecialRow {
+  std::string_view name;
+  ScalarType type;
+  int min_ptx;
+};
+
+constexpr SpecialRow kSpecials[kNumSpecialRegs] = {
+    {"%tid.x", ScalarType::kU32, 0},       {"%tid.y", ScalarType::kU32, 0},
+    {"%tid.z", ScalarType::kU32, 0},       {"%ntid.x", ScalarType::kU32, 0},
+    {"%ntid.y", ScalarType::kU32, 0},      {"%ntid.z", ScalarType::kU32, 0},
+    {"%ctaid.x", ScalarType::kU32, 0},     {"%ctaid.y", ScalarType::kU32, 0},
+    {"%ctaid.z", ScalarType::kU32, 0},     {"%nctaid.x", ScalarType::kU32, 0},
+    {"%nctaid.y", ScalarType::kU32, 0},    {"%nctaid.z", ScalarType::kU32, 0},
+    {"%laneid", ScalarType::kU32, 0},      {"%warpid", ScalarType::kU32, 0},
+    {"%nwarpid", ScalarType::kU32, 0},     {"%smid", ScalarType::kU32, 0},
+    {"%nsmid", ScalarType::kU32, 0},       {"%lanemask_eq", ScalarType::kU32, 0},
+    {"%lanemask_lt", ScalarType::kU32, 0}, {"%lanemask_le", ScalarType::kU32, 0},
+    {"%lanemask_gt", ScalarType::kU32, 0}, {"%lanemask_ge", ScalarType::kU32, 0},
+    {"%clock", ScalarType::kU32, 0},       {"%clock64", ScalarType::kU64, 0},
+    {"%globaltimer", ScalarType::kU64, 0}, {"%dynamic_smem_size", ScalarType::kU32, 41},
+};
+
+TargetRequirement Max(TargetRequirement a, const TargetRequirement& b) {
+  if (b.arch_specific) {
+    a.arch_specific = true;
+    a.sm = b.sm;
+  } else if (!a.arch_specific) {
+    a.sm = std::max(a.sm, b.sm);
+  }
+  a.ptx = std::max(a.ptx, b.ptx);
+  return a;
+}
+
+}  // namespace
+
+std::string_view SpecialRegName(SpecialReg r) { return kSpecials[static_cast<int>(r)].name; }
+ScalarType SpecialRegType(SpecialReg r) { return kSpecials[static_cast<int>(r)].type; }
+PtxVersion SpecialRegMinPtx(SpecialReg r) { return PtxVersion{kSpecials[static_cast<int>(r)].min_ptx}; }
+
+std::string_view RoundingName(Rounding r) {
+  constexpr std::string_view kNames[] = {"", "rn", "rz", "rm", "rp", "rni", "rzi", "rmi", "rpi"};
+  return kNames[static_cast<int>(r)];
+}
+std::string_view ModeName(Mode m) {
+  constexpr std::string_view kNames[] = {"", "lo", "hi", "wide", "approx", "full"};
+  return kNames[static_cast<int>(m)];
+}
+std::string_view CmpOpName(CmpOp c) {
+  constexpr std::string_view kNames[] = {"",    "eq",  "ne",  "lt",  "le",  "gt",  "ge",
+                                         "lo",  "ls",  "hi",  "hs",  "equ", "neu", "ltu",
+                                         "leu", "gtu", "geu", "num", "nan"};
+  return kNames[static_cast<int>(c)];
+}
+std::string_view BoolOpName(BoolOp b) {
+  constexpr std::string_view kNames[] = {"", "and", "or", "xor"};
+  return kNames[static_cast<int>(b)];
+}
+std::string_view StateSpaceName(StateSpace s) {
+  constexpr std::string_view kNames[] = {"", "param", "global", "shared", "local", "const"};
+  return kNames[static_cast<int>(s)];
+}
+std::string_view CacheOpName(CacheOp c) {
+  constexpr std::string_view kNames[] = {"", "ca", "cg", "cs", "lu", "cv", "wb", "wt"};
+  return kNames[static_cast<int>(c)];
+}
+std::string_view AtomOpName(AtomOp a) {
+  constexpr std::string_view kNames[] = {"",    "add", "min", "max", "exch", "cas",
+                                         "inc", "dec", "and", "or",  "xor"};
+  return kNames[static_cast<int>(a)];
+}
+std::string_view ScopeName(Scope s) {
+  constexpr std::string_view kNames[] = {"", "cta", "gpu", "sys"};
+  return kNames[static_cast<int>(s)];
+}
+std::string_view MemSemName(MemSem s) {
+  constexpr std::string_view kNames[] = {"", "relaxed", "acquire", "release", "acq_rel"};
+  return kNames[static_cast<int>(s)];
+}
+std::string_view ShflModeName(ShflMode m) {
+  constexpr std::string_view kNames[] = {"", "up", "down", "bfly", "idx"};
+  return kNames[static_cast<int>(m)];
+}
+std::string_view VoteModeName(VoteMode m) {
+  constexpr std::string_view kNames[] = {"", "all", "any", "uni", "ballot"};
+  return kNames[static_cast<int>(m)];
+}
+
+bool CmpAllowsType(CmpOp cmp, ScalarType t) {
+  TypeKind k = KindOf(t);
+  switch (cmp) {
+    case CmpOp::kNone: return false;
+    case CmpOp::kEq:
+    case CmpOp::kNe: return k == TypeKind::kBits || k == TypeKind::kSigned || k == TypeKind::kUnsigned ||
+                            k == TypeKind::kFloat;
+    case CmpOp::kLt:
+    case CmpOp::kLe:
+    case CmpOp::kGt:
+    case CmpOp::kGe: return k == TypeKind::kSigned || k == TypeKind::kUnsigned || k == TypeKind::kFloat;
+    case CmpOp::kLo:
+    case CmpOp::kLs:
+    case CmpOp::kHi:
+    case CmpOp::kHs: return k == TypeKind::kUnsigned;
+    default: return k == TypeKind::kFloat;  // unordered forms, num, nan
+  }
+}
+
+bool AtomOpAllowsType(AtomOp op, ScalarType t) {
+  using T = ScalarType;
+  switch (op) {
+    case AtomOp::kAdd:
+      return t == T::kU32 || t == T::kS32 || t == T::kU64 || t == T::kF32 || t == T::kF64 ||
+             t == T::kF16 || t == T::kBF16;
+    case AtomOp::kMin:
+    case AtomOp::kMax: return t == T::kU32 || t == T::kS32 || t == T::kU64 || t == T::kS64;
+    case AtomOp::kExch:
+    case AtomOp::kCas:
+    case AtomOp::kAnd:
+    case AtomOp::kOr:
+    case AtomOp::kXor: return t == T::kB32 || t == T::kB64;
+    case AtomOp::kInc:
+    case AtomOp::kDec: return t == T::kU32;
+    case AtomOp::kNone: return false;
+  }
+  return false;
+}
+
+TargetRequirement RequirementOf(const Instruction& inst) {
+  const OpInfo& info = inst.info();
+  TargetRequirement req = info.base;
+  ScalarType t = inst.mods.type;
+  if (inst.op == Opcode::kCvt) {
+    ScalarType s = inst.mods.type2;
+    if (IsBF16Family(t) || IsBF16Family(s)) {
+      ScalarType other = IsBF16Family(t) ? s : t;
+      if (other == ScalarType::kF32) {
+        // cvt.rn.bf16.f32 is sm_80 / PTX 7.0; cvt.f32.bf16 needs PTX 7.1.
+        req = Max(req, TargetRequirement{80, false, PtxVersion{IsBF16Family(s) ? 71 : 70}});
+      } else {
+        req = Max(req, TargetRequirement{90, false, PtxVersion{78}});
+      }
+    }
+    return req;
+  }
+  if (IsF16Family(t)) req = Max(req, info.f16);
+  if (IsBF16Family(t)) req = Max(req, info.bf16);
+  for (const Operand& op : inst.srcs) {
+    if (op.kind == OperandKind::kSpecial) {
+      req.ptx = std::max(req.ptx, SpecialRegMinPtx(static_cast<SpecialReg>(op.id)));
+    }
+  }
+  return req;
+}
+
+}  // namespace ptxforge::ir

@@ -1,0 +1,198 @@
+// Instructions of the IR: registers, labels, operands, modifiers.
+#ifndef PTXFORGE_IR_INSTRUCTION_H_
+#define PTXFORGE_IR_INSTRUCTION_H_
+
+#include <cstdint>
+#include <limits>
+#include <source_location>
+#include <string_view>
+
+#include "absl/container/inlined_vector.h"
+#include "ir/opcode.h"
+#include "ir/types.h"
+
+namespace ptxforge::ir {
+
+// A virtual register: an index into Kernel::regs.
+struct Reg {
+  static constexpr uint32_t kInvalidId = std::numeric_limits<uint32_t>::max();
+  uint32_t id = kInvalidId;
+  bool valid() const { return id != kInvalidId; }
+  friend bool operator==(Reg, Reg) = default;
+};
+
+// A label: an index into Kernel::labels, bound by a kLabel pseudo-instruction.
+struct Label {
+  static constexpr uint32_t kInvalidId = std::numeric_limits<uint32_t>::max();
+  uint32_t id = kInvalidId;
+  bool valid() const { return id != kInvalidId; }
+  friend bool operator==(Label, Label) = default;
+};
+
+enum class SpecialReg : uint8_t {
+  kTidX, kTidY, kTidZ,
+  kNtidX, kNtidY, kNtidZ,
+  kCtaidX, kCtaidY, kCtaidZ,
+  kNctaidX, kNctaidY, kNctaidZ,
+  kLaneId, kWarpId, kNWarpId, kSmId, kNSmId,
+  kLanemaskEq, kLanemaskLt, kLanemaskLe, kLanemaskGt, kLanemaskGe,
+  kClock, kClock64, kGlobalTimer, kDynamicSmemSize,
+};
+inline constexpr int kNumSpecialRegs = static_cast<int>(SpecialReg::kDynamicSmemSize) + 1;
+// "%tid.x", "%clock64"...
+std::string_view SpecialRegName(SpecialReg r);
+// u32 for most, u64 for %clock64 and %globaltimer.
+ScalarType SpecialRegType(SpecialReg r);
+
+enum class OperandKind : uint8_t {
+  kNone,
+  kReg,      // id = register
+  kImm,      // value = bits, type = immediate type
+  kSpecial,  // id = SpecialReg
+  kSymbol,   // id = variable index (shared/local): the variable's address
+  kLabel,    // id = label
+  kAddress,  // [base + value]; base kind in `base`, id = register/variable/param
+};
+
+enum class AddressBase : uint8_t { kReg, kSymbol, kParam };
+
+// One source operand. Small and trivially copyable; a Reg converts to one.
+struct Operand {
+  OperandKind kind = OperandKind::kNone;
+  AddressBase base = AddressBase::kReg;
+  ScalarType type = ScalarType::kNone;  // immediates: the immediate's type
+  uint32_t id = 0;
+  int64_t value = 0;  // immediate bits, or the address offset
+
+  Operand() = default;
+  Operand(Reg r) : kind(OperandKind::kReg), id(r.id) {}  // NOLINT: implicit by design
+
+  static Operand FromReg(Reg r) { return Operand(r); }
+  static Operand Imm(ScalarType t, uint64_t bits) { return Make(OperandKind::kImm, AddressBase::kReg, t, 0, static_cast<int64_t>(bits)); }
+  static Operand Special(SpecialReg s) {
+    return Make(OperandKind::kSpecial, AddressBase::kReg, ScalarType::kNone, static_cast<uint32_t>(s), 0);
+  }
+  static Operand Symbol(uint32_t variable) {
+    return Make(OperandKind::kSymbol, AddressBase::kReg, ScalarType::kNone, variable, 0);
+  }
+  static Operand FromLabel(Label l) { return Make(OperandKind::kLabel, AddressBase::kReg, ScalarType::kNone, l.id, 0); }
+  static Operand AddrReg(Reg base, int64_t offset) {
+    return Make(OperandKind::kAddress, AddressBase::kReg, ScalarType::kNone, base.id, offset);
+  }
+  static Operand AddrSymbol(uint32_t variable, int64_t offset) {
+    return Make(OperandKind::kAddress, AddressBase::kSymbol, ScalarType::kNone, variable, offset);
+  }
+  static Operand AddrParam(uint32_t param) {
+    return Make(OperandKind::kAddress, AddressBase::kParam, ScalarType::kNone, param, 0);
+  }
+  static Operand Make(OperandKind kind, AddressBase base, ScalarType type, uint32_t id, int64_t value) {
+    Operand o;
+    o.kind = kind;
+    o.base = base;
+    o.type = type;
+    o.id = id;
+    o.value = value;
+    return o;
+  }
+
+  bool is_reg() const { return kind == OperandKind::kReg; }
+  bool is_imm() const { return kind == OperandKind::kImm; }
+  bool is_address() const { return kind == OperandKind::kAddress; }
+  Reg reg() const { return Reg{id}; }
+  uint64_t bits() const { return static_cast<uint64_t>(value); }
+  // The register this operand reads, if any (a register or a register-based address).
+  bool reads_reg() const {
+    return kind == OperandKind::kReg || (kind == OperandKind::kAddress && base == AddressBase::kReg);
+  }
+};
+
+enum class Rounding : uint8_t { kNone, kRn, kRz, kRm, kRp, kRni, kRzi, kRmi, kRpi };
+// Integer multiply width, or float precision mode.
+enum class Mode : uint8_t { kNone, kLo, kHi, kWide, kApprox, kFull };
+enum class CmpOp : uint8_t {
+  kNone, kEq, kNe, kLt, kLe, kGt, kGe, kLo, kLs, kHi, kHs,
+  kEqu, kNeu, kLtu, kLeu, kGtu, kGeu, kNum, kNan,
+};
+enum class BoolOp : uint8_t { kNone, kAnd, kOr, kXor };
+enum class StateSpace : uint8_t { kGeneric, kParam, kGlobal, kShared, kLocal, kConst };
+enum class CacheOp : uint8_t { kNone, kCa, kCg, kCs, kLu, kCv, kWb, kWt };
+enum class AtomOp : uint8_t { kNone, kAdd, kMin, kMax, kExch, kCas, kInc, kDec, kAnd, kOr, kXor };
+enum class Scope : uint8_t { kNone, kCta, kGpu, kSys };
+enum class MemSem : uint8_t { kNone, kRelaxed, kAcquire, kRelease, kAcqRel };
+enum class ShflMode : uint8_t { kNone, kUp, kDown, kBfly, kIdx };
+enum class VoteMode : uint8_t { kNone, kAll, kAny, kUni, kBallot };
+
+std::string_view RoundingName(Rounding r);
+std::string_view ModeName(Mode m);
+std::string_view CmpOpName(CmpOp c);
+std::string_view BoolOpName(BoolOp b);
+std::string_view StateSpaceName(StateSpace s);  // "global"; "" for generic
+std::string_view CacheOpName(CacheOp c);
+std::string_view AtomOpName(AtomOp a);
+std::string_view ScopeName(Scope s);
+std::string_view MemSemName(MemSem s);
+std::string_view ShflModeName(ShflMode m);
+std::string_view VoteModeName(VoteMode m);
+
+inline bool IsIntegerRounding(Rounding r) { return r >= Rounding::kRni; }
+inline bool IsFloatRounding(Rounding r) { return r != Rounding::kNone && r < Rounding::kRni; }
+
+// Everything that follows the mnemonic. Which fields an opcode prints, and in
+// what order, is the opcode table's `format` column.
+struct Modifiers {
+  ScalarType type = ScalarType::kNone;   // the instruction type (cvt: destination)
+  ScalarType type2 = ScalarType::kNone;  // cvt: source type
+  Rounding rounding = Rounding::kNone;
+  Mode mode = Mode::kNone;
+  CmpOp cmp = CmpOp::kNone;
+  BoolOp bool_op = BoolOp::kNone;
+  StateSpace space = StateSpace::kGeneric;
+  CacheOp cache = CacheOp::kNone;
+  AtomOp atom = AtomOp::kNone;
+  Scope scope = Scope::kNone;
+  MemSem sem = MemSem::kNone;
+  ShflMode shfl = ShflMode::kNone;
+  VoteMode vote = VoteMode::kNone;
+  uint8_t vec = 1;       // 1, 2 or 4 (ld/st)
+  bool ftz = false;
+  bool sat = false;
+  bool nc = false;       // ld.global.nc
+  bool uni = false;      // bra.uni
+  bool noftz = false;    // atom.add.noftz.f16
+  bool cvta_to = false;  // cvta.to.<space>
+};
+
+// Does `cmp` apply to operands of type `t`? (lo/ls/hi/hs: unsigned and bit
+// types; lt/le/gt/ge: signed, unsigned and float; eq/ne: all; the unordered
+// forms, num and nan: float only.)
+bool CmpAllowsType(CmpOp cmp, ScalarType t);
+// Does atom/red `op` exist for type `t`? (add: u32 s32 u64 f32 f64 f16 bf16;
+// min/max: u32 s32 u64 s64; exch/cas: b32 b64; inc/dec: u32; and/or/xor:
+// b32 b64.)
+bool AtomOpAllowsType(AtomOp op, ScalarType t);
+
+// One instruction. `dsts` are the registers it defines; `srcs` its operands
+// in PTX order (for stores the address comes first).
+struct Instruction {
+  Opcode op = Opcode::kRet;
+  Modifiers mods;
+  absl::InlinedVector<Reg, 1> dsts;
+  absl::InlinedVector<Operand, 3> srcs;
+  Reg guard;                   // predicate guard (`@%p bra`); invalid when unguarded
+  bool guard_negated = false;  // `@!%p`
+  uint32_t raw_index = 0;      // kRaw: index into Kernel::raw_ptx
+  std::source_location loc;    // where the builder call was made
+
+  const OpInfo& info() const { return GetOpInfo(op); }
+  bool guarded() const { return guard.valid(); }
+};
+
+// The lowest target and PTX ISA version that accept this instruction, from
+// the opcode table's base, f16 and bf16 columns (and cvt's pairs of types).
+TargetRequirement RequirementOf(const Instruction& inst);
+// The minimum PTX ISA version for a special register (e.g. %dynamic_smem_size).
+PtxVersion SpecialRegMinPtx(SpecialReg r);
+
+}  // namespace ptxforge::ir
+
+#endif  // PTXFORGE_IR_INSTRUCTION_H_

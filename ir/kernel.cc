@@ -1,0 +1,27 @@
+// Module-level facts derived from kernels.
+#include "ir/kernel.h"
+
+#include <algorithm>
+
+namespace ptxforge::ir {
+
+TargetRequirement RequirementOf(const Kernel& kernel, const Instruction& inst) {
+  if (inst.op == Opcode::kRaw && inst.raw_index < kernel.raw_ptx.size()) {
+    return kernel.raw_ptx[inst.raw_index].requirement;
+  }
+  return RequirementOf(inst);
+}
+
+PtxVersion RequiredPtxVersion(Target target, const std::vector<const Kernel*>& kernels) {
+  PtxVersion v = GetTargetInfo(target).min_ptx;
+  for (const Kernel* k : kernels) {
+    for (const Instruction& inst : k->body) v = std::max(v, RequirementOf(*k, inst).ptx);
+  }
+  // Round up to a version that exists (e.g. never print 6.6).
+  for (PtxVersion known : KnownPtxVersions()) {
+    if (known >= v) return known;
+  }
+  return MaxPtxVersion();
+}
+
+}  // namespace ptxforge::ir

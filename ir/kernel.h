@@ -1,0 +1,99 @@
+// Kernels and modules: params, variables, the register table, the body.
+#ifndef PTXFORGE_IR_KERNEL_H_
+#define PTXFORGE_IR_KERNEL_H_
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ir/instruction.h"
+#include "ir/target.h"
+#include "ir/types.h"
+
+namespace ptxforge::ir {
+
+// A kernel parameter (`.param .u64 a`).
+struct Param {
+  std::string name;
+  ScalarType type = ScalarType::kU64;
+};
+
+// A shared or local array (`.shared .align 16 .b8 tile[1024];`). An extern
+// shared variable is the dynamic shared memory window (`extern .shared ... []`).
+struct Variable {
+  std::string name;
+  StateSpace space = StateSpace::kShared;
+  ScalarType elem = ScalarType::kB8;  // element type (for the IR dump and the emulator)
+  uint32_t count = 0;                 // elements; 0 for extern
+  uint32_t align = 4;
+  bool is_extern = false;
+  uint64_t size_bytes() const { return uint64_t{count} * TypeSize(elem); }
+};
+
+struct RegInfo {
+  ScalarType type = ScalarType::kNone;
+  bool is_mutable = false;  // may be defined more than once (loop-carried values)
+  std::string hint;         // a name for humans (IR dump); never printed in PTX
+};
+
+// A raw PTX block: the text with {N} placeholders and what it needs.
+struct RawPtxBlock {
+  std::string text;
+  TargetRequirement requirement;
+};
+
+struct LabelInfo {
+  std::string hint;
+};
+
+// `.maxntid`, `.reqntid`, `.minnctapersm` (zero: not printed).
+struct LaunchBounds {
+  std::array<uint32_t, 3> maxntid = {0, 0, 0};
+  std::array<uint32_t, 3> reqntid = {0, 0, 0};
+  uint32_t minnctapersm = 0;
+};
+
+// What the register-counting pass found.
+struct KernelStats {
+  std::array<uint32_t, kNumRegClasses> regs_per_class{};      // declared per class
+  std::array<uint32_t, kNumRegClasses> max_live_per_class{};  // per class, at one point
+  uint32_t max_live = 0;       // all classes, counted in 32-bit units (b64/f64 count 2)
+  uint32_t instructions = 0;   // real instructions (labels not counted)
+};
+
+struct Kernel {
+  std::string name;
+  Target target = Target::kSm80;
+  std::vector<Param> params;
+  std::vector<Variable> variables;
+  std::vector<RegInfo> regs;
+  std::vector<LabelInfo> labels;
+  std::vector<Instruction> body;
+  std::vector<RawPtxBlock> raw_ptx;  // bodies of kRaw instructions
+  LaunchBounds bounds;
+  std::optional<KernelStats> stats;
+
+  const RegInfo& reg(Reg r) const { return regs[r.id]; }
+  ScalarType type_of(Reg r) const { return regs[r.id].type; }
+  bool valid_reg(Reg r) const { return r.id < regs.size(); }
+};
+
+// A PTX module: one header, several kernels for one target.
+struct Module {
+  Target target = Target::kSm80;
+  std::optional<PtxVersion> ptx_version;  // pinned by the caller; else the lowest allowed
+  std::vector<Kernel> kernels;
+};
+
+// RequirementOf(inst), plus what a raw PTX block declared it needs.
+TargetRequirement RequirementOf(const Kernel& kernel, const Instruction& inst);
+
+// The lowest PTX ISA version the target and every instruction of the kernels
+// accept.
+PtxVersion RequiredPtxVersion(Target target, const std::vector<const Kernel*>& kernels);
+
+}  // namespace ptxforge::ir
+
+#endif  // PTXFORGE_IR_KERNEL_H_

@@ -1,0 +1,25 @@
+// Dense per-class register numbering.
+#include "ir/register_numbering.h"
+
+namespace ptxforge::ir {
+
+RegisterNumbering RegisterNumbering::Compute(const Kernel& kernel) {
+  RegisterNumbering n;
+  std::vector<bool> used(kernel.regs.size(), false);
+  auto mark = [&](Reg r) {
+    if (r.id < used.size()) used[r.id] = true;
+  };
+  for (const Instruction& inst : kernel.body) {
+    for (Reg d : inst.dsts) mark(d);
+    ForEachUse(inst, mark);
+  }
+  n.number.assign(kernel.regs.size(), kUnused);
+  for (uint32_t id = 0; id < kernel.regs.size(); ++id) {
+    if (!used[id]) continue;
+    int c = static_cast<int>(RegClassOf(kernel.regs[id].type));
+    n.number[id] = n.count[c]++;
+  }
+  return n;
+}
+
+}  // namespace ptxforge::ir

@@ -1,0 +1,129 @@
+// Scalar type properties.
+#include "ir/types.h"
+
+#include <array>
+
+namespace ptxforge::ir {
+namespace {
+
+struct TypeRow {
+  std::string_view name;
+  TypeKind kind;
+  RegClass reg_class;
+};
+
+constexpr std::array<TypeRow, kNumScalarTypes> kTypes = {{
+    {"none", TypeKind::kNone, RegClass::kB32},
+    {"pred", TypeKind::kPred, RegClass::kPred},
+    {"b8", TypeKind::kBits, RegClass::kB16},
+    {"b16", TypeKind::kBits, RegClass::kB16},
+    {"b32", TypeKind::kBits, RegClass::kB32},
+    {"b64", TypeKind::kBits, RegClass::kB64},
+    {"u8", TypeKind::kUnsigned, RegClass::kB16},
+    {"u16", TypeKind::kUnsigned, RegClass::kB16},
+    {"u32", TypeKind::kUnsigned, RegClass::kB32},
+    {"u64", TypeKind::kUnsigned, RegClass::kB64},
+    {"s8", TypeKind::kSigned, RegClass::kB16},
+    {"s16", TypeKind::kSigned, RegClass::kB16},
+    {"s32", TypeKind::kSigned, RegClass::kB32},
+    {"s64", TypeKind::kSigned, RegClass::kB64},
+    {"f16", TypeKind::kFloat, RegClass::kB16},
+    {"f16x2", TypeKind::kFloat, RegClass::kB32},
+    {"bf16", TypeKind::kFloat, RegClass::kB16},
+    {"bf16x2", TypeKind::kFloat, RegClass::kB32},
+    {"f32", TypeKind::kFloat, RegClass::kF32},
+    {"f64", TypeKind::kFloat, RegClass::kF64},
+}};
+
+const TypeRow& Row(ScalarType t) { return kTypes[static_cast<int>(t)]; }
+
+}  // namespace
+
+std::string_view TypeName(ScalarType t) { return Row(t).name; }
+
+std::optional<ScalarType> ParseType(std::string_view name) {
+  for (int i = 1; i < kNumScalarTypes; ++i) {
+    if (kTypes[i].name == name) return static_cast<ScalarType>(i);
+  }
+  return std::nullopt;
+}
+
+TypeKind KindOf(ScalarType t) { return Row(t).kind; }
+RegClass RegClassOf(ScalarType t) { return Row(t).reg_class; }
+
+std::string_view RegClassDeclType(RegClass c) {
+  switch (c) {
+    case RegClass::kPred: return ".pred";
+    case RegClass::kB16: return ".b16";
+    case RegClass::kB32: return ".b32";
+    case RegClass::kB64: return ".b64";
+    case RegClass::kF32: return ".f32";
+    case RegClass::kF64: return ".f64";
+  }
+  return ".b32";
+}
+
+std::string_view RegClassPrefix(RegClass c) {
+  switch (c) {
+    case RegClass::kPred: return "%p";
+    case RegClass::kB16: return "%rs";
+    case RegClass::kB32: return "%r";
+    case RegClass::kB64: return "%rd";
+    case RegClass::kF32: return "%f";
+    case RegClass::kF64: return "%fd";
+  }
+  return "%r";
+}
+
+std::string_view RegClassName(RegClass c) {
+  switch (c) {
+    case RegClass::kPred: return "pred";
+    case RegClass::kB16: return "b16";
+    case RegClass::kB32: return "b32";
+    case RegClass::kB64: return "b64";
+    case RegClass::kF32: return "f32";
+    case RegClass::kF64: return "f64";
+  }
+  return "b32";
+}
+
+bool IsHalfFamily(ScalarType t) { return IsF16Family(t) || IsBF16Family(t); }
+bool IsF16Family(ScalarType t) { return t == ScalarType::kF16 || t == ScalarType::kF16x2; }
+bool IsBF16Family(ScalarType t) { return t == ScalarType::kBF16 || t == ScalarType::kBF16x2; }
+
+ScalarType BitsTypeOfSize(int bits) {
+  switch (bits) {
+    case 1: return ScalarType::kPred;
+    case 8: return ScalarType::kB8;
+    case 16: return ScalarType::kB16;
+    case 32: return ScalarType::kB32;
+    case 64: return ScalarType::kB64;
+    default: return ScalarType::kNone;
+  }
+}
+
+ScalarType WidenedType(ScalarType t) {
+  switch (t) {
+    case ScalarType::kU8: return ScalarType::kU16;
+    case ScalarType::kU16: return ScalarType::kU32;
+    case ScalarType::kU32: return ScalarType::kU64;
+    case ScalarType::kS8: return ScalarType::kS16;
+    case ScalarType::kS16: return ScalarType::kS32;
+    case ScalarType::kS32: return ScalarType::kS64;
+    case ScalarType::kB8: return ScalarType::kB16;
+    case ScalarType::kB16: return ScalarType::kB32;
+    case ScalarType::kB32: return ScalarType::kB64;
+    default: return ScalarType::kNone;
+  }
+}
+
+bool TypesCompatible(ScalarType expected, ScalarType reg) {
+  if (expected == reg) return true;
+  if (expected == ScalarType::kNone || reg == ScalarType::kNone) return false;
+  if (expected == ScalarType::kPred || reg == ScalarType::kPred) return false;
+  if (TypeBits(expected) != TypeBits(reg)) return false;
+  if (IsBits(expected) || IsBits(reg)) return true;
+  return IsInteger(expected) && IsInteger(reg);
+}
+
+}  // namespace ptxforge::ir

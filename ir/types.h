@@ -1,0 +1,84 @@
+// Scalar types of the IR: PTX spelling, size, kind and register class.
+#ifndef PTXFORGE_IR_TYPES_H_
+#define PTXFORGE_IR_TYPES_H_
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace ptxforge::ir {
+
+// Every type a register, immediate or instruction can have.
+enum class ScalarType : uint8_t {
+  kNone,  // "no type": an instruction without a type suffix
+  kPred,
+  kB8, kB16, kB32, kB64,
+  kU8, kU16, kU32, kU64,
+  kS8, kS16, kS32, kS64,
+  kF16, kF16x2, kBF16, kBF16x2,
+  kF32, kF64,
+};
+inline constexpr int kNumScalarTypes = static_cast<int>(ScalarType::kF64) + 1;
+
+// Register classes: how the printer declares registers (`.reg .b32 %r<N>;`).
+enum class RegClass : uint8_t { kPred, kB16, kB32, kB64, kF32, kF64 };
+inline constexpr int kNumRegClasses = 6;
+
+enum class TypeKind : uint8_t { kNone, kPred, kBits, kUnsigned, kSigned, kFloat };
+
+// "f32", "u64", "pred"... (no leading dot).
+std::string_view TypeName(ScalarType t);
+// Parses TypeName's spelling; nullopt for anything else.
+std::optional<ScalarType> ParseType(std::string_view name);
+// Size in bytes (pred: 0 since it has no memory form; f16x2: 4).
+constexpr int TypeBits(ScalarType t) {
+  switch (t) {
+    case ScalarType::kNone: return 0;
+    case ScalarType::kPred: return 1;
+    case ScalarType::kB8: case ScalarType::kU8: case ScalarType::kS8: return 8;
+    case ScalarType::kB16: case ScalarType::kU16: case ScalarType::kS16:
+    case ScalarType::kF16: case ScalarType::kBF16: return 16;
+    case ScalarType::kB64: case ScalarType::kU64: case ScalarType::kS64: case ScalarType::kF64: return 64;
+    default: return 32;
+  }
+}
+constexpr int TypeSize(ScalarType t) { return t == ScalarType::kPred ? 0 : TypeBits(t) / 8; }
+TypeKind KindOf(ScalarType t);
+RegClass RegClassOf(ScalarType t);
+// ".pred", ".b16"... the declaration type of a register class.
+std::string_view RegClassDeclType(RegClass c);
+// "%p", "%rs", "%r", "%rd", "%f", "%fd".
+std::string_view RegClassPrefix(RegClass c);
+std::string_view RegClassName(RegClass c);
+
+inline bool IsInteger(ScalarType t) {
+  TypeKind k = KindOf(t);
+  return k == TypeKind::kUnsigned || k == TypeKind::kSigned;
+}
+inline bool IsSigned(ScalarType t) { return KindOf(t) == TypeKind::kSigned; }
+inline bool IsUnsigned(ScalarType t) { return KindOf(t) == TypeKind::kUnsigned; }
+inline bool IsFloat(ScalarType t) { return KindOf(t) == TypeKind::kFloat; }
+inline bool IsBits(ScalarType t) { return KindOf(t) == TypeKind::kBits; }
+// f16, f16x2, bf16, bf16x2.
+bool IsHalfFamily(ScalarType t);
+bool IsBF16Family(ScalarType t);
+bool IsF16Family(ScalarType t);
+
+// The bit type of the same size (f32 -> b32, u8 -> b8); pred stays pred.
+ScalarType BitsTypeOfSize(int bits);
+// Same kind, twice the width (u32 -> u64, s16 -> s32); kNone when there is none.
+ScalarType WidenedType(ScalarType t);
+
+// PTX operand type-checking: may a register of type `reg` be used where the
+// instruction expects `expected`?  Same type; or same size and one side is a
+// bit type; or both integers of the same size.
+bool TypesCompatible(ScalarType expected, ScalarType reg);
+
+// Bitmask helpers for type sets in the opcode table.
+using TypeMask = uint32_t;
+constexpr TypeMask MaskOf(ScalarType t) { return TypeMask{1} << static_cast<int>(t); }
+inline bool InMask(TypeMask m, ScalarType t) { return (m & MaskOf(t)) != 0; }
+
+}  // namespace ptxforge::ir
+
+#endif  // PTXFORGE_IR_TYPES_H_

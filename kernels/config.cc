@@ -1,0 +1,77 @@
+// Config parsing and typed access.
+#include "kernels/config.h"
+
+#include "absl/strings/numbers.h"
+#include "ir/strings.h"
+
+namespace ptxforge::kernels {
+
+absl::StatusOr<Config> Config::Make(std::string_view family, std::span<const ConfigField> fields,
+                                    std::span<const std::pair<std::string, std::string>> overrides) {
+  Config c;
+  c.family_ = std::string(family);
+  for (const ConfigField& f : fields) c.values_[f.name] = f.default_value;
+  for (const auto& [key, value] : overrides) {
+    auto it = c.values_.find(key);
+    if (it == c.values_.end()) {
+      std::vector<std::string_view> keys;
+      for (const ConfigField& f : fields) keys.push_back(f.name);
+      return absl::InvalidArgumentError(StrCat("unknown setting '", key, "' for ", family, "; valid keys: ",
+                                                     keys.empty() ? "(none)" : StrJoin(keys, ", ")));
+    }
+    it->second = value;
+  }
+  return c;
+}
+
+absl::StatusOr<std::string> Config::GetString(std::string_view key) const {
+  auto it = values_.find(key);
+  if (it == values_.end()) return absl::InternalError(StrCat(family_, ": no setting '", key, "'"));
+  return it->second;
+}
+
+absl::StatusOr<uint32_t> Config::GetU32(std::string_view key) const {
+  absl::StatusOr<std::string> s = GetString(key);
+  if (!s.ok()) return s.status();
+  uint32_t v = 0;
+  if (!absl::SimpleAtoi(*s, &v)) {
+    return absl::InvalidArgumentError(
+        StrCat(family_, ": ", key, "=", *s, " is not an unsigned 32-bit integer"));
+  }
+  return v;
+}
+
+absl::StatusOr<double> Config::GetDouble(std::string_view key) const {
+  absl::StatusOr<std::string> s = GetString(key);
+  if (!s.ok()) return s.status();
+  double v = 0;
+  if (!absl::SimpleAtod(*s, &v)) {
+    return absl::InvalidArgumentError(StrCat(family_, ": ", key, "=", *s, " is not a number"));
+  }
+  return v;
+}
+
+absl::StatusOr<bool> Config::GetBool(std::string_view key) const {
+  absl::StatusOr<std::string> s = GetString(key);
+  if (!s.ok()) return s.status();
+  bool v = false;
+  if (!absl::SimpleAtob(*s, &v)) {
+    return absl::InvalidArgumentError(StrCat(family_, ": ", key, "=", *s, " is not a boolean (true/false, 1/0)"));
+  }
+  return v;
+}
+
+absl::StatusOr<ir::ScalarType> Config::GetType(std::string_view key, std::span<const ir::ScalarType> allowed) const {
+  absl::StatusOr<std::string> s = GetString(key);
+  if (!s.ok()) return s.status();
+  std::optional<ir::ScalarType> t = ir::ParseType(*s);
+  for (ir::ScalarType a : allowed) {
+    if (t && *t == a) return a;
+  }
+  std::vector<std::string_view> names;
+  for (ir::ScalarType a : allowed) names.push_back(ir::TypeName(a));
+  return absl::InvalidArgumentError(StrCat(family_, ": ", key, "=", *s, " is not supported; choose one of ",
+                                                 StrJoin(names, ", ")));
+}
+
+}  // namespace ptxforge::kernels

@@ -1,0 +1,51 @@
+// Kernel configurations as key=value settings (what `ptx-dump --set` edits).
+#ifndef PTXFORGE_KERNELS_CONFIG_H_
+#define PTXFORGE_KERNELS_CONFIG_H_
+
+#include <cstdint>
+#include <map>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "ir/types.h"
+
+namespace ptxforge::kernels {
+
+// One configuration field a kernel family declares.
+struct ConfigField {
+  std::string name;
+  std::string default_value;
+  std::string help;
+};
+
+// Settings for one kernel family: every declared field has a value (its
+// default unless overridden). Getters fail with a message naming the field
+// and the bad value.
+class Config {
+ public:
+  // The family's defaults with `overrides` applied. An unknown key is an
+  // error listing the valid keys.
+  static absl::StatusOr<Config> Make(std::string_view family, std::span<const ConfigField> fields,
+                                     std::span<const std::pair<std::string, std::string>> overrides);
+
+  absl::StatusOr<std::string> GetString(std::string_view key) const;
+  absl::StatusOr<uint32_t> GetU32(std::string_view key) const;
+  absl::StatusOr<double> GetDouble(std::string_view key) const;
+  absl::StatusOr<bool> GetBool(std::string_view key) const;
+  // A type name ("f32"); must be one of `allowed`.
+  absl::StatusOr<ir::ScalarType> GetType(std::string_view key, std::span<const ir::ScalarType> allowed) const;
+
+  const std::map<std::string, std::string, std::less<>>& values() const { return values_; }
+
+ private:
+  std::string family_;
+  std::map<std::string, std::string, std::less<>> values_;
+};
+
+}  // namespace ptxforge::kernels
+
+#endif  // PTXFORGE_KERNELS_CONFIG_H_

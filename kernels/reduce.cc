@@ -1,0 +1,101 @@
+// reduce_sum, written with the builder.
+#include "kernels/reduce.h"
+
+#include <array>
+
+#include "ir/strings.h"
+#include "builder/kernel_builder.h"
+#include "kernels/type_dispatch.h"
+
+namespace ptxforge::kernels {
+namespace {
+
+constexpr std::array kTypes = {ir::ScalarType::kF32, ir::ScalarType::kF64, ir::ScalarType::kS32,
+                               ir::ScalarType::kU32, ir::ScalarType::kS64, ir::ScalarType::kU64};
+
+template <ScalarTag T>
+void Body(KernelBuilder& b, uint32_t block) {
+  using ir::StateSpace;
+  constexpr int64_t kSize = ir::TypeSize(T::kType);
+  b.SetRequiredThreads(block);
+  Value<U64> x = b.CvtaToGlobal(b.Param<U64>("x"));
+  Value<U64> partial = b.CvtaToGlobal(b.Param<U64>("partial"));
+  Value<U32> n = b.Param<U32>("n");
+  Symbol<T> tile = b.Shared<T>("tile", block);
+
+  Value<U32> tid = b.Name(b.TidX(), "tid");
+  Value<U32> stride = b.Name(b.Mul(b.NtidX(), b.NctaidX()), "stride");
+  Var<T> sum = b.Mutable<T>(0, "sum");
+  b.ForRange<U32>(b.GlobalThreadIdX(), n, stride, [&](Value<U32> j) {
+    b.Assign(sum, b.Add<T>(sum, b.Load<T>(StateSpace::kGlobal, b.ElementAddr<T>(x, j))));
+  });
+  Value<U32> mine = b.Name(b.ElementAddr(tile, tid), "mine");
+  b.Store<T>(StateSpace::kShared, mine, sum);
+  b.BarSync();
+  // The tree: at each level the lower half adds the upper half.
+  for (uint32_t half = block / 2; half >= 1; half /= 2) {
+    b.If(b.Lt(tid, half), [&] {
+      Value<T> other = b.Load<T>(StateSpace::kShared, Address(mine, half * kSize));
+      Value<T> self = b.Load<T>(StateSpace::kShared, mine);
+      b.Store(StateSpace::kShared, mine, b.Add(self, other));
+    });
+    if (half > 1) b.BarSync();
+  }
+  b.If(b.Eq(tid, 0u), [&] {
+    Value<T> total = b.Load<T>(StateSpace::kShared, tile);
+    b.Store(StateSpace::kGlobal, b.ElementAddr<T>(partial, b.CtaidX()), total);
+  });
+  b.Ret();
+}
+
+}  // namespace
+
+absl::Status ReduceSumSpec::Validate() const {
+  if (std::find(kTypes.begin(), kTypes.end(), type) == kTypes.end()) {
+    return absl::InvalidArgumentError(StrCat("reduce_sum: type ", ir::TypeName(type),
+                                                   " is not supported (f32, f64, s32, u32, s64, u64)"));
+  }
+  if (block < 32 || block > 1024 || (block & (block - 1)) != 0) {
+    return absl::InvalidArgumentError(StrCat("reduce_sum: block=", block, " must be a power of two in 32..1024"));
+  }
+  return absl::OkStatus();
+}
+
+std::string ReduceSumSpec::KernelName() const {
+  return StrCat("reduce_sum_", ir::TypeName(type), "_b", block);
+}
+
+absl::StatusOr<ir::Kernel> ReduceSumSpec::Build(ir::Target target) const {
+  if (absl::Status s = Validate(); !s.ok()) return s;
+  KernelBuilder b(KernelName(), target);
+  DispatchType(type, [&]<ScalarTag T>() { Body<T>(b, block); });
+  return b.Finish();
+}
+
+std::span<const ConfigField> ReduceSumFamily::fields() const {
+  static const ConfigField kFields[] = {
+      {"type", "f32", "element type: f32, f64, s32, u32, s64, u64"},
+      {"block", "256", "threads per block, a power of two in 32..1024 (.reqntid)"},
+  };
+  return kFields;
+}
+
+absl::StatusOr<ReduceSumSpec> ReduceSumFamily::SpecFrom(const Config& config) {
+  ReduceSumSpec spec;
+  absl::StatusOr<ir::ScalarType> type = config.GetType("type", kTypes);
+  if (!type.ok()) return type.status();
+  absl::StatusOr<uint32_t> block = config.GetU32("block");
+  if (!block.ok()) return block.status();
+  spec.type = *type;
+  spec.block = *block;
+  if (absl::Status s = spec.Validate(); !s.ok()) return s;
+  return spec;
+}
+
+absl::StatusOr<ir::Kernel> ReduceSumFamily::Build(const Config& config, ir::Target target) const {
+  absl::StatusOr<ReduceSumSpec> spec = SpecFrom(config);
+  if (!spec.ok()) return spec.status();
+  return spec->Build(target);
+}
+
+}  // namespace ptxforge::kernels

@@ -1,0 +1,42 @@
+// reduce_sum: one partial sum per block through shared memory and barriers.
+#ifndef PTXFORGE_KERNELS_REDUCE_H_
+#define PTXFORGE_KERNELS_REDUCE_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "ir/kernel.h"
+#include "kernels/registry.h"
+
+namespace ptxforge::kernels {
+
+// partial[blockIdx.x] = sum of x[j] for j = global thread index, stepping by
+// the grid size, while j < n. Each thread sums its strided elements (a loop),
+// then the block combines them in a shared-memory tree with bar.sync between
+// levels. Params: x, partial (u64 pointers), n (u32). Launch with exactly
+// `block` threads per block (.reqntid) and any grid; sum the partials (or
+// run again on them) for the total.
+struct ReduceSumSpec {
+  ir::ScalarType type = ir::ScalarType::kF32;  // f32, f64, s32, u32, s64, u64
+  uint32_t block = 256;                        // power of two, 32..1024
+
+  absl::Status Validate() const;
+  std::string KernelName() const;  // "reduce_sum_f32_b256"
+  absl::StatusOr<ir::Kernel> Build(ir::Target target) const;
+};
+
+class ReduceSumFamily : public KernelFamily {
+ public:
+  std::string_view name() const override { return "reduce_sum"; }
+  std::string_view description() const override {
+    return "per-block partial sums: strided loop, shared-memory tree, bar.sync";
+  }
+  std::span<const ConfigField> fields() const override;
+  absl::StatusOr<ir::Kernel> Build(const Config& config, ir::Target target) const override;
+  static absl::StatusOr<ReduceSumSpec> SpecFrom(const Config& config);
+};
+
+}  // namespace ptxforge::kernels
+
+#endif  // PTXFORGE_KERNELS_REDUCE_H_

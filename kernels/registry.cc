@@ -1,0 +1,67 @@
+// The registry: one static list of families.
+#include "kernels/registry.h"
+
+#include <algorithm>
+#include <array>
+
+#include "kernels/reduce.h"
+#include "kernels/vector_add.h"
+
+namespace ptxforge::kernels {
+namespace {
+
+size_t EditDistance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+struct Families {
+  std::vector<const KernelFamily*> list;
+  Families() {
+    static const VectorAddFamily vector_add;
+    static const ReduceSumFamily reduce_sum;
+    list = {&vector_add, &reduce_sum};
+    std::sort(list.begin(), list.end(), [](const KernelFamily* a, const KernelFamily* b) { return a->name() < b->name(); });
+  }
+};
+
+const Families& GetFamilies() {
+  static const Families* f = new Families();
+  return *f;
+}
+
+}  // namespace
+
+std::span<const KernelFamily* const> AllFamilies() { return GetFamilies().list; }
+
+const KernelFamily* FindFamily(std::string_view name) {
+  for (const KernelFamily* f : AllFamilies()) {
+    if (f->name() == name) return f;
+  }
+  return nullptr;
+}
+
+std::vector<std::string_view> CloseFamilyNames(std::string_view name) {
+  std::vector<std::pair<size_t, std::string_view>> scored;
+  for (const KernelFamily* f : AllFamilies()) {
+    size_t d = EditDistance(name, f->name());
+    bool prefix = f->name().find(name) != std::string_view::npos && !name.empty();
+    if (d <= std::max<size_t>(3, name.size() / 3) || prefix) scored.emplace_back(prefix ? 0 : d, f->name());
+  }
+  std::sort(scored.begin(), scored.end());
+  std::vector<std::string_view> out;
+  for (size_t i = 0; i < scored.size() && i < 3; ++i) out.push_back(scored[i].second);
+  return out;
+}
+
+}  // namespace ptxforge::kernels

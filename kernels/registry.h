@@ -1,0 +1,43 @@
+// The kernel library's registry: named kernel families with default
+// configurations (what `ptx-dump --list` prints).
+#ifndef PTXFORGE_KERNELS_REGISTRY_H_
+#define PTXFORGE_KERNELS_REGISTRY_H_
+
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "ir/kernel.h"
+#include "kernels/config.h"
+
+namespace ptxforge::kernels {
+
+class KernelFamily {
+ public:
+  virtual ~KernelFamily() = default;
+  // The registry name ("vector_add").
+  virtual std::string_view name() const = 0;
+  virtual std::string_view description() const = 0;
+  virtual std::span<const ConfigField> fields() const = 0;
+  // Builds (and verifies) the kernel for a configuration. A bad configuration
+  // is an error naming the field.
+  virtual absl::StatusOr<ir::Kernel> Build(const Config& config, ir::Target target) const = 0;
+
+  // The family's defaults with `overrides` applied.
+  absl::StatusOr<Config> MakeConfig(std::span<const std::pair<std::string, std::string>> overrides = {}) const {
+    return Config::Make(name(), fields(), overrides);
+  }
+};
+
+// Every family, sorted by name.
+std::span<const KernelFamily* const> AllFamilies();
+// nullptr when there is none.
+const KernelFamily* FindFamily(std::string_view name);
+// Up to three registry names close to `name` (edit distance), for "did you mean".
+std::vector<std::string_view> CloseFamilyNames(std::string_view name);
+
+}  // namespace ptxforge::kernels
+
+#endif  // PTXFORGE_KERNELS_REGISTRY_H_

@@ -1,0 +1,36 @@
+// vector_add: c[i] = a[i] + b[i] for i < n, one element per thread.
+#ifndef PTXFORGE_KERNELS_VECTOR_ADD_H_
+#define PTXFORGE_KERNELS_VECTOR_ADD_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "ir/kernel.h"
+#include "kernels/registry.h"
+
+namespace ptxforge::kernels {
+
+// Params: a, b, c (u64 pointers), n (u32). Launch: any grid covering n
+// threads in x, blocks of at most `block` threads.
+struct VectorAddSpec {
+  ir::ScalarType type = ir::ScalarType::kF32;  // f16, f32, f64, s32, u32, s64, u64
+  uint32_t block = 256;                        // .maxntid (1..1024)
+
+  absl::Status Validate() const;
+  std::string KernelName() const;  // "vector_add_f32"
+  absl::StatusOr<ir::Kernel> Build(ir::Target target) const;
+};
+
+class VectorAddFamily : public KernelFamily {
+ public:
+  std::string_view name() const override { return "vector_add"; }
+  std::string_view description() const override { return "c[i] = a[i] + b[i] (one element per thread)"; }
+  std::span<const ConfigField> fields() const override;
+  absl::StatusOr<ir::Kernel> Build(const Config& config, ir::Target target) const override;
+  static absl::StatusOr<VectorAddSpec> SpecFrom(const Config& config);
+};
+
+}  // namespace ptxforge::kernels
+
+#endif  // PTXFORGE_KERNELS_VECTOR_ADD_H_

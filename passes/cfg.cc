@@ -1,0 +1,74 @@
+// Control-flow graph construction.
+#include "passes/cfg.h"
+
+namespace ptxforge::passes {
+
+bool BitSet::UnionWith(const BitSet& o) {
+  bool changed = false;
+  for (size_t i = 0; i < words_.size(); ++i) {
+    uint64_t n = words_[i] | o.words_[i];
+    changed |= n != words_[i];
+    words_[i] = n;
+  }
+  return changed;
+}
+
+bool BitSet::IntersectWith(const BitSet& o) {
+  bool changed = false;
+  for (size_t i = 0; i < words_.size(); ++i) {
+    uint64_t n = words_[i] & o.words_[i];
+    changed |= n != words_[i];
+    words_[i] = n;
+  }
+  return changed;
+}
+
+Cfg Cfg::Build(const ir::Kernel& kernel) {
+  Cfg cfg;
+  const auto& body = kernel.body;
+  const uint32_t n = static_cast<uint32_t>(body.size());
+  cfg.block_of_label.assign(kernel.labels.size(), UINT32_MAX);
+  std::vector<bool> leader(n + 1, false);
+  leader[0] = true;
+  for (uint32_t i = 0; i < n; ++i) {
+    const ir::Instruction& inst = body[i];
+    if (inst.op == ir::Opcode::kLabel) leader[i] = true;
+    if (inst.op == ir::Opcode::kBra || inst.info().has(ir::kTerminator)) leader[i + 1] = true;
+  }
+  std::vector<uint32_t> block_at(n, 0);
+  for (uint32_t i = 0; i < n; ++i) {
+    if (leader[i]) cfg.blocks.push_back(BasicBlock{i, i, {}, {}});
+    cfg.blocks.back().end = i + 1;
+    block_at[i] = static_cast<uint32_t>(cfg.blocks.size() - 1);
+    const ir::Instruction& inst = body[i];
+    if (inst.op == ir::Opcode::kLabel && !inst.srcs.empty() && inst.srcs[0].id < kernel.labels.size() &&
+        cfg.block_of_label[inst.srcs[0].id] == UINT32_MAX) {
+      cfg.block_of_label[inst.srcs[0].id] = block_at[i];
+    }
+  }
+  for (uint32_t b = 0; b < cfg.blocks.size(); ++b) {
+    BasicBlock& bb = cfg.blocks[b];
+    const ir::Instruction& last = body[bb.end - 1];
+    bool falls_through = true;
+    if (last.op == ir::Opcode::kBra) {
+      uint32_t label = last.srcs.empty() ? UINT32_MAX : last.srcs[0].id;
+      if (label < cfg.block_of_label.size() && cfg.block_of_label[label] != UINT32_MAX) {
+        bb.succs.push_back(cfg.block_of_label[label]);
+      }
+      falls_through = last.guarded();
+    } else if (last.info().has(ir::kTerminator)) {
+      falls_through = last.guarded();
+    }
+    if (falls_through && b + 1 < cfg.blocks.size()) {
+      bool dup = false;
+      for (uint32_t s : bb.succs) dup |= s == b + 1;
+      if (!dup) bb.succs.push_back(b + 1);
+    }
+  }
+  for (uint32_t b = 0; b < cfg.blocks.size(); ++b) {
+    for (uint32_t s : cfg.blocks[b].succs) cfg.blocks[s].preds.push_back(b);
+  }
+  return cfg;
+}
+
+}  // namespace ptxforge::passes

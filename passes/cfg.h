@@ -1,0 +1,61 @@
+// Basic blocks and edges of a kernel body, and a small bit set for dataflow.
+#ifndef PTXFORGE_PASSES_CFG_H_
+#define PTXFORGE_PASSES_CFG_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/container/inlined_vector.h"
+#include "ir/kernel.h"
+
+namespace ptxforge::passes {
+
+// A dense set of small integers (register ids).
+class BitSet {
+ public:
+  BitSet() = default;
+  explicit BitSet(size_t n, bool all = false) : words_((n + 63) / 64, all ? ~uint64_t{0} : 0), size_(n) {
+    if (all) ClearTail();
+  }
+  void Set(size_t i) { words_[i / 64] |= uint64_t{1} << (i % 64); }
+  void Reset(size_t i) { words_[i / 64] &= ~(uint64_t{1} << (i % 64)); }
+  bool Test(size_t i) const { return (words_[i / 64] >> (i % 64)) & 1; }
+  // Each returns whether this set changed.
+  bool UnionWith(const BitSet& o);
+  bool IntersectWith(const BitSet& o);
+  size_t size() const { return size_; }
+  friend bool operator==(const BitSet&, const BitSet&) = default;
+  template <typename F>
+  void ForEach(F&& f) const {
+    for (size_t w = 0; w < words_.size(); ++w) {
+      for (uint64_t bits = words_[w]; bits; bits &= bits - 1) f(w * 64 + __builtin_ctzll(bits));
+    }
+  }
+
+ private:
+  void ClearTail() {
+    if (size_ % 64 && !words_.empty()) words_.back() &= (uint64_t{1} << (size_ % 64)) - 1;
+  }
+  std::vector<uint64_t> words_;
+  size_t size_ = 0;
+};
+
+struct BasicBlock {
+  uint32_t begin = 0;  // first instruction index
+  uint32_t end = 0;    // one past the last
+  absl::InlinedVector<uint32_t, 2> succs;
+  absl::InlinedVector<uint32_t, 2> preds;
+};
+
+// Blocks start at index 0, at every label and after every branch or
+// terminator. A guarded branch or terminator also falls through.
+struct Cfg {
+  std::vector<BasicBlock> blocks;
+  std::vector<uint32_t> block_of_label;  // by label id; UINT32_MAX if unbound
+
+  static Cfg Build(const ir::Kernel& kernel);
+};
+
+}  // namespace ptxforge::passes
+
+#endif  // PTXFORGE_PASSES_CFG_H_

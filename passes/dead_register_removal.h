@@ -1,0 +1,29 @@
+// Dead-register removal: deletes side-effect-free instructions whose results
+// nothing needs.
+#ifndef PTXFORGE_PASSES_DEAD_REGISTER_REMOVAL_H_
+#define PTXFORGE_PASSES_DEAD_REGISTER_REMOVAL_H_
+
+#include "passes/pass.h"
+
+namespace ptxforge::passes {
+
+// Mark and sweep to a fixed point: instructions with effects (stores,
+// atomics, barriers, branches, ret/exit, raw PTX, labels) are live; so is
+// every instruction defining a register a live instruction reads (including
+// guards). Everything else (pure instructions, loads) is removed, so values
+// only feeding dead values (such as an unused loop-carried sum) go too.
+// Returns the number of instructions removed.
+size_t RemoveDeadRegisters(ir::Kernel& kernel);
+
+class DeadRegisterRemovalPass : public Pass {
+ public:
+  std::string_view name() const override { return "dce"; }
+  absl::Status Run(ir::Kernel& kernel) override {
+    RemoveDeadRegisters(kernel);
+    return absl::OkStatus();
+  }
+};
+
+}  // namespace ptxforge::passes
+
+#endif  // PTXFORGE_PASSES_DEAD_REGISTER_REMOVAL_H_

@@ -1,0 +1,28 @@
+// Register counting: per-class register counts and a max-live estimate.
+#ifndef PTXFORGE_PASSES_REGISTER_COUNT_H_
+#define PTXFORGE_PASSES_REGISTER_COUNT_H_
+
+#include "ir/kernel.h"
+#include "passes/pass.h"
+
+namespace ptxforge::passes {
+
+// Counts the registers the printer will declare per class (dense per-class
+// numbering of the registers the body references) and estimates the maximum
+// number live at once from liveness over the CFG (a guarded definition does
+// not end a live range). max_live counts 32-bit units: b64/f64 registers
+// count 2, predicates are not counted (they have their own file).
+ir::KernelStats CountRegisters(const ir::Kernel& kernel);
+
+class RegisterCountPass : public Pass {
+ public:
+  std::string_view name() const override { return "regcount"; }
+  absl::Status Run(ir::Kernel& kernel) override {
+    kernel.stats = CountRegisters(kernel);
+    return absl::OkStatus();
+  }
+};
+
+}  // namespace ptxforge::passes
+
+#endif  // PTXFORGE_PASSES_REGISTER_COUNT_H_

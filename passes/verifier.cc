@@ -1,0 +1,758 @@
+// Verifier implementation: per-instruction rules from the opcode table, then
+// dataflow checks (defined before use) over the CFG.
+#include "passes/verifier.h"
+
+#include <algorithm>
+#include <cctype>
+#include <string>
+
+#include "ir/strings.h"
+#include "ir/format.h"
+#include "ir/register_numbering.h"
+#include "passes/cfg.h"
+
+namespace ptxforge::passes {
+namespace {
+
+using ir::Instruction;
+using ir::Opcode;
+using ir::OpInfo;
+using ir::OpRule;
+using ir::Operand;
+using ir::OperandKind;
+using ir::ScalarType;
+
+bool IsIdentifier(std::string_view s) {
+  if (s.empty()) return false;
+  if (!(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
+  return std::all_of(s.begin(), s.end(),
+                     [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+}
+
+std::string TypeList(ir::TypeMask mask) {
+  std::vector<std::string_view> names;
+  for (int t = 1; t < ir::kNumScalarTypes; ++t) {
+    if (ir::InMask(mask, static_cast<ScalarType>(t))) names.push_back(ir::TypeName(static_cast<ScalarType>(t)));
+  }
+  return StrJoin(names, ", ");
+}
+
+bool HasSlot(const OpInfo& info, ir::ModSlot slot) {
+  for (int i = 0; i < info.num_slots; ++i) {
+    if (info.slots[i] == slot) return true;
+  }
+  return false;
+}
+
+class Verifier {
+ public:
+  explicit Verifier(const ir::Kernel& k) : k_(k) {}
+
+  absl::Status Run() {
+    if (!IsIdentifier(k_.name)) return KernelError(StrCat("kernel name '", k_.name, "' is not a PTX identifier"));
+    if (absl::Status s = CheckDeclarations(); !s.ok()) return s;
+    if (k_.body.empty()) return KernelError("the body is empty (it must end with ret or exit)");
+    for (size_t i = 0; i < k_.body.size(); ++i) {
+      if (absl::Status s = CheckInstruction(i); !s.ok()) return s;
+    }
+    if (absl::Status s = CheckLabels(); !s.ok()) return s;
+    if (absl::Status s = CheckDefinitions(); !s.ok()) return s;
+    const Instruction& last = k_.body.back();
+    if (last.guarded() || !(last.op == Opcode::kBra || last.info().has(ir::kTerminator))) {
+      return Error(k_.body.size() - 1, "the body falls off its end: the last instruction must be ret, exit or an "
+                                       "unconditional bra");
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  absl::Status KernelError(std::string_view msg) const {
+    return absl::InvalidArgumentError(StrCat("kernel ", k_.name, ": ", msg));
+  }
+
+  absl::Status Error(size_t index, std::string_view msg) const {
+    const Instruction& inst = k_.body[index];
+    std::string where = ir::FormatLoc(inst.loc);
+    if (where.empty()) where = StrCat("instruction ", index);
+    std::string text = ir::InstructionText(k_, inst);
+    if (text.size() > 120) text = text.substr(0, 117) + "...";
+    return absl::InvalidArgumentError(StrCat("kernel ", k_.name, ": ", where, ": ", text, ": ", msg));
+  }
+
+  std::string RegDesc(ir::Reg r) const {
+    return StrCat("%", r.id, " (", ir::TypeName(k_.type_of(r)), ")");
+  }
+
+  std::string OperandDesc(const Operand& op) const {
+    switch (op.kind) {
+      case OperandKind::kReg: return RegDesc(op.reg());
+      case OperandKind::kImm: return StrCat("an immediate (", ir::TypeName(op.type), ")");
+      case OperandKind::kSpecial: return StrCat(ir::SpecialRegName(static_cast<ir::SpecialReg>(op.id)));
+      case OperandKind::kSymbol: return "a variable address";
+      case OperandKind::kLabel: return "a label";
+      case OperandKind::kAddress: return "an address";
+      case OperandKind::kNone: return "empty";
+    }
+    return "?";
+  }
+
+  absl::Status CheckDeclarations() const {
+    for (size_t i = 0; i < k_.params.size(); ++i) {
+      const ir::Param& p = k_.params[i];
+      if (!IsIdentifier(p.name)) return KernelError(StrCat("param name '", p.name, "' is not a PTX identifier"));
+      if (p.type == ScalarType::kPred || p.type == ScalarType::kNone) {
+        return KernelError(StrCat("param '", p.name, "' has type ", ir::TypeName(p.type)));
+      }
+      for (size_t j = 0; j < i; ++j) {
+        if (k_.params[j].name == p.name) return KernelError(StrCat("param '", p.name, "' is declared twice"));
+      }
+    }
+    int externs = 0;
+    for (size_t i = 0; i < k_.variables.size(); ++i) {
+      const ir::Variable& v = k_.variables[i];
+      if (!IsIdentifier(v.name)) return KernelError(StrCat("variable name '", v.name, "' is not a PTX identifier"));
+      if (v.space != ir::StateSpace::kShared && v.space != ir::StateSpace::kLocal) {
+        return KernelError(StrCat("variable '", v.name, "' must be in shared or local memory"));
+      }
+      if (v.is_extern && v.space != ir::StateSpace::kShared) {
+        return KernelError(StrCat("variable '", v.name, "': only shared memory can be extern (dynamic)"));
+      }
+      if (!v.is_extern && v.count == 0) return KernelError(StrCat("variable '", v.name, "' has 0 elements"));
+      if (v.align == 0 || (v.align & (v.align - 1)) != 0) {
+        return KernelError(StrCat("variable '", v.name, "': alignment ", v.align, " is not a power of two"));
+      }
+      externs += v.is_extern;
+      for (size_t j = 0; j < i; ++j) {
+        if (k_.variables[j].name == v.name) return KernelError(StrCat("variable '", v.name, "' is declared twice"));
+      }
+      for (const ir::Param& p : k_.params) {
+        if (p.name == v.name) return KernelError(StrCat("variable '", v.name, "' has the name of a param"));
+      }
+    }
+    if (externs > 1) return KernelError("more than one dynamic (extern) shared variable");
+    for (size_t r = 0; r < k_.regs.size(); ++r) {
+      if (k_.regs[r].type == ScalarType::kNone) return KernelError(StrCat("register %", r, " has no type"));
+    }
+    return absl::OkStatus();
+  }
+
+  // ---- operand checks; `n` is the operand's PTX position (destinations first).
+
+  absl::Status ExpectReg(size_t i, size_t n, ir::Reg r, ScalarType expected) const {
+    if (!k_.valid_reg(r)) return Error(i, StrCat("operand ", n, " is not a register of this kernel"));
+    if (!ir::TypesCompatible(expected, k_.type_of(r))) {
+      return Error(i, StrCat("operand ", n, " is ", RegDesc(r), ", expected ", ir::TypeName(expected)));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status ExpectDst(size_t i, size_t d, ScalarType expected) const { return ExpectReg(i, d, k_.body[i].dsts[d], expected); }
+
+  // A register or an immediate of a type compatible with `expected`.
+  absl::Status ExpectValue(size_t i, size_t s, ScalarType expected, bool allow_imm = true) const {
+    const Instruction& inst = k_.body[i];
+    const Operand& op = inst.srcs[s];
+    size_t n = inst.dsts.size() + s;
+    if (op.is_reg()) return ExpectReg(i, n, op.reg(), expected);
+    if (op.is_imm() && allow_imm) {
+      if (ir::IsHalfFamily(expected)) {
+        return Error(i, StrCat("operand ", n, " is an immediate; PTX has no ", ir::TypeName(expected),
+                                     " immediates (move it to a register with mov.b16 first)"));
+      }
+      if (op.type == ScalarType::kPred || !ir::TypesCompatible(expected, op.type)) {
+        return Error(i, StrCat("operand ", n, " is ", OperandDesc(op), ", expected ", ir::TypeName(expected)));
+      }
+      int bits = ir::TypeBits(op.type);
+      if (bits < 64 && (op.bits() >> bits) != 0) {
+        return Error(i, StrCat("operand ", n, ": immediate 0x", Hex{op.bits()}, " does not fit ",
+                                     ir::TypeName(op.type)));
+      }
+      return absl::OkStatus();
+    }
+    return Error(i, StrCat("operand ", n, " is ", OperandDesc(op), ", expected ",
+                                 allow_imm ? "a register or immediate" : "a register", " of type ",
+                                 ir::TypeName(expected)));
+  }
+
+  absl::Status ExpectCount(size_t i, size_t dsts, size_t srcs) const {
+    const Instruction& inst = k_.body[i];
+    if (inst.dsts.size() != dsts || inst.srcs.size() != srcs) {
+      return Error(i, StrCat(inst.info().mnemonic, " takes ", dsts, " destination(s) and ", srcs,
+                                   " source(s), got ", inst.dsts.size(), " and ", inst.srcs.size()));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status CheckAddress(size_t i, size_t s, ir::StateSpace space) const {
+    const Instruction& inst = k_.body[i];
+    const Operand& op = inst.srcs[s];
+    size_t n = inst.dsts.size() + s;
+    if (!op.is_address()) return Error(i, StrCat("operand ", n, " is ", OperandDesc(op), ", expected an address"));
+    switch (op.base) {
+      case ir::AddressBase::kReg: {
+        if (!k_.valid_reg(op.reg())) return Error(i, StrCat("operand ", n, ": the address register is not of this kernel"));
+        if (space == ir::StateSpace::kParam) return Error(i, "ld.param must address a param by name");
+        ScalarType t = k_.type_of(op.reg());
+        bool ok64 = ir::TypesCompatible(ScalarType::kU64, t);
+        bool ok32 = ir::TypesCompatible(ScalarType::kU32, t) &&
+                    (space == ir::StateSpace::kShared || space == ir::StateSpace::kLocal);
+        if (!ok64 && !ok32) {
+          return Error(i, StrCat("operand ", n, ": the address register is ", RegDesc(op.reg()),
+                                       ", expected u64 (or u32 for shared and local)"));
+        }
+        return absl::OkStatus();
+      }
+      case ir::AddressBase::kSymbol: {
+        if (op.id >= k_.variables.size()) return Error(i, StrCat("operand ", n, " names variable ", op.id, ", which does not exist"));
+        const ir::Variable& v = k_.variables[op.id];
+        if (v.space != space) {
+          return Error(i, StrCat("operand ", n, " addresses ", ir::StateSpaceName(v.space), " variable '", v.name,
+                                       "' from ", space == ir::StateSpace::kGeneric ? "generic" : ir::StateSpaceName(space),
+                                       " space"));
+        }
+        return absl::OkStatus();
+      }
+      case ir::AddressBase::kParam:
+        if (op.id >= k_.params.size()) return Error(i, StrCat("operand ", n, " names param ", op.id, ", which does not exist"));
+        if (space != ir::StateSpace::kParam) return Error(i, "a param can only be read with ld.param");
+        if (inst.op != Opcode::kLd) return Error(i, "params are read-only");
+        return absl::OkStatus();
+    }
+    return absl::OkStatus();
+  }
+
+  // ---- modifiers
+
+  absl::Status CheckModifiers(size_t i) const {
+    const Instruction& inst = k_.body[i];
+    const OpInfo& info = inst.info();
+    const ir::Modifiers& m = inst.mods;
+    auto unexpected = [&](ir::ModSlot slot, bool set, std::string_view what) -> absl::Status {
+      if (set && !HasSlot(info, slot)) return Error(i, StrCat(what, " does not apply to ", info.mnemonic));
+      return absl::OkStatus();
+    };
+    struct Check {
+      ir::ModSlot slot;
+      bool set;
+      std::string what;
+    };
+    const Check checks[] = {
+        {ir::ModSlot::kSem, m.sem != ir::MemSem::kNone, StrCat(".", ir::MemSemName(m.sem))},
+        {ir::ModSlot::kScope, m.scope != ir::Scope::kNone && !HasSlot(info, ir::ModSlot::kLevel),
+         StrCat(".", ir::ScopeName(m.scope))},
+        {ir::ModSlot::kSpace, m.space != ir::StateSpace::kGeneric, StrCat(".", ir::StateSpaceName(m.space))},
+        {ir::ModSlot::kTo, m.cvta_to, ".to"},
+        {ir::ModSlot::kNc, m.nc, ".nc"},
+        {ir::ModSlot::kCache, m.cache != ir::CacheOp::kNone, StrCat(".", ir::CacheOpName(m.cache))},
+        {ir::ModSlot::kVec, m.vec != 1, StrCat(".v", m.vec)},
+        {ir::ModSlot::kAtom, m.atom != ir::AtomOp::kNone, StrCat(".", ir::AtomOpName(m.atom))},
+        {ir::ModSlot::kShfl, m.shfl != ir::ShflMode::kNone, StrCat(".", ir::ShflModeName(m.shfl))},
+        {ir::ModSlot::kVote, m.vote != ir::VoteMode::kNone, StrCat(".", ir::VoteModeName(m.vote))},
+        {ir::ModSlot::kCmp, m.cmp != ir::CmpOp::kNone, StrCat(".", ir::CmpOpName(m.cmp))},
+        {ir::ModSlot::kBool, m.bool_op != ir::BoolOp::kNone, StrCat(".", ir::BoolOpName(m.bool_op))},
+        {ir::ModSlot::kMode, m.mode != ir::Mode::kNone, StrCat(".", ir::ModeName(m.mode))},
+        {ir::ModSlot::kRnd, m.rounding != ir::Rounding::kNone, StrCat(".", ir::RoundingName(m.rounding))},
+        {ir::ModSlot::kFtz, m.ftz, ".ftz"},
+        {ir::ModSlot::kSat, m.sat, ".sat"},
+        {ir::ModSlot::kNoftz, m.noftz, ".noftz"},
+        {ir::ModSlot::kUni, m.uni, ".uni"},
+        {ir::ModSlot::kType, m.type != ScalarType::kNone, "a type"},
+        {ir::ModSlot::kType2, m.type2 != ScalarType::kNone, "a second type"},
+    };
+    for (const Check& c : checks) {
+      if (absl::Status s = unexpected(c.slot, c.set, c.what); !s.ok()) return s;
+    }
+    if (info.types != 0 && m.type != ScalarType::kNone && !ir::InMask(info.types, m.type)) {
+      return Error(i, StrCat(info.mnemonic, " does not support type ", ir::TypeName(m.type), " (supported: ",
+                                   TypeList(info.types), ")"));
+    }
+    if (info.types != 0 && m.type == ScalarType::kNone) return Error(i, StrCat(info.mnemonic, " needs a type"));
+
+    const ScalarType t = m.type;
+    const bool is_float = ir::IsFloat(t);
+    if (m.rounding != ir::Rounding::kNone && inst.op != Opcode::kCvt) {
+      if (!is_float) return Error(i, StrCat(".", ir::RoundingName(m.rounding), " applies to float types only"));
+      if (ir::IsIntegerRounding(m.rounding)) {
+        return Error(i, StrCat(".", ir::RoundingName(m.rounding), " (round to integer) applies to cvt only"));
+      }
+    }
+    if (m.ftz && inst.op != Opcode::kCvt && t != ScalarType::kF32 && !ir::IsF16Family(t) &&
+        !(t == ScalarType::kF64 && m.mode == ir::Mode::kApprox)) {
+      return Error(i, StrCat(".ftz applies to f32 (and f16) only, not ", ir::TypeName(t)));
+    }
+    if (m.sat && inst.op != Opcode::kCvt) {
+      bool sat_ok = is_float || ((inst.op == Opcode::kAdd || inst.op == Opcode::kSub) && t == ScalarType::kS32);
+      if (!sat_ok) return Error(i, StrCat(".sat applies to floats (and s32 add/sub) only, not ", ir::TypeName(t)));
+    }
+    switch (inst.op) {
+      case Opcode::kMul:
+      case Opcode::kMad:
+        if (ir::IsInteger(t)) {
+          if (m.mode != ir::Mode::kLo && m.mode != ir::Mode::kHi && m.mode != ir::Mode::kWide) {
+            return Error(i, StrCat("integer ", info.mnemonic, " needs .lo, .hi or .wide"));
+          }
+          if (m.mode == ir::Mode::kWide && ir::TypeBits(t) == 64) {
+            return Error(i, StrCat(info.mnemonic, ".wide applies to 16- and 32-bit integers only"));
+          }
+        } else if (m.mode != ir::Mode::kNone) {
+          return Error(i, StrCat(".", ir::ModeName(m.mode), " applies to integer ", info.mnemonic, " only"));
+        }
+        break;
+      case Opcode::kFma:
+        if (m.rounding == ir::Rounding::kNone) return Error(i, "fma needs a rounding modifier (.rn, .rz, .rm or .rp)");
+        break;
+      case Opcode::kDiv:
+      case Opcode::kSqrt:
+      case Opcode::kRcp:
+        if (is_float) {
+          bool approx_like = m.mode == ir::Mode::kApprox || (inst.op == Opcode::kDiv && m.mode == ir::Mode::kFull);
+          if (m.mode != ir::Mode::kNone && !approx_like) {
+            return Error(i, StrCat(".", ir::ModeName(m.mode), " does not apply to ", info.mnemonic));
+          }
+          if (approx_like == (m.rounding != ir::Rounding::kNone)) {
+            return Error(i, StrCat(info.mnemonic, ".", ir::TypeName(t),
+                                         " needs exactly one of a rounding modifier (.rn, .rz, .rm, .rp) or ",
+                                         inst.op == Opcode::kDiv ? ".approx/.full" : ".approx"));
+          }
+          if (t == ScalarType::kF64 && approx_like && !(inst.op == Opcode::kRcp && m.ftz)) {
+            return Error(i, StrCat(info.mnemonic, ".f64 needs a rounding modifier (only rcp.approx.ftz.f64 is approximate)"));
+          }
+        } else if (m.mode != ir::Mode::kNone) {
+          return Error(i, StrCat(".", ir::ModeName(m.mode), " applies to float ", info.mnemonic, " only"));
+        }
+        break;
+      case Opcode::kRsqrt:
+      case Opcode::kEx2:
+      case Opcode::kLg2:
+      case Opcode::kSin:
+      case Opcode::kCos:
+      case Opcode::kTanh:
+        if (m.mode != ir::Mode::kApprox) return Error(i, StrCat(info.mnemonic, " needs .approx"));
+        break;
+      default:
+        if (m.mode != ir::Mode::kNone && m.mode != ir::Mode::kApprox) {
+          return Error(i, StrCat(".", ir::ModeName(m.mode), " does not apply to ", info.mnemonic));
+        }
+        if (m.mode == ir::Mode::kApprox) return Error(i, StrCat(".approx does not apply to ", info.mnemonic));
+        break;
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status CheckCvt(size_t i) const {
+    const Instruction& inst = k_.body[i];
+    const ir::Modifiers& m = inst.mods;
+    ScalarType to = m.type, from = m.type2;
+    const OpInfo& info = inst.info();
+    if (from == ScalarType::kNone || !ir::InMask(info.types, from)) {
+      return Error(i, StrCat("cvt source type ", ir::TypeName(from), " is not supported (supported: ",
+                                   TypeList(info.types), ")"));
+    }
+    if (ir::IsF16Family(to) && to != ScalarType::kF16) return Error(i, "cvt converts scalars only");
+    bool ff = ir::IsFloat(from), ft = ir::IsFloat(to);
+    std::string pair = StrCat(ir::TypeName(to), ".", ir::TypeName(from));
+    if (ff && !ft) {
+      if (!ir::IsIntegerRounding(m.rounding)) {
+        return Error(i, StrCat("cvt.", pair, " (float to integer) needs an integer rounding modifier (.rni, .rzi, .rmi, .rpi)"));
+      }
+    } else if (!ff && ft) {
+      if (!ir::IsFloatRounding(m.rounding)) {
+        return Error(i, StrCat("cvt.", pair, " (integer to float) needs a rounding modifier (.rn, .rz, .rm, .rp)"));
+      }
+    } else if (ff && ft) {
+      int bt = ir::TypeBits(to), bf = ir::TypeBits(from);
+      if (bt < bf || (bt == bf && to != from)) {
+        if (!ir::IsFloatRounding(m.rounding)) {
+          return Error(i, StrCat("cvt.", pair, " (narrowing) needs a rounding modifier (.rn, .rz, .rm, .rp)"));
+        }
+      } else if (bt > bf) {
+        if (m.rounding != ir::Rounding::kNone) return Error(i, StrCat("cvt.", pair, " (widening) takes no rounding modifier"));
+      } else if (ir::IsFloatRounding(m.rounding)) {
+        return Error(i, StrCat("cvt.", pair, " takes only an integer rounding modifier (.rni, .rzi, .rmi, .rpi)"));
+      }
+    } else if (m.rounding != ir::Rounding::kNone) {
+      return Error(i, StrCat("cvt.", pair, " (integer to integer) takes no rounding modifier"));
+    }
+    if (m.ftz && to != ScalarType::kF32 && from != ScalarType::kF32) return Error(i, ".ftz applies to cvt with an f32 operand only");
+    if (absl::Status s = ExpectCount(i, 1, 1); !s.ok()) return s;
+    if (absl::Status s = ExpectDst(i, 0, to); !s.ok()) return s;
+    return ExpectValue(i, 0, from, /*allow_imm=*/false);
+  }
+
+  absl::Status CheckInstruction(size_t i) const {
+    const Instruction& inst = k_.body[i];
+    if (static_cast<int>(inst.op) >= ir::kNumOpcodes) return KernelError(StrCat("instruction ", i, " has a bad opcode"));
+    const OpInfo& info = inst.info();
+    if (inst.guarded()) {
+      if (inst.op == Opcode::kLabel) return Error(i, "a label cannot be guarded");
+      if (!k_.valid_reg(inst.guard)) return Error(i, "the guard is not a register of this kernel");
+      if (k_.type_of(inst.guard) != ScalarType::kPred) return Error(i, StrCat("the guard is ", RegDesc(inst.guard), ", expected pred"));
+    }
+    for (size_t d = 0; d < inst.dsts.size(); ++d) {
+      if (!k_.valid_reg(inst.dsts[d])) return Error(i, StrCat("operand ", d, " is not a register of this kernel"));
+    }
+    for (size_t s = 0; s < inst.srcs.size(); ++s) {
+      const Operand& op = inst.srcs[s];
+      if (op.reads_reg() && !k_.valid_reg(op.reg())) {
+        return Error(i, StrCat("operand ", inst.dsts.size() + s, " is not a register of this kernel"));
+      }
+      if (op.kind == OperandKind::kSpecial && op.id >= static_cast<uint32_t>(ir::kNumSpecialRegs)) {
+        return Error(i, "unknown special register");
+      }
+      if (op.kind == OperandKind::kSymbol && op.id >= k_.variables.size()) {
+        return Error(i, StrCat("operand ", inst.dsts.size() + s, " names variable ", op.id, ", which does not exist"));
+      }
+    }
+    // Target.
+    ir::TargetRequirement req = ir::RequirementOf(k_, inst);
+    if (!ir::TargetSatisfies(k_.target, req)) {
+      std::string name;
+      ir::AppendOpcode(name, inst);
+      if (inst.op == Opcode::kRaw) name = "raw PTX";
+      return Error(i, StrCat(name, " requires ", ir::RequirementName(req), req.arch_specific ? "" : " or newer",
+                                   "; the kernel targets ", ir::TargetName(k_.target)));
+    }
+    if (inst.op != Opcode::kRaw && inst.op != Opcode::kLabel) {
+      if (absl::Status s = CheckModifiers(i); !s.ok()) return s;
+    }
+    const ScalarType t = inst.mods.type;
+    switch (info.rule) {
+      case OpRule::kMov: {
+        if (absl::Status s = ExpectCount(i, 1, 1); !s.ok()) return s;
+        if (absl::Status s = ExpectDst(i, 0, t); !s.ok()) return s;
+        const Operand& src = inst.srcs[0];
+        if (src.kind == OperandKind::kSpecial) {
+          ScalarType st = ir::SpecialRegType(static_cast<ir::SpecialReg>(src.id));
+          if (!ir::TypesCompatible(t, st)) {
+            return Error(i, StrCat(ir::SpecialRegName(static_cast<ir::SpecialReg>(src.id)), " is ",
+                                         ir::TypeName(st), "; mov.", ir::TypeName(t), " cannot read it"));
+          }
+          return absl::OkStatus();
+        }
+        if (src.kind == OperandKind::kSymbol) {
+          if (ir::TypeBits(t) != 32 && ir::TypeBits(t) != 64) return Error(i, "a variable's address is u32 or u64");
+          return absl::OkStatus();
+        }
+        if (src.is_imm() && ir::IsHalfFamily(src.type)) return absl::OkStatus();  // bits of a half constant
+        return ExpectValue(i, 0, t);
+      }
+      case OpRule::kUnary:
+        if (absl::Status s = ExpectCount(i, 1, 1); !s.ok()) return s;
+        if (absl::Status s = ExpectDst(i, 0, t); !s.ok()) return s;
+        return ExpectValue(i, 0, t);
+      case OpRule::kBinary: {
+        if (absl::Status s = ExpectCount(i, 1, 2); !s.ok()) return s;
+        ScalarType dt = inst.mods.mode == ir::Mode::kWide ? ir::WidenedType(t) : t;
+        if (absl::Status s = ExpectDst(i, 0, dt); !s.ok()) return s;
+        if (absl::Status s = ExpectValue(i, 0, t); !s.ok()) return s;
+        return ExpectValue(i, 1, t);
+      }
+      case OpRule::kTernary: {
+        if (absl::Status s = ExpectCount(i, 1, 3); !s.ok()) return s;
+        ScalarType wt = inst.mods.mode == ir::Mode::kWide ? ir::WidenedType(t) : t;
+        if (absl::Status s = ExpectDst(i, 0, wt); !s.ok()) return s;
+        if (absl::Status s = ExpectValue(i, 0, t); !s.ok()) return s;
+        if (absl::Status s = ExpectValue(i, 1, t); !s.ok()) return s;
+        return ExpectValue(i, 2, wt);
+      }
+      case OpRule::kShift:
+        if (absl::Status s = ExpectCount(i, 1, 2); !s.ok()) return s;
+        if (absl::Status s = ExpectDst(i, 0, t); !s.ok()) return s;
+        if (absl::Status s = ExpectValue(i, 0, t); !s.ok()) return s;
+        return ExpectValue(i, 1, ScalarType::kU32);
+      case OpRule::kCount:
+        if (absl::Status s = ExpectCount(i, 1, 1); !s.ok()) return s;
+        if (absl::Status s = ExpectDst(i, 0, ScalarType::kU32); !s.ok()) return s;
+        return ExpectValue(i, 0, t);
+      case OpRule::kBfe:
+        if (absl::Status s = ExpectCount(i, 1, 3); !s.ok()) return s;
+        if (absl::Status s = ExpectDst(i, 0, t); !s.ok()) return s;
+        if (absl::Status s = ExpectValue(i, 0, t); !s.ok()) return s;
+        if (absl::Status s = ExpectValue(i, 1, ScalarType::kU32); !s.ok()) return s;
+        return ExpectValue(i, 2, ScalarType::kU32);
+      case OpRule::kBfi:
+        if (absl::Status s = ExpectCount(i, 1, 4); !s.ok()) return s;
+        if (absl::Status s = ExpectDst(i, 0, t); !s.ok()) return s;
+        if (absl::Status s = ExpectValue(i, 0, t); !s.ok()) return s;
+        if (absl::Status s = ExpectValue(i, 1, t); !s.ok()) return s;
+        if (absl::Status s = ExpectValue(i, 2, ScalarType::kU32); !s.ok()) return s;
+        return ExpectValue(i, 3, ScalarType::kU32);
+      case OpRule::kSetp: {
+        bool combine = inst.mods.bool_op != ir::BoolOp::kNone;
+        if (absl::Status s = ExpectCount(i, 1, combine ? 3 : 2); !s.ok()) return s;
+        if (inst.mods.cmp == ir::CmpOp::kNone) return Error(i, "setp needs a comparison");
+        if (!ir::CmpAllowsType(inst.mods.cmp, t)) {
+          return Error(i, StrCat("comparison .", ir::CmpOpName(inst.mods.cmp), " does not apply to ",
+                                       ir::TypeName(t)));
+        }
+        if (absl::Status s = ExpectDst(i, 0, ScalarType::kPred); !s.ok()) return s;
+        if (absl::Status s = ExpectValue(i, 0, t); !s.ok()) return s;
+        if (absl::Status s = ExpectValue(i, 1, t); !s.ok()) return s;
+        if (combine) return ExpectValue(i, 2, ScalarType::kPred, false);
+        return absl::OkStatus();
+      }
+      case OpRule::kSelp:
+        if (absl::Status s = ExpectCount(i, 1, 3); !s.ok()) return s;
+        if (absl::Status s = ExpectDst(i, 0, t); !s.ok()) return s;
+        if (absl::Status s = ExpectValue(i, 0, t); !s.ok()) return s;
+        if (absl::Status s = ExpectValue(i, 1, t); !s.ok()) return s;
+        return ExpectValue(i, 2, ScalarType::kPred, false);
+      case OpRule::kCvt: return CheckCvt(i);
+      case OpRule::kCvta: {
+        if (absl::Status s = ExpectCount(i, 1, 1); !s.ok()) return s;
+        ir::StateSpace sp = inst.mods.space;
+        if (sp != ir::StateSpace::kGlobal && sp != ir::StateSpace::kShared && sp != ir::StateSpace::kLocal &&
+            sp != ir::StateSpace::kConst && sp != ir::StateSpace::kParam) {
+          return Error(i, "cvta needs a state space (global, shared, local, const or param)");
+        }
+        if (absl::Status s = ExpectDst(i, 0, t); !s.ok()) return s;
+        const Operand& src = inst.srcs[0];
+        if (src.kind == OperandKind::kSymbol) {
+          if (inst.mods.cvta_to) return Error(i, "cvta.to converts a generic address register, not a variable");
+          if (k_.variables[src.id].space != sp) {
+            return Error(i, StrCat("variable '", k_.variables[src.id].name, "' is not in ", ir::StateSpaceName(sp),
+                                         " memory"));
+          }
+          return absl::OkStatus();
+        }
+        return ExpectValue(i, 0, t, false);
+      }
+      case OpRule::kLoad:
+      case OpRule::kStore: {
+        bool load = info.rule == OpRule::kLoad;
+        int vec = inst.mods.vec;
+        if (vec != 1 && vec != 2 && vec != 4) return Error(i, StrCat("vector width ", vec, " is not 1, 2 or 4"));
+        if (absl::Status s = load ? ExpectCount(i, vec, 1) : ExpectCount(i, 0, 1 + vec); !s.ok()) return s;
+        ir::StateSpace sp = inst.mods.space;
+        if (!load && sp == ir::StateSpace::kParam) return Error(i, "params are read-only");
+        if (!load && sp == ir::StateSpace::kConst) return Error(i, "const memory is read-only");
+        if (inst.mods.nc && sp != ir::StateSpace::kGlobal) return Error(i, ".nc applies to ld.global only");
+        if (sp == ir::StateSpace::kParam && vec != 1) return Error(i, "ld.param of a vector is not supported");
+        ir::CacheOp c = inst.mods.cache;
+        if (c != ir::CacheOp::kNone) {
+          bool ok = load ? (c == ir::CacheOp::kCa || c == ir::CacheOp::kCg || c == ir::CacheOp::kCs ||
+                            c == ir::CacheOp::kLu || c == ir::CacheOp::kCv)
+                         : (c == ir::CacheOp::kWb || c == ir::CacheOp::kCg || c == ir::CacheOp::kCs ||
+                            c == ir::CacheOp::kWt);
+          if (!ok) return Error(i, StrCat("cache operator .", ir::CacheOpName(c), " does not apply to ", info.mnemonic));
+        }
+        if (absl::Status s = CheckAddress(i, 0, sp); !s.ok()) return s;
+        for (int v = 0; v < vec; ++v) {
+          if (load) {
+            if (absl::Status s = ExpectDst(i, v, t); !s.ok()) return s;
+          } else if (absl::Status s = ExpectValue(i, 1 + v, t, false); !s.ok()) {
+            return s;
+          }
+        }
+        return absl::OkStatus();
+      }
+      case OpRule::kAtom:
+      case OpRule::kRed: {
+        bool atom = info.rule == OpRule::kAtom;
+        ir::AtomOp op = inst.mods.atom;
+        size_t srcs = op == ir::AtomOp::kCas ? 3 : 2;
+        if (!atom && op == ir::AtomOp::kCas) return Error(i, "red has no .cas (use atom.cas)");
+        if (absl::Status s = ExpectCount(i, atom ? 1 : 0, srcs); !s.ok()) return s;
+        if (!ir::AtomOpAllowsType(op, t)) {
+          return Error(i, StrCat(".", ir::AtomOpName(op), " does not apply to ", ir::TypeName(t)));
+        }
+        ir::StateSpace sp = inst.mods.space;
+        if (sp != ir::StateSpace::kGlobal && sp != ir::StateSpace::kShared && sp != ir::StateSpace::kGeneric) {
+          return Error(i, StrCat(info.mnemonic, " works on global, shared or generic addresses, not ",
+                                       ir::StateSpaceName(sp)));
+        }
+        if (inst.mods.noftz != (op == ir::AtomOp::kAdd && ir::IsHalfFamily(t))) {
+          return Error(i, ".noftz is required for (and only for) f16/bf16 add");
+        }
+        if (absl::Status s = CheckAddress(i, 0, sp); !s.ok()) return s;
+        if (atom) {
+          if (absl::Status s = ExpectDst(i, 0, t); !s.ok()) return s;
+        }
+        for (size_t s = 1; s < srcs; ++s) {
+          if (absl::Status st = ExpectValue(i, s, t); !st.ok()) return st;
+        }
+        return absl::OkStatus();
+      }
+      case OpRule::kBranch:
+        if (absl::Status s = ExpectCount(i, 0, 1); !s.ok()) return s;
+        if (inst.srcs[0].kind != OperandKind::kLabel || inst.srcs[0].id >= k_.labels.size()) {
+          return Error(i, "bra needs a label of this kernel");
+        }
+        return absl::OkStatus();
+      case OpRule::kBarrier:
+        if (inst.dsts.size() != 0 || inst.srcs.empty() || inst.srcs.size() > 2) {
+          return Error(i, "bar.sync takes a barrier id and optionally a thread count");
+        }
+        for (size_t s = 0; s < inst.srcs.size(); ++s) {
+          if (absl::Status st = ExpectValue(i, s, ScalarType::kU32); !st.ok()) return st;
+        }
+        if (inst.srcs[0].is_imm() && inst.srcs[0].bits() > 15) return Error(i, "barrier ids are 0..15");
+        if (inst.srcs.size() == 2 && inst.srcs[1].is_imm() && (inst.srcs[1].bits() == 0 || inst.srcs[1].bits() % 32 != 0)) {
+          return Error(i, "the bar.sync thread count must be a positive multiple of 32");
+        }
+        return absl::OkStatus();
+      case OpRule::kShfl: {
+        if (inst.dsts.empty() || inst.dsts.size() > 2 || inst.srcs.size() != 4) {
+          return Error(i, "shfl.sync takes 1 or 2 destinations and 4 sources");
+        }
+        if (inst.mods.shfl == ir::ShflMode::kNone) return Error(i, "shfl.sync needs a mode (up, down, bfly, idx)");
+        if (absl::Status s = ExpectDst(i, 0, t); !s.ok()) return s;
+        if (inst.dsts.size() == 2) {
+          if (absl::Status s = ExpectDst(i, 1, ScalarType::kPred); !s.ok()) return s;
+        }
+        if (absl::Status s = ExpectValue(i, 0, t); !s.ok()) return s;
+        for (size_t s = 1; s < 4; ++s) {
+          if (absl::Status st = ExpectValue(i, s, ScalarType::kU32); !st.ok()) return st;
+        }
+        return absl::OkStatus();
+      }
+      case OpRule::kVote: {
+        if (absl::Status s = ExpectCount(i, 1, 2); !s.ok()) return s;
+        ir::VoteMode v = inst.mods.vote;
+        if (v == ir::VoteMode::kNone) return Error(i, "vote.sync needs a mode (all, any, uni, ballot)");
+        if ((v == ir::VoteMode::kBallot) != (t == ScalarType::kB32)) {
+          return Error(i, "vote.sync.ballot is .b32; all, any and uni are .pred");
+        }
+        if (absl::Status s = ExpectDst(i, 0, t); !s.ok()) return s;
+        if (absl::Status s = ExpectValue(i, 0, ScalarType::kPred, false); !s.ok()) return s;
+        return ExpectValue(i, 1, ScalarType::kU32);
+      }
+      case OpRule::kNullary:
+        if (absl::Status s = ExpectCount(i, 1, 0); !s.ok()) return s;
+        return ExpectDst(i, 0, t);
+      case OpRule::kNoOperands:
+        if (absl::Status s = ExpectCount(i, 0, 0); !s.ok()) return s;
+        if (inst.op == Opcode::kMembar && inst.mods.scope == ir::Scope::kNone) return Error(i, "membar needs a level (cta, gl, sys)");
+        return absl::OkStatus();
+      case OpRule::kLabelDef:
+        if (inst.srcs.size() != 1 || inst.srcs[0].kind != OperandKind::kLabel || inst.srcs[0].id >= k_.labels.size()) {
+          return Error(i, "a label definition needs a label of this kernel");
+        }
+        return absl::OkStatus();
+      case OpRule::kRawPtx:
+        if (inst.raw_index >= k_.raw_ptx.size()) return Error(i, "raw PTX block does not exist");
+        for (size_t s = 0; s < inst.srcs.size(); ++s) {
+          if (!inst.srcs[s].is_reg()) return Error(i, "raw PTX inputs must be registers");
+        }
+        return absl::OkStatus();
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status CheckLabels() const {
+    std::vector<int> bound(k_.labels.size(), 0);
+    std::vector<size_t> first_bind(k_.labels.size(), 0);
+    for (size_t i = 0; i < k_.body.size(); ++i) {
+      const Instruction& inst = k_.body[i];
+      if (inst.op != Opcode::kLabel) continue;
+      uint32_t l = inst.srcs[0].id;
+      if (bound[l]++ > 0) {
+        std::string first = ir::FormatLoc(k_.body[first_bind[l]].loc);
+        return Error(i, StrCat("label is bound twice", first.empty() ? "" : StrCat(" (first at ", first, ")")));
+      }
+      first_bind[l] = i;
+    }
+    for (size_t i = 0; i < k_.body.size(); ++i) {
+      const Instruction& inst = k_.body[i];
+      if (inst.op == Opcode::kBra && bound[inst.srcs[0].id] == 0) return Error(i, "branch to a label that is never bound");
+    }
+    return absl::OkStatus();
+  }
+
+  // Registers defined once (unless mutable) and defined on every path before use.
+  absl::Status CheckDefinitions() const {
+    const size_t nregs = k_.regs.size();
+    std::vector<uint32_t> def_at(nregs, UINT32_MAX);
+    for (size_t i = 0; i < k_.body.size(); ++i) {
+      for (ir::Reg d : k_.body[i].dsts) {
+        if (def_at[d.id] != UINT32_MAX && !k_.regs[d.id].is_mutable) {
+          std::string first = ir::FormatLoc(k_.body[def_at[d.id]].loc);
+          return Error(i, StrCat("%", d.id, " is defined twice", first.empty() ? "" : StrCat(" (first at ", first, ")"),
+                                       "; declare it mutable to assign it again"));
+        }
+        if (def_at[d.id] == UINT32_MAX) def_at[d.id] = static_cast<uint32_t>(i);
+      }
+    }
+    Cfg cfg = Cfg::Build(k_);
+    const size_t nb = cfg.blocks.size();
+    // Must-defined: IN[b] = intersection of OUT[preds]; entry IN is empty.
+    std::vector<BitSet> gen(nb, BitSet(nregs));
+    for (size_t b = 0; b < nb; ++b) {
+      for (uint32_t i = cfg.blocks[b].begin; i < cfg.blocks[b].end; ++i) {
+        const Instruction& inst = k_.body[i];
+        if (inst.guarded()) continue;  // may not execute
+        for (ir::Reg d : inst.dsts) gen[b].Set(d.id);
+      }
+    }
+    std::vector<BitSet> out(nb, BitSet(nregs, true));
+    BitSet empty(nregs);
+    bool changed = true;
+    while (changed) {
+      changed = false;
+      for (size_t b = 0; b < nb; ++b) {
+        BitSet in = b == 0 ? empty : BitSet(nregs, true);
+        for (uint32_t p : cfg.blocks[b].preds) in.IntersectWith(out[p]);
+        in.UnionWith(gen[b]);
+        if (!(in == out[b])) {
+          out[b] = std::move(in);
+          changed = true;
+        }
+      }
+    }
+    for (size_t b = 0; b < nb; ++b) {
+      BitSet defined = b == 0 ? empty : BitSet(nregs, true);
+      for (uint32_t p : cfg.blocks[b].preds) defined.IntersectWith(out[p]);
+      for (uint32_t i = cfg.blocks[b].begin; i < cfg.blocks[b].end; ++i) {
+        const Instruction& inst = k_.body[i];
+        absl::Status status;
+        ir::ForEachUse(inst, [&](ir::Reg r) {
+          if (status.ok() && !defined.Test(r.id)) {
+            status = Error(i, StrCat("%", r.id, " is used before it is defined",
+                                           def_at[r.id] == UINT32_MAX ? " (it is never defined)"
+                                                                       : " on some path"));
+          }
+        });
+        if (!status.ok()) return status;
+        if (!inst.guarded()) {
+          for (ir::Reg d : inst.dsts) defined.Set(d.id);
+        }
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  const ir::Kernel& k_;
+};
+
+}  // namespace
+
+absl::Status VerifyKernel(const ir::Kernel& kernel) { return Verifier(kernel).Run(); }
+
+absl::Status VerifyModule(const ir::Module& module) {
+  std::vector<const ir::Kernel*> kernels;
+  for (size_t i = 0; i < module.kernels.size(); ++i) {
+    const ir::Kernel& k = module.kernels[i];
+    if (k.target != module.target) {
+      return absl::InvalidArgumentError(StrCat("kernel ", k.name, " targets ", ir::TargetName(k.target),
+                                                     " but the module targets ", ir::TargetName(module.target)));
+    }
+    for (size_t j = 0; j < i; ++j) {
+      if (module.kernels[j].name == k.name) {
+        return absl::InvalidArgumentError(StrCat("the module has two kernels named ", k.name));
+      }
+    }
+    if (absl::Status s = VerifyKernel(k); !s.ok()) return s;
+    kernels.push_back(&k);
+  }
+  if (module.ptx_version) {
+    ir::PtxVersion needed = ir::RequiredPtxVersion(module.target, kernels);
+    if (*module.ptx_version < needed) {
+      return absl::InvalidArgumentError(StrCat("PTX ISA ", module.ptx_version->ToString(),
+                                                     " was pinned, but the module needs ", needed.ToString(),
+                                                     " (target ", ir::TargetName(module.target), " and its instructions)"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace ptxforge::passes

@@ -1,0 +1,235 @@
+// ptx-dump: command-line parsing and the build -> passes -> print pipeline.
+#include "tools/ptx_dump.h"
+
+#include <fstream>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "ir/strings.h"
+#include "absl/strings/str_split.h"
+#include "emit/ir_printer.h"
+#include "emit/ptx_printer.h"
+#include "kernels/registry.h"
+#include "passes/pass.h"
+#include "runtime/ptxas.h"
+
+namespace ptxforge::tools {
+namespace {
+
+constexpr int kOk = 0;
+constexpr int kFailure = 1;
+constexpr int kUsage = 2;
+
+constexpr std::string_view kHelp = R"(usage: ptx-dump --list
+       ptx-dump NAME [options]
+
+Builds the library kernel NAME with ptxforge and prints its PTX.
+
+  --list               print the kernel names, one per line (name TAB description)
+  --target=sm_XX       target GPU (default sm_80); one of: TARGETS
+  --set KEY=VALUE      change a configuration field (repeatable); an unknown
+                       key is an error listing the valid keys
+  --emit=ptx|ir|stats  what to print: PTX (default), the IR after the passes,
+                       or statistics (instructions, registers per class,
+                       maximum live registers, PTX version)
+  --dump-after=PASS    also print the IR to stderr after PASS (verify, dce,
+                       regcount, or all)
+  -o FILE, --output=FILE
+                       write to FILE instead of stdout
+  --validate           assemble the PTX with `ptxas -arch=<target>` and report
+                       the result on stderr (fails when ptxas is missing)
+  --help               this text
+
+Exit status: 0 success; 1 the kernel did not build, verify or assemble;
+2 a usage error (unknown option, kernel, target, key or pass).
+)";
+
+struct Options {
+  std::string kernel;
+  ir::Target target = ir::Target::kSm80;
+  std::vector<std::pair<std::string, std::string>> sets;
+  std::string emit = "ptx";
+  std::string dump_after;
+  std::string output;
+  bool validate = false;
+  bool list = false;
+  bool help = false;
+};
+
+// Splits "--opt=value" / "--opt value"; returns nullopt (and sets error) when
+// the value is missing.
+std::optional<std::string> TakeValue(std::span<const std::string> args, size_t& i, std::string_view opt,
+                                     std::string& error) {
+  const std::string& a = args[i];
+  if (a.size() > opt.size() && a[opt.size()] == '=') return a.substr(opt.size() + 1);
+  if (i + 1 < args.size()) return args[++i];
+  error = StrCat(opt, " needs a value");
+  return std::nullopt;
+}
+
+std::string ParseArgs(std::span<const std::string> args, Options& o) {
+  std::string error;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    auto is = [&](std::string_view opt) { return a == opt || a.starts_with(StrCat(opt, "=")); };
+    if (a == "--help" || a == "-h") {
+      o.help = true;
+    } else if (a == "--list") {
+      o.list = true;
+    } else if (a == "--validate") {
+      o.validate = true;
+    } else if (is("--target")) {
+      std::optional<std::string> v = TakeValue(args, i, "--target", error);
+      if (!v) return error;
+      absl::StatusOr<ir::Target> t = ir::ParseTarget(*v);
+      if (!t.ok()) return std::string(t.status().message());
+      o.target = *t;
+    } else if (is("--set")) {
+      std::optional<std::string> v = TakeValue(args, i, "--set", error);
+      if (!v) return error;
+      size_t eq = v->find('=');
+      if (eq == std::string::npos || eq == 0) return StrCat("--set expects KEY=VALUE, got '", *v, "'");
+      o.sets.emplace_back(v->substr(0, eq), v->substr(eq + 1));
+    } else if (is("--emit")) {
+      std::optional<std::string> v = TakeValue(args, i, "--emit", error);
+      if (!v) return error;
+      if (*v != "ptx" && *v != "ir" && *v != "stats") return StrCat("--emit must be ptx, ir or stats, not '", *v, "'");
+      o.emit = *v;
+    } else if (is("--dump-after")) {
+      std::optional<std::string> v = TakeValue(args, i, "--dump-after", error);
+      if (!v) return error;
+      o.dump_after = *v;
+    } else if (a == "-o" || is("--output")) {
+      std::optional<std::string> v = TakeValue(args, i, a == "-o" ? "-o" : "--output", error);
+      if (!v) return error;
+      if (v->empty()) return "-o needs a file name";
+      o.output = *v;
+    } else if (a.starts_with("-")) {
+      return StrCat("unknown option '", a, "' (see --help)");
+    } else if (o.kernel.empty()) {
+      o.kernel = a;
+    } else {
+      return StrCat("more than one kernel name given ('", o.kernel, "' and '", a, "')");
+    }
+  }
+  return "";
+}
+
+std::string Stats(const ir::Kernel& k) {
+  std::string out = StrCat("kernel: ", k.name, "\ntarget: ", ir::TargetName(k.target), "\nptx_version: ",
+                                 ir::RequiredPtxVersion(k.target, {&k}).ToString(), "\n");
+  if (!k.stats) return out;
+  const ir::KernelStats& s = *k.stats;
+  StrAppend(&out, "instructions: ", s.instructions, "\nregisters:");
+  for (int c = 0; c < ir::kNumRegClasses; ++c) {
+    StrAppend(&out, " ", ir::RegClassName(static_cast<ir::RegClass>(c)), "=", s.regs_per_class[c]);
+  }
+  StrAppend(&out, "\nmax_live_32bit: ", s.max_live, "\nmax_live_per_class:");
+  for (int c = 0; c < ir::kNumRegClasses; ++c) {
+    StrAppend(&out, " ", ir::RegClassName(static_cast<ir::RegClass>(c)), "=", s.max_live_per_class[c]);
+  }
+  out.push_back('\n');
+  return out;
+}
+
+std::string FirstLine(std::string_view s) {
+  for (size_t start = 0; start < s.size();) {
+    size_t nl = s.find('\n', start);
+    std::string_view line = s.substr(start, nl == std::string_view::npos ? std::string_view::npos : nl - start);
+    if (line.find("error") != std::string_view::npos) return std::string(line);
+    if (nl == std::string_view::npos) break;
+    start = nl + 1;
+  }
+  size_t nl = s.find('\n');
+  return std::string(s.substr(0, nl));
+}
+
+}  // namespace
+
+int RunPtxDump(std::span<const std::string> args, std::ostream& out, std::ostream& err) {
+  Options o;
+  if (std::string e = ParseArgs(args, o); !e.empty()) {
+    err << "ptx-dump: " << e << "\n";
+    return kUsage;
+  }
+  if (o.help) {
+    std::string help(kHelp);
+    help.replace(help.find("TARGETS"), 7, ir::SupportedTargetList());
+    out << help;
+    return kOk;
+  }
+  if (o.list) {
+    if (!o.kernel.empty()) {
+      err << "ptx-dump: --list takes no kernel name\n";
+      return kUsage;
+    }
+    for (const kernels::KernelFamily* f : kernels::AllFamilies()) out << f->name() << "\t" << f->description() << "\n";
+    return kOk;
+  }
+  if (o.kernel.empty()) {
+    err << "ptx-dump: no kernel name given (ptx-dump --list shows them; --help for usage)\n";
+    return kUsage;
+  }
+  const kernels::KernelFamily* family = kernels::FindFamily(o.kernel);
+  if (family == nullptr) {
+    std::vector<std::string_view> close = kernels::CloseFamilyNames(o.kernel);
+    err << "ptx-dump: unknown kernel '" << o.kernel << "'";
+    if (!close.empty()) err << "; did you mean " << StrJoin(close, " or ") << "?";
+    err << " (ptx-dump --list shows all)\n";
+    return kUsage;
+  }
+  absl::StatusOr<kernels::Config> config = family->MakeConfig(o.sets);
+  if (!config.ok()) {
+    err << "ptx-dump: " << config.status().message() << "\n";
+    return kUsage;
+  }
+  passes::Pipeline pipeline = passes::Pipeline::Standard();
+  if (!o.dump_after.empty()) {
+    absl::Status s = pipeline.DumpAfter(o.dump_after, [&err](std::string_view pass, const ir::Kernel& k) {
+      err << "// IR after " << pass << "\n" << emit::PrintIr(k);
+    });
+    if (!s.ok()) {
+      err << "ptx-dump: --dump-after: " << s.message() << "\n";
+      return kUsage;
+    }
+  }
+  absl::StatusOr<ir::Kernel> kernel = family->Build(*config, o.target);
+  if (!kernel.ok()) {
+    err << "ptx-dump: " << kernel.status().message() << "\n";
+    return kFailure;
+  }
+  if (absl::Status s = pipeline.Run(*kernel); !s.ok()) {
+    err << "ptx-dump: " << s.message() << "\n";
+    return kFailure;
+  }
+  absl::StatusOr<std::string> ptx = emit::PrintPtx(*kernel);
+  if (!ptx.ok()) {
+    err << "ptx-dump: " << ptx.status().message() << "\n";
+    return kFailure;
+  }
+  std::string text = o.emit == "ptx" ? *ptx : o.emit == "ir" ? emit::PrintIr(*kernel) : Stats(*kernel);
+  if (o.output.empty()) {
+    out << text;
+  } else {
+    std::ofstream f(o.output, std::ios::binary);
+    f << text;
+    f.close();
+    if (!f) {
+      err << "ptx-dump: cannot write " << o.output << "\n";
+      return kFailure;
+    }
+  }
+  if (o.validate) {
+    absl::Status v = runtime::ValidateWithPtxas(*ptx, o.target);
+    if (!v.ok()) {
+      err << "ptx-dump: " << kernel->name << ": " << FirstLine(ToStd(v.message())) << "\n";
+      return kFailure;
+    }
+    err << "ptx-dump: ptxas -arch=" << ir::TargetName(o.target) << " accepted " << kernel->name << "\n";
+  }
+  return kOk;
+}
+
+}  // namespace ptxforge::tools
