@@ -1,0 +1,78 @@
+// Argument checking and packing shared by every device.
+#include "runtime/device.h"
+
+#include "ir/strings.h"
+
+namespace ptxforge::runtime {
+
+absl::Status CheckArgs(const LoadedKernel& kernel, std::span<const KernelArg> args) {
+  const auto& params = kernel.params();
+  if (args.size() != params.size()) {
+    std::vector<std::string> names;
+    for (const ir::Param& p : params) names.push_back(StrCat(p.name, ":", ir::TypeName(p.type)));
+    return absl::InvalidArgumentError(StrCat("kernel ", kernel.name(), " takes ", params.size(), " argument(s) (",
+                                             StrJoin(names, ", "), "), got ", args.size()));
+  }
+  for (size_t i = 0; i < params.size(); ++i) {
+    const ir::Param& p = params[i];
+    const KernelArg& a = args[i];
+    auto describe = [](ir::ScalarType t, bool address) {
+      return address ? std::string("a device buffer (u64 address)")
+                     : StrCat(ir::TypeName(t), " (", ir::TypeSize(t), " bytes)");
+    };
+    bool ok = a.is_address ? ir::TypesCompatible(ir::ScalarType::kU64, p.type)
+                           : ir::TypeSize(a.type) == ir::TypeSize(p.type) &&
+                                 (ir::TypesCompatible(p.type, a.type) ||
+                                  // f16/bf16 params take their bits from 16-bit integers
+                                  (ir::IsHalfFamily(p.type) && ir::IsInteger(a.type)));
+    if (!ok) {
+      return absl::InvalidArgumentError(StrCat("kernel ", kernel.name(), ": param ", i, " '", p.name, "' is ",
+                                               describe(p.type, false), ", got ", describe(a.type, a.is_address)));
+    }
+  }
+  return absl::OkStatus();
+}
+
+std::vector<uint8_t> PackArgs(const LoadedKernel& kernel, std::span<const KernelArg> args) {
+  std::vector<uint8_t> out;
+  const auto& params = kernel.params();
+  for (size_t i = 0; i < params.size() && i < args.size(); ++i) {
+    size_t size = static_cast<size_t>(ir::TypeSize(params[i].type));
+    size_t offset = (out.size() + size - 1) / size * size;
+    out.resize(offset + size, 0);
+    std::memcpy(out.data() + offset, &args[i].bits, size);
+  }
+  return out;
+}
+
+absl::Status CheckLaunchConfig(const LoadedKernel& kernel, const LaunchConfig& c) {
+  auto dims = [](const Dim3& d) { return StrCat(d.x, "x", d.y, "x", d.z); };
+  if (c.grid.x == 0 || c.grid.y == 0 || c.grid.z == 0) {
+    return absl::InvalidArgumentError(StrCat("kernel ", kernel.name(), ": grid ", dims(c.grid), " has a zero dimension"));
+  }
+  if (c.block.x == 0 || c.block.y == 0 || c.block.z == 0) {
+    return absl::InvalidArgumentError(StrCat("kernel ", kernel.name(), ": block ", dims(c.block), " has a zero dimension"));
+  }
+  if (c.block.count() > 1024 || c.block.x > 1024 || c.block.y > 1024 || c.block.z > 64) {
+    return absl::InvalidArgumentError(StrCat("kernel ", kernel.name(), ": block ", dims(c.block),
+                                             " exceeds the limits (1024 threads; x, y <= 1024, z <= 64)"));
+  }
+  if (c.grid.y > 65535 || c.grid.z > 65535) {
+    return absl::InvalidArgumentError(StrCat("kernel ", kernel.name(), ": grid ", dims(c.grid),
+                                             " exceeds the limits (y, z <= 65535)"));
+  }
+  const ir::LaunchBounds& b = kernel.bounds();
+  if (b.reqntid[0] != 0 && (c.block.x != b.reqntid[0] || c.block.y != b.reqntid[1] || c.block.z != b.reqntid[2])) {
+    return absl::InvalidArgumentError(StrCat("kernel ", kernel.name(), " requires blocks of exactly ",
+                                             b.reqntid[0], "x", b.reqntid[1], "x", b.reqntid[2],
+                                             " threads (.reqntid), got ", dims(c.block)));
+  }
+  if (b.maxntid[0] != 0 && c.block.count() > uint64_t{b.maxntid[0]} * b.maxntid[1] * b.maxntid[2]) {
+    return absl::InvalidArgumentError(StrCat("kernel ", kernel.name(), " allows at most ",
+                                             uint64_t{b.maxntid[0]} * b.maxntid[1] * b.maxntid[2],
+                                             " threads per block (.maxntid), got ", dims(c.block)));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace ptxforge::runtime
