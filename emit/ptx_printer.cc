@@ -46,14 +46,7 @@ void PrintKernel(std::string& out, const ir::Kernel& k) {
                     "[", v.count, "];\n");
   }
   out.push_back('\n');
-  auto reg_name = [&](std::string& o, ir::Reg r) {
-    if (r.id >= numbering.number.size() || numbering.number[r.id] == ir::RegisterNumbering::kUnused) {
-      o.append("%<bad>");
-      return;
-    }
-    o.append(ir::RegClassPrefix(ir::RegClassOf(k.regs[r.id].type)));
-    StrAppend(&o, numbering.number[r.id]);
-  };
+  auto reg_name = [&](std::string& o, ir::Reg r) { ir::AppendPtxRegName(o, k, numbering, r); };
   std::string line;
   for (const ir::Instruction& inst : k.body) {
     line.clear();

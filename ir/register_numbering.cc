@@ -1,6 +1,8 @@
 // Dense per-class register numbering.
 #include "ir/register_numbering.h"
 
+#include "ir/strings.h"
+
 namespace ptxforge::ir {
 
 RegisterNumbering RegisterNumbering::Compute(const Kernel& kernel) {
@@ -20,6 +22,15 @@ RegisterNumbering RegisterNumbering::Compute(const Kernel& kernel) {
     n.number[id] = n.count[c]++;
   }
   return n;
+}
+
+void AppendPtxRegName(std::string& out, const Kernel& kernel, const RegisterNumbering& numbering, Reg r) {
+  if (r.id >= numbering.number.size() || numbering.number[r.id] == RegisterNumbering::kUnused) {
+    out.append("%<bad>");
+    return;
+  }
+  out.append(RegClassPrefix(RegClassOf(kernel.regs[r.id].type)));
+  StrAppend(&out, numbering.number[r.id]);
 }
 
 }  // namespace ptxforge::ir

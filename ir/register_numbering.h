@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "ir/kernel.h"
@@ -20,6 +21,10 @@ struct RegisterNumbering {
 
   static RegisterNumbering Compute(const Kernel& kernel);
 };
+
+// Appends the PTX name of `r` under `numbering` ("%rd7"); "%<bad>" for a
+// register the body never references.
+void AppendPtxRegName(std::string& out, const Kernel& kernel, const RegisterNumbering& numbering, Reg r);
 
 // Calls f(Reg) for every register an instruction reads (sources, address
 // bases, the guard, raw-PTX inputs).

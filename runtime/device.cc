@@ -33,14 +33,26 @@ absl::Status CheckArgs(const LoadedKernel& kernel, std::span<const KernelArg> ar
   return absl::OkStatus();
 }
 
+std::vector<uint32_t> ParamOffsets(const std::vector<ir::Param>& params, uint32_t* total) {
+  std::vector<uint32_t> offsets;
+  uint32_t end = 0;
+  for (const ir::Param& p : params) {
+    uint32_t size = static_cast<uint32_t>(ir::TypeSize(p.type));
+    uint32_t offset = (end + size - 1) / size * size;
+    offsets.push_back(offset);
+    end = offset + size;
+  }
+  *total = end;
+  return offsets;
+}
+
 std::vector<uint8_t> PackArgs(const LoadedKernel& kernel, std::span<const KernelArg> args) {
-  std::vector<uint8_t> out;
+  uint32_t total = 0;
   const auto& params = kernel.params();
+  std::vector<uint32_t> offsets = ParamOffsets(params, &total);
+  std::vector<uint8_t> out(total, 0);
   for (size_t i = 0; i < params.size() && i < args.size(); ++i) {
-    size_t size = static_cast<size_t>(ir::TypeSize(params[i].type));
-    size_t offset = (out.size() + size - 1) / size * size;
-    out.resize(offset + size, 0);
-    std::memcpy(out.data() + offset, &args[i].bits, size);
+    std::memcpy(out.data() + offsets[i], &args[i].bits, static_cast<size_t>(ir::TypeSize(params[i].type)));
   }
   return out;
 }

@@ -99,6 +99,9 @@ class LoadedKernel {
 // Checks `args` against the kernel's params; the message names the kernel and
 // the param ("kernel vector_add_f32: param 3 'n' is u32 (4 bytes), got f64 (8 bytes)").
 absl::Status CheckArgs(const LoadedKernel& kernel, std::span<const KernelArg> args);
+// Byte offsets of the params in the param buffer (each at its natural
+// alignment); the total size goes to *total.
+std::vector<uint32_t> ParamOffsets(const std::vector<ir::Param>& params, uint32_t* total);
 // Lays the arguments out as the param buffer (each at its natural alignment).
 std::vector<uint8_t> PackArgs(const LoadedKernel& kernel, std::span<const KernelArg> args);
 // Grid and block limits, and the kernel's .reqntid / .maxntid.

@@ -1,0 +1,165 @@
+// Decoding ir::Kernel into the emulator's Program: slots, layouts, handlers.
+#include <map>
+
+#include "ir/format.h"
+#include "ir/strings.h"
+#include "runtime/device.h"
+#include "runtime/emulator/program.h"
+
+namespace ptxforge::runtime::emu {
+namespace {
+
+uint32_t AlignUp(uint32_t v, uint32_t a) { return (v + a - 1) / a * a; }
+
+Space SpaceOf(ir::StateSpace s) {
+  switch (s) {
+    case ir::StateSpace::kGlobal: return Space::kGlobal;
+    case ir::StateSpace::kShared: return Space::kShared;
+    case ir::StateSpace::kLocal: return Space::kLocal;
+    case ir::StateSpace::kParam: return Space::kParam;
+    default: return Space::kGeneric;
+  }
+}
+
+}  // namespace
+
+std::string Program::PtxText(uint32_t index) const {
+  std::string out;
+  if (index >= kernel.body.size()) return out;
+  ir::AppendInstruction(out, kernel, kernel.body[index],
+                        [this](std::string& o, ir::Reg r) { ir::AppendPtxRegName(o, kernel, numbering, r); });
+  return out;
+}
+
+std::string Program::SourceLoc(uint32_t index) const {
+  return index < kernel.body.size() ? ir::FormatLoc(kernel.body[index].loc) : std::string();
+}
+
+absl::StatusOr<Program> Decode(const ir::Kernel& kernel, bool check_init) {
+  Program p;
+  p.kernel = kernel;
+  p.numbering = ir::RegisterNumbering::Compute(kernel);
+  p.check_init = check_init;
+  p.num_regs = static_cast<uint32_t>(kernel.regs.size());
+
+  // Layouts: shared variables in order, the dynamic window last; local likewise.
+  p.variable_offsets.assign(kernel.variables.size(), 0);
+  uint32_t shared = 0, local = 0, extern_align = 1;
+  int extern_index = -1;
+  for (size_t i = 0; i < kernel.variables.size(); ++i) {
+    const ir::Variable& v = kernel.variables[i];
+    if (v.is_extern) {
+      extern_index = static_cast<int>(i);
+      extern_align = std::max(extern_align, v.align);
+      continue;
+    }
+    uint32_t& cursor = v.space == ir::StateSpace::kShared ? shared : local;
+    cursor = AlignUp(cursor, v.align);
+    p.variable_offsets[i] = cursor;
+    cursor += static_cast<uint32_t>(v.size_bytes());
+  }
+  p.static_shared_bytes = shared;
+  p.dynamic_shared_offset = AlignUp(shared, extern_align);
+  if (extern_index >= 0) p.variable_offsets[extern_index] = p.dynamic_shared_offset;
+  p.local_bytes = local;
+  p.param_offsets = ParamOffsets(kernel.params, &p.param_bytes);
+
+  // Constant slots, shared by value.
+  std::map<uint64_t, uint32_t> constants;
+  auto constant = [&](uint64_t bits) {
+    auto [it, inserted] = constants.emplace(bits, 0);
+    if (inserted) {
+      it->second = p.num_regs + static_cast<uint32_t>(p.initial_slots.size());
+      p.initial_slots.push_back(bits);
+    }
+    return it->second;
+  };
+
+  // Labels map to the index of the next decoded instruction.
+  std::vector<uint32_t> label_pc(kernel.labels.size(), 0);
+  {
+    uint32_t pc = 0;
+    for (const ir::Instruction& inst : kernel.body) {
+      if (inst.op == ir::Opcode::kLabel) {
+        label_pc[inst.srcs[0].id] = pc;
+      } else {
+        ++pc;
+      }
+    }
+  }
+
+  for (uint32_t index = 0; index < kernel.body.size(); ++index) {
+    const ir::Instruction& inst = kernel.body[index];
+    if (inst.op == ir::Opcode::kLabel) continue;
+    if (inst.op == ir::Opcode::kRaw) {
+      std::string loc = ir::FormatLoc(inst.loc);
+      return absl::UnimplementedError(StrCat("kernel ", kernel.name, ": ", loc.empty() ? "" : StrCat(loc, ": "),
+                                             "the emulator cannot run raw PTX (", ir::InstructionText(kernel, inst), ")"));
+    }
+    DInst d;
+    d.index = index;
+    d.mods = inst.mods;
+    d.op_class = static_cast<uint8_t>(inst.info().op_class);
+    d.vec = inst.mods.vec;
+    d.space = SpaceOf(inst.mods.space);
+    if (inst.guarded()) {
+      d.guard = inst.guard.id;
+      d.guard_negated = inst.guard_negated;
+    }
+    if (inst.dsts.size() > 4) return absl::InternalError("too many destinations");
+    d.ndst = static_cast<uint8_t>(inst.dsts.size());
+    for (size_t k = 0; k < inst.dsts.size(); ++k) d.dst[k] = inst.dsts[k].id;
+    uint8_t nsrc = 0;
+    for (const ir::Operand& op : inst.srcs) {
+      uint32_t slot = kNoSlot;
+      switch (op.kind) {
+        case ir::OperandKind::kReg: slot = op.id; break;
+        case ir::OperandKind::kImm: slot = constant(op.bits()); break;
+        case ir::OperandKind::kSpecial: d.imm = op.id; continue;
+        case ir::OperandKind::kSymbol: slot = constant(p.variable_offsets[op.id]); break;
+        case ir::OperandKind::kLabel: d.imm = label_pc[op.id]; continue;
+        case ir::OperandKind::kAddress:
+          switch (op.base) {
+            case ir::AddressBase::kReg: d.base = op.id; d.imm = op.value; break;
+            case ir::AddressBase::kSymbol: d.imm = int64_t{p.variable_offsets[op.id]} + op.value; break;
+            case ir::AddressBase::kParam: d.imm = p.param_offsets[op.id]; break;
+          }
+          continue;
+        case ir::OperandKind::kNone: return absl::InternalError("empty operand");
+      }
+      if (nsrc >= 4) return absl::InternalError(StrCat("too many sources in ", ir::InstructionText(kernel, inst)));
+      d.src[nsrc++] = slot;
+    }
+    d.nsrc = nsrc;
+    if ((inst.op == ir::Opcode::kAtom || inst.op == ir::Opcode::kRed) &&
+        (inst.mods.space == ir::StateSpace::kGlobal || inst.mods.space == ir::StateSpace::kGeneric)) {
+      p.has_global_atomics = true;
+    }
+    switch (inst.op) {
+      case ir::Opcode::kBarSync: d.collective = Collective::kBarrier; break;
+      case ir::Opcode::kShfl: d.collective = Collective::kShfl; break;
+      case ir::Opcode::kVote: d.collective = Collective::kVote; break;
+      default: break;
+    }
+    Handler h = SelectArith(inst);
+    if (h == nullptr) h = SelectConvert(inst);
+    if (h == nullptr) h = SelectMemory(inst);
+    if (h == nullptr) h = SelectControl(inst);
+    if (h == nullptr) {
+      return absl::UnimplementedError(StrCat("kernel ", kernel.name, ": the emulator cannot run ",
+                                             ir::InstructionText(kernel, inst)));
+    }
+    d.fn = h;
+    p.code.push_back(d);
+  }
+  // A final exit so that no thread runs past the end.
+  DInst end;
+  end.fn = SelectControl(ir::Instruction{});
+  end.index = static_cast<uint32_t>(kernel.body.size());
+  end.op_class = static_cast<uint8_t>(ir::OpClass::kControl);
+  p.code.push_back(end);
+  p.num_slots = p.num_regs + static_cast<uint32_t>(p.initial_slots.size());
+  return p;
+}
+
+}  // namespace ptxforge::runtime::emu

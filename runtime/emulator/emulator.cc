@@ -1,0 +1,485 @@
+// The emulator device: memory, Load, Launch, and the block scheduler that
+// gives bar.sync and warp collectives their block-wide semantics.
+#include "runtime/emulator.h"
+
+#include <algorithm>
+#include <atomic>
+#include <map>
+#include <thread>
+
+#include "ir/strings.h"
+#include "passes/verifier.h"
+#include "runtime/emulator/program.h"
+
+namespace ptxforge::runtime {
+
+using emu::Action;
+using emu::Block;
+using emu::DInst;
+using emu::Program;
+using emu::Thread;
+using emu::ThreadState;
+
+namespace {
+
+// The largest shared memory a block may use (sm_90: 227 KiB).
+constexpr uint32_t kMaxSharedBytes = 227 * 1024;
+
+class EmulatedKernel : public LoadedKernel {
+ public:
+  EmulatedKernel(const ir::Kernel& kernel, Program program, const Emulator* owner)
+      : LoadedKernel(kernel), program_(std::move(program)), owner_(owner) {}
+  const Program& program() const { return program_; }
+  const Emulator* owner() const { return owner_; }
+
+ private:
+  Program program_;
+  const Emulator* owner_;
+};
+
+std::string Hex64(uint64_t v) { return StrCat("0x", Hex{v}); }
+
+}  // namespace
+
+// ---- counters
+
+EmulatorCounters& EmulatorCounters::operator+=(const EmulatorCounters& o) {
+  instructions += o.instructions;
+  for (int i = 0; i < ir::kNumOpClasses; ++i) by_class[i] += o.by_class[i];
+  global_load_bytes += o.global_load_bytes;
+  global_store_bytes += o.global_store_bytes;
+  shared_loads += o.shared_loads;
+  shared_stores += o.shared_stores;
+  atomics += o.atomics;
+  barriers += o.barriers;
+  return *this;
+}
+
+std::string EmulatorCounters::ToString() const {
+  std::string out = StrCat("instructions=", instructions, " (");
+  bool first = true;
+  for (int i = 0; i < ir::kNumOpClasses; ++i) {
+    if (by_class[i] == 0) continue;
+    StrAppend(&out, first ? "" : " ", ir::OpClassName(static_cast<ir::OpClass>(i)), "=", by_class[i]);
+    first = false;
+  }
+  StrAppend(&out, ") global_load_bytes=", global_load_bytes, " global_store_bytes=", global_store_bytes,
+            " shared_loads=", shared_loads, " shared_stores=", shared_stores, " atomics=", atomics,
+            " barriers=", barriers);
+  return out;
+}
+
+namespace emu {
+
+std::string Block::Where(const Thread& t) const {
+  return StrCat("block (", ctaid[0], ",", ctaid[1], ",", ctaid[2], ") thread (", t.tid[0], ",", t.tid[1], ",", t.tid[2],
+                ")");
+}
+
+Action Block::Fail(const Thread& t, const DInst& d, std::string message) {
+  if (!error.ok()) return Action::kError;
+  std::string loc = program->SourceLoc(d.index);
+  std::string text = program->PtxText(d.index);
+  error = absl::FailedPreconditionError(StrCat("kernel ", program->kernel.name, ": ", message, "; ", Where(t),
+                                               text.empty() ? std::string() : StrCat(" at `", text, "`"),
+                                               loc.empty() ? std::string() : StrCat(" (", loc, ")")));
+  return Action::kError;
+}
+
+namespace {
+
+// Runs a thread until it waits, exits or fails.
+template <bool kCheckInit>
+void RunThread(Block& b, Thread& t) {
+  const DInst* code = b.program->code.data();
+  auto& by_class = b.counters.by_class;
+  const uint64_t limit = b.launch->max_instructions;
+  for (;;) {
+    const DInst& d = code[t.pc];
+    ++by_class[d.op_class];
+    if (++t.executed > limit) {
+      b.Fail(t, d, StrCat("a thread executed more than ", limit, " instructions (an infinite loop?)"));
+      return;
+    }
+    if (d.guard != kNoSlot) {
+      if constexpr (kCheckInit) {
+        if (!t.defined[d.guard]) {
+          std::string name;
+          ir::AppendPtxRegName(name, b.program->kernel, b.program->numbering, ir::Reg{d.guard});
+          b.Fail(t, d, StrCat("read of guard predicate ", name, ", which was never written"));
+          return;
+        }
+      }
+      if ((t.regs[d.guard] != 0) == static_cast<bool>(d.guard_negated)) {
+        ++t.pc;
+        continue;
+      }
+    }
+    if constexpr (kCheckInit) {
+      auto check = [&](uint32_t slot) {
+        if (slot == kNoSlot || t.defined[slot]) return true;
+        std::string name;
+        ir::AppendPtxRegName(name, b.program->kernel, b.program->numbering, ir::Reg{slot});
+        b.Fail(t, d, StrCat("read of register ", name, ", which was never written"));
+        return false;
+      };
+      for (int k = 0; k < d.nsrc; ++k) {
+        if (!check(d.src[k])) return;
+      }
+      if (!check(d.base)) return;
+    }
+    Action a = d.fn(b, t, d);
+    if constexpr (kCheckInit) {
+      if (a == Action::kNext || a == Action::kJump) {
+        for (int k = 0; k < d.ndst; ++k) t.defined[d.dst[k]] = 1;
+      }
+    }
+    switch (a) {
+      case Action::kNext: ++t.pc; break;
+      case Action::kJump: break;
+      case Action::kBlock: return;
+      case Action::kExit: t.state = ThreadState::kExited; return;
+      case Action::kError: return;
+    }
+  }
+}
+
+// "0-127" style ranges of linear thread indices.
+std::string Ranges(const std::vector<uint32_t>& ids) {
+  std::vector<std::string> parts;
+  for (size_t i = 0; i < ids.size();) {
+    size_t j = i;
+    while (j + 1 < ids.size() && ids[j + 1] == ids[j] + 1) ++j;
+    parts.push_back(i == j ? StrCat(ids[i]) : StrCat(ids[i], "-", ids[j]));
+    i = j + 1;
+  }
+  return StrJoin(parts, ",");
+}
+
+void Deadlock(Block& b) {
+  const Program& p = *b.program;
+  // Group threads by what they are doing.
+  std::map<std::pair<int, uint32_t>, std::vector<uint32_t>> groups;  // (state, pc) -> threads
+  for (const Thread& t : b.threads) {
+    groups[{static_cast<int>(t.state), t.state == ThreadState::kExited ? 0 : t.pc}].push_back(t.linear);
+  }
+  std::vector<std::string> parts;
+  for (const auto& [key, ids] : groups) {
+    auto state = static_cast<ThreadState>(key.first);
+    std::string what;
+    if (state == ThreadState::kExited) {
+      what = "exited";
+    } else {
+      const DInst& d = p.code[key.second];
+      std::string loc = p.SourceLoc(d.index);
+      what = StrCat(state == ThreadState::kBarrier ? "wait at `" : "wait in warp collective `", p.PtxText(d.index), "`",
+                    loc.empty() ? std::string() : StrCat(" (", loc, ")"));
+    }
+    parts.push_back(StrCat("threads ", Ranges(ids), " ", what));
+  }
+  const uint32_t* nt = b.launch->block;
+  bool multi = nt[1] > 1 || nt[2] > 1;
+  b.error = absl::FailedPreconditionError(
+      StrCat("kernel ", p.kernel.name, ": deadlock in block (", b.ctaid[0], ",", b.ctaid[1], ",", b.ctaid[2],
+             "): ", StrJoin(parts, "; "),
+             multi ? StrCat(" (thread numbers are linear: x + y*", nt[0], " + z*", nt[0] * nt[1], ")") : std::string()));
+}
+
+// Completes warp collectives whose member lanes have all arrived; returns
+// whether any did. A lane's mask naming exited or absent lanes is an error.
+bool ReleaseWarps(Block& b) {
+  const Program& p = *b.program;
+  bool progressed = false;
+  const uint32_t n = static_cast<uint32_t>(b.threads.size());
+  for (uint32_t warp = 0; warp * 32 < n && b.error.ok(); ++warp) {
+    for (uint32_t lane = 0; lane < 32; ++lane) {
+      uint32_t i = warp * 32 + lane;
+      if (i >= n) break;
+      Thread& first = b.threads[i];
+      if (first.state != ThreadState::kWarp) continue;
+      const DInst& d = p.code[first.pc];
+      // The member mask: shfl.sync d, a, b, c, mask; vote.sync d, p, mask.
+      uint32_t mask = Get<uint32_t>(first, d.src[d.collective == emu::Collective::kShfl ? 3 : 1]);
+      if ((mask >> lane & 1) == 0) {
+        b.Fail(first, d, StrCat("the member mask 0x", Hex{mask, 8}, " does not include the calling lane ", lane));
+        return false;
+      }
+      Thread* lanes[32];
+      int count = 0;
+      bool ready = true;
+      for (uint32_t m = 0; m < 32 && ready; ++m) {
+        if ((mask >> m & 1) == 0) continue;
+        uint32_t j = warp * 32 + m;
+        if (j >= n) {
+          b.Fail(first, d, StrCat("the member mask 0x", Hex{mask, 8}, " names lane ", m, ", which is not in the block"));
+          return false;
+        }
+        Thread& other = b.threads[j];
+        if (other.state == ThreadState::kExited) {
+          b.Fail(first, d, StrCat("the member mask 0x", Hex{mask, 8}, " names lane ", m, ", which has exited"));
+          return false;
+        }
+        if (other.state != ThreadState::kWarp || other.pc != first.pc) {
+          ready = false;
+          break;
+        }
+        lanes[count++] = &other;
+      }
+      if (!ready) continue;
+      if (emu::RunCollective(b, d, lanes, count) == Action::kError) return false;
+      progressed = true;
+    }
+  }
+  return progressed;
+}
+
+// Releases every barrier whose expected threads have all arrived.
+bool ReleaseBarriers(Block& b) {
+  const Program& p = *b.program;
+  uint32_t waiting[16] = {};
+  uint32_t expected[16] = {};
+  for (Thread& t : b.threads) {
+    if (t.state != ThreadState::kBarrier) continue;
+    const DInst& d = p.code[t.pc];
+    uint32_t id = Get<uint32_t>(t, d.src[0]);
+    if (id > 15) {
+      b.Fail(t, d, StrCat("barrier id ", id, " is out of range (0..15)"));
+      return false;
+    }
+    uint32_t count = d.nsrc > 1 ? Get<uint32_t>(t, d.src[1]) : static_cast<uint32_t>(b.threads.size());
+    if (expected[id] != 0 && expected[id] != count) {
+      b.Fail(t, d, StrCat("threads wait at barrier ", id, " with different thread counts (", expected[id], " and ", count, ")"));
+      return false;
+    }
+    expected[id] = count;
+    waiting[id]++;
+  }
+  bool progressed = false;
+  for (uint32_t id = 0; id < 16; ++id) {
+    if (waiting[id] == 0 || waiting[id] < expected[id]) continue;
+    for (Thread& t : b.threads) {
+      if (t.state != ThreadState::kBarrier) continue;
+      const DInst& d = p.code[t.pc];
+      if (Get<uint32_t>(t, d.src[0]) != id) continue;
+      t.state = ThreadState::kRunning;
+      t.pc++;
+      b.counters.barriers++;
+    }
+    progressed = true;
+  }
+  return progressed;
+}
+
+}  // namespace
+
+void RunBlock(Block& b) {
+  const Program& p = *b.program;
+  for (;;) {
+    bool all_exited = true;
+    for (Thread& t : b.threads) {
+      if (t.state == ThreadState::kRunning) {
+        if (p.check_init) {
+          RunThread<true>(b, t);
+        } else {
+          RunThread<false>(b, t);
+        }
+        if (!b.error.ok()) return;
+      }
+      all_exited &= t.state == ThreadState::kExited;
+    }
+    if (all_exited) return;
+    bool progressed = ReleaseWarps(b);
+    if (!b.error.ok()) return;
+    if (!progressed) progressed = ReleaseBarriers(b);
+    if (!b.error.ok()) return;
+    if (!progressed) {
+      Deadlock(b);
+      return;
+    }
+  }
+}
+
+}  // namespace emu
+
+// ---- the device
+
+Emulator::Emulator(EmulatorOptions options) : options_(options), next_address_(emu::kGlobalBase) {}
+Emulator::~Emulator() = default;
+
+std::unique_ptr<Emulator> MakeEmulator(EmulatorOptions options) { return std::make_unique<Emulator>(options); }
+
+absl::StatusOr<uint64_t> Emulator::Allocate(size_t bytes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (bytes > (uint64_t{1} << 36)) {
+    return absl::ResourceExhaustedError(StrCat("emulator: cannot allocate ", bytes, " bytes (the limit is 64 GiB)"));
+  }
+  Allocation a;
+  a.size = bytes;
+  a.data.reset(new (std::nothrow) uint8_t[bytes == 0 ? 1 : bytes]());
+  if (a.data == nullptr) return absl::ResourceExhaustedError(StrCat("emulator: out of host memory allocating ", bytes, " bytes"));
+  uint64_t address = next_address_;
+  // A 4 KiB gap after every allocation, so overruns land outside all of them.
+  next_address_ = (address + bytes + 4096 + 4095) / 4096 * 4096;
+  allocations_.emplace(address, std::move(a));
+  return address;
+}
+
+absl::Status Emulator::Free(uint64_t address) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (allocations_.erase(address) == 0) {
+    return absl::InvalidArgumentError(StrCat("emulator: Free(", Hex64(address), "): not the start of an allocation"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<uint8_t*> Emulator::HostPointer(uint64_t address, size_t bytes, std::string_view what) {
+  auto it = allocations_.upper_bound(address);
+  if (it != allocations_.begin()) {
+    --it;
+    if (address >= it->first && address + bytes <= it->first + it->second.size) {
+      return it->second.data.get() + (address - it->first);
+    }
+  }
+  return absl::OutOfRangeError(StrCat("emulator: ", what, " of ", bytes, " bytes at ", Hex64(address),
+                                      " is not inside one allocation"));
+}
+
+absl::Status Emulator::CopyToDevice(uint64_t dst, const void* src, size_t bytes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  absl::StatusOr<uint8_t*> p = HostPointer(dst, bytes, "copy to the device");
+  if (!p.ok()) return p.status();
+  if (bytes) std::memcpy(*p, src, bytes);
+  return absl::OkStatus();
+}
+
+absl::Status Emulator::CopyToHost(void* dst, uint64_t src, size_t bytes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  absl::StatusOr<uint8_t*> p = HostPointer(src, bytes, "copy to the host");
+  if (!p.ok()) return p.status();
+  if (bytes) std::memcpy(dst, *p, bytes);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<LoadedKernel>> Emulator::Load(const ir::Kernel& kernel) {
+  if (options_.verify) {
+    if (absl::Status s = passes::VerifyKernel(kernel); !s.ok()) return s;
+  }
+  absl::StatusOr<Program> program = emu::Decode(kernel, /*check_init=*/!options_.verify);
+  if (!program.ok()) return program.status();
+  return std::unique_ptr<LoadedKernel>(new EmulatedKernel(kernel, std::move(*program), this));
+}
+
+absl::Status Emulator::DoLaunch(LoadedKernel& loaded, const LaunchConfig& config, std::span<const KernelArg> args) {
+  auto* kernel = dynamic_cast<EmulatedKernel*>(&loaded);
+  if (kernel == nullptr || kernel->owner() != this) {
+    return absl::InvalidArgumentError(StrCat("kernel ", loaded.name(), " was loaded by another device"));
+  }
+  const Program& p = kernel->program();
+  counters_ = EmulatorCounters();
+  uint64_t shared_bytes = uint64_t{p.dynamic_shared_offset} + config.dynamic_shared_bytes;
+  if (config.dynamic_shared_bytes == 0) shared_bytes = p.static_shared_bytes;
+  if (shared_bytes > kMaxSharedBytes) {
+    return absl::InvalidArgumentError(StrCat("kernel ", p.kernel.name, ": ", shared_bytes,
+                                             " bytes of shared memory per block (", p.static_shared_bytes, " static + ",
+                                             config.dynamic_shared_bytes, " dynamic) exceed the limit of ",
+                                             kMaxSharedBytes));
+  }
+  std::vector<uint8_t> params = PackArgs(loaded, args);
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<emu::GlobalRange> global;
+  global.reserve(allocations_.size());
+  for (auto& [address, a] : allocations_) global.push_back({address, address + a.size, a.data.get()});
+
+  emu::Launch launch;
+  launch.program = &p;
+  launch.global = &global;
+  launch.params = params.data();
+  launch.grid[0] = config.grid.x;
+  launch.grid[1] = config.grid.y;
+  launch.grid[2] = config.grid.z;
+  launch.block[0] = config.block.x;
+  launch.block[1] = config.block.y;
+  launch.block[2] = config.block.z;
+  launch.threads_per_block = static_cast<uint32_t>(config.block.count());
+  launch.dynamic_shared_bytes = config.dynamic_shared_bytes;
+  launch.shared_bytes = static_cast<uint32_t>(shared_bytes);
+  launch.max_instructions = options_.max_instructions_per_thread;
+
+  const uint64_t num_blocks = config.grid.count();
+  int workers = options_.worker_threads;
+  if (workers <= 0) workers = static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 8u));
+  if (p.has_global_atomics) workers = 1;  // block order decides atomic results: keep it fixed
+  workers = static_cast<int>(std::min<uint64_t>(workers, num_blocks));
+
+  std::atomic<uint64_t> next_block{0};
+  std::atomic<uint64_t> stop_at{num_blocks};  // the lowest failing block
+  std::vector<absl::Status> errors(workers);
+  std::vector<uint64_t> error_block(workers, UINT64_MAX);
+  std::vector<EmulatorCounters> counters(workers);
+
+  auto work = [&](int w) {
+    Block b;
+    b.launch = &launch;
+    b.program = &p;
+    const uint32_t nt = launch.threads_per_block;
+    b.threads.resize(nt);
+    b.regs.resize(size_t{nt} * p.num_slots);
+    if (p.check_init) b.defined.resize(size_t{nt} * p.num_slots);
+    b.local.resize(size_t{nt} * p.local_bytes);
+    b.shared.resize(launch.shared_bytes);
+    for (;;) {
+      uint64_t block = next_block.fetch_add(1);
+      if (block >= num_blocks || block >= stop_at.load()) break;
+      b.ctaid[0] = static_cast<uint32_t>(block % config.grid.x);
+      b.ctaid[1] = static_cast<uint32_t>(block / config.grid.x % config.grid.y);
+      b.ctaid[2] = static_cast<uint32_t>(block / (uint64_t{config.grid.x} * config.grid.y));
+      // Shared memory starts as 0xFF bytes (NaN for floats), so a kernel
+      // that reads shared memory it never wrote gets obviously wrong numbers.
+      std::fill(b.shared.begin(), b.shared.end(), 0xFF);
+      std::fill(b.local.begin(), b.local.end(), 0);
+      for (uint32_t i = 0; i < nt; ++i) {
+        Thread& t = b.threads[i];
+        t = Thread();
+        t.regs = b.regs.data() + size_t{i} * p.num_slots;
+        std::fill(t.regs, t.regs + p.num_regs, 0);
+        std::copy(p.initial_slots.begin(), p.initial_slots.end(), t.regs + p.num_regs);
+        if (p.check_init) {
+          t.defined = b.defined.data() + size_t{i} * p.num_slots;
+          std::fill(t.defined, t.defined + p.num_regs, 0);
+          std::fill(t.defined + p.num_regs, t.defined + p.num_slots, 1);
+        }
+        t.local = b.local.data() + size_t{i} * p.local_bytes;
+        t.linear = i;
+        t.tid[0] = i % config.block.x;
+        t.tid[1] = i / config.block.x % config.block.y;
+        t.tid[2] = i / (config.block.x * config.block.y);
+      }
+      emu::RunBlock(b);
+      if (!b.error.ok()) {
+        errors[w] = b.error;
+        error_block[w] = block;
+        uint64_t current = stop_at.load();
+        while (block < current && !stop_at.compare_exchange_weak(current, block)) {
+        }
+        break;
+      }
+    }
+    counters[w] = b.counters;
+  };
+  if (workers <= 1) {
+    work(0);
+  } else {
+    std::vector<std::thread> threads;
+    for (int w = 0; w < workers; ++w) threads.emplace_back(work, w);
+    for (std::thread& t : threads) t.join();
+  }
+  for (const EmulatorCounters& c : counters) counters_ += c;
+  for (uint64_t n : counters_.by_class) counters_.instructions += n;
+  int failed = -1;
+  for (int w = 0; w < workers; ++w) {
+    if (!errors[w].ok() && (failed < 0 || error_block[w] < error_block[failed])) failed = w;
+  }
+  return failed < 0 ? absl::OkStatus() : errors[failed];
+}
+
+}  // namespace ptxforge::runtime

@@ -1,0 +1,546 @@
+// Emulator handlers: moves, integer and float arithmetic, bit operations,
+// comparison and selection, with PTX's semantics.
+#include <bit>
+#include <cmath>
+#include <limits>
+#include <type_traits>
+
+#include "runtime/emulator/float_semantics.h"
+#include "runtime/emulator/program.h"
+
+namespace ptxforge::runtime::emu {
+namespace {
+
+using ir::Opcode;
+using ir::ScalarType;
+
+template <typename T>
+using U = std::make_unsigned_t<T>;
+
+// ---- integer operations (T is the C++ integer type of the instruction)
+
+template <typename T, typename F>
+Action IntBinary(Thread& t, const DInst& d, F f) {
+  Set<T>(t, d.dst[0], f(Get<T>(t, d.src[0]), Get<T>(t, d.src[1])));
+  return Action::kNext;
+}
+
+template <typename T>
+struct IntOps {
+  static Action Add(Block&, Thread& t, const DInst& d) {
+    return IntBinary<T>(t, d, [](T a, T b) { return static_cast<T>(static_cast<U<T>>(a) + static_cast<U<T>>(b)); });
+  }
+  static Action AddSat(Block&, Thread& t, const DInst& d) {  // s32 only
+    return IntBinary<T>(t, d, [](T a, T b) {
+      int64_t r = int64_t{a} + int64_t{b};
+      return static_cast<T>(std::clamp<int64_t>(r, std::numeric_limits<T>::min(), std::numeric_limits<T>::max()));
+    });
+  }
+  static Action Sub(Block&, Thread& t, const DInst& d) {
+    return IntBinary<T>(t, d, [](T a, T b) { return static_cast<T>(static_cast<U<T>>(a) - static_cast<U<T>>(b)); });
+  }
+  static Action SubSat(Block&, Thread& t, const DInst& d) {
+    return IntBinary<T>(t, d, [](T a, T b) {
+      int64_t r = int64_t{a} - int64_t{b};
+      return static_cast<T>(std::clamp<int64_t>(r, std::numeric_limits<T>::min(), std::numeric_limits<T>::max()));
+    });
+  }
+  static T MulLo(T a, T b) { return static_cast<T>(static_cast<U<T>>(a) * static_cast<U<T>>(b)); }
+  static T MulHi(T a, T b) {
+    if constexpr (sizeof(T) == 8) {
+      using W = std::conditional_t<std::is_signed_v<T>, __int128, unsigned __int128>;
+      return static_cast<T>((static_cast<W>(a) * static_cast<W>(b)) >> 64);
+    } else {
+      using W = std::conditional_t<std::is_signed_v<T>, int64_t, uint64_t>;
+      return static_cast<T>((static_cast<W>(a) * static_cast<W>(b)) >> (8 * sizeof(T)));
+    }
+  }
+  using Wide = std::conditional_t<sizeof(T) == 2, std::conditional_t<std::is_signed_v<T>, int32_t, uint32_t>,
+                                  std::conditional_t<std::is_signed_v<T>, int64_t, uint64_t>>;
+  static Action MulLoOp(Block&, Thread& t, const DInst& d) { return IntBinary<T>(t, d, MulLo); }
+  static Action MulHiOp(Block&, Thread& t, const DInst& d) { return IntBinary<T>(t, d, MulHi); }
+  static Action MulWide(Block&, Thread& t, const DInst& d) {
+    Set<Wide>(t, d.dst[0], static_cast<Wide>(static_cast<Wide>(Get<T>(t, d.src[0])) * static_cast<Wide>(Get<T>(t, d.src[1]))));
+    return Action::kNext;
+  }
+  static Action MadLo(Block&, Thread& t, const DInst& d) {
+    T r = MulLo(Get<T>(t, d.src[0]), Get<T>(t, d.src[1]));
+    Set<T>(t, d.dst[0], static_cast<T>(static_cast<U<T>>(r) + static_cast<U<T>>(Get<T>(t, d.src[2]))));
+    return Action::kNext;
+  }
+  static Action MadHi(Block&, Thread& t, const DInst& d) {
+    T r = MulHi(Get<T>(t, d.src[0]), Get<T>(t, d.src[1]));
+    Set<T>(t, d.dst[0], static_cast<T>(static_cast<U<T>>(r) + static_cast<U<T>>(Get<T>(t, d.src[2]))));
+    return Action::kNext;
+  }
+  static Action MadWide(Block&, Thread& t, const DInst& d) {
+    using UW = std::make_unsigned_t<Wide>;
+    UW p = static_cast<UW>(static_cast<Wide>(Get<T>(t, d.src[0])) * static_cast<Wide>(Get<T>(t, d.src[1])));
+    Set<Wide>(t, d.dst[0], static_cast<Wide>(p + static_cast<UW>(Get<Wide>(t, d.src[2]))));
+    return Action::kNext;
+  }
+  // Division by zero gives all ones (no trap); MIN / -1 wraps to MIN.
+  static Action Div(Block&, Thread& t, const DInst& d) {
+    return IntBinary<T>(t, d, [](T a, T b) -> T {
+      if (b == 0) return static_cast<T>(~U<T>{0});
+      if constexpr (std::is_signed_v<T>) {
+        if (a == std::numeric_limits<T>::min() && b == -1) return a;
+      }
+      return static_cast<T>(a / b);
+    });
+  }
+  // Remainder by zero gives the dividend; MIN % -1 is 0.
+  static Action Rem(Block&, Thread& t, const DInst& d) {
+    return IntBinary<T>(t, d, [](T a, T b) -> T {
+      if (b == 0) return a;
+      if constexpr (std::is_signed_v<T>) {
+        if (b == -1) return 0;
+      }
+      return static_cast<T>(a % b);
+    });
+  }
+  static Action Min(Block&, Thread& t, const DInst& d) { return IntBinary<T>(t, d, [](T a, T b) { return a < b ? a : b; }); }
+  static Action Max(Block&, Thread& t, const DInst& d) { return IntBinary<T>(t, d, [](T a, T b) { return a > b ? a : b; }); }
+  static Action Abs(Block&, Thread& t, const DInst& d) {
+    T a = Get<T>(t, d.src[0]);
+    Set<T>(t, d.dst[0], a < 0 ? static_cast<T>(U<T>{0} - static_cast<U<T>>(a)) : a);
+    return Action::kNext;
+  }
+  static Action Neg(Block&, Thread& t, const DInst& d) {
+    Set<T>(t, d.dst[0], static_cast<T>(U<T>{0} - static_cast<U<T>>(Get<T>(t, d.src[0]))));
+    return Action::kNext;
+  }
+  static Action And(Block&, Thread& t, const DInst& d) { return IntBinary<T>(t, d, [](T a, T b) { return static_cast<T>(a & b); }); }
+  static Action Or(Block&, Thread& t, const DInst& d) { return IntBinary<T>(t, d, [](T a, T b) { return static_cast<T>(a | b); }); }
+  static Action Xor(Block&, Thread& t, const DInst& d) { return IntBinary<T>(t, d, [](T a, T b) { return static_cast<T>(a ^ b); }); }
+  static Action Not(Block&, Thread& t, const DInst& d) {
+    Set<T>(t, d.dst[0], static_cast<T>(~Get<T>(t, d.src[0])));
+    return Action::kNext;
+  }
+  static Action Cnot(Block&, Thread& t, const DInst& d) {
+    Set<T>(t, d.dst[0], static_cast<T>(Get<T>(t, d.src[0]) == 0 ? 1 : 0));
+    return Action::kNext;
+  }
+  static constexpr uint32_t kBits = 8 * sizeof(T);
+  // Shift amounts of the width or more give 0 (or the sign for shr.s).
+  static Action Shl(Block&, Thread& t, const DInst& d) {
+    uint32_t n = Get<uint32_t>(t, d.src[1]);
+    U<T> a = static_cast<U<T>>(Get<T>(t, d.src[0]));
+    Set<T>(t, d.dst[0], n >= kBits ? T{0} : static_cast<T>(static_cast<U<T>>(a << n)));
+    return Action::kNext;
+  }
+  static Action Shr(Block&, Thread& t, const DInst& d) {
+    uint32_t n = Get<uint32_t>(t, d.src[1]);
+    T a = Get<T>(t, d.src[0]);
+    if constexpr (std::is_signed_v<T>) {
+      Set<T>(t, d.dst[0], static_cast<T>(a >> (n >= kBits ? kBits - 1 : n)));
+    } else {
+      Set<T>(t, d.dst[0], n >= kBits ? T{0} : static_cast<T>(a >> n));
+    }
+    return Action::kNext;
+  }
+  static Action Popc(Block&, Thread& t, const DInst& d) {
+    Set<uint32_t>(t, d.dst[0], static_cast<uint32_t>(std::popcount(static_cast<U<T>>(Get<T>(t, d.src[0])))));
+    return Action::kNext;
+  }
+  static Action Clz(Block&, Thread& t, const DInst& d) {
+    Set<uint32_t>(t, d.dst[0], static_cast<uint32_t>(std::countl_zero(static_cast<U<T>>(Get<T>(t, d.src[0])))));
+    return Action::kNext;
+  }
+  static Action Brev(Block&, Thread& t, const DInst& d) {
+    U<T> a = static_cast<U<T>>(Get<T>(t, d.src[0])), r = 0;
+    for (uint32_t i = 0; i < kBits; ++i) r |= static_cast<U<T>>(((a >> i) & 1) << (kBits - 1 - i));
+    Set<T>(t, d.dst[0], static_cast<T>(r));
+    return Action::kNext;
+  }
+  static Action Bfe(Block&, Thread& t, const DInst& d) {
+    U<T> a = static_cast<U<T>>(Get<T>(t, d.src[0]));
+    uint32_t pos = Get<uint32_t>(t, d.src[1]) & 0xFF, len = Get<uint32_t>(t, d.src[2]) & 0xFF;
+    const uint32_t msb = kBits - 1;
+    U<T> sbit = 0;
+    if (std::is_signed_v<T> && len != 0) sbit = (a >> std::min(pos + len - 1, msb)) & 1;
+    U<T> r = 0;
+    for (uint32_t i = 0; i <= msb; ++i) {
+      U<T> bit = (i < len && pos + i <= msb) ? (a >> (pos + i)) & 1 : sbit;
+      r |= static_cast<U<T>>(bit << i);
+    }
+    Set<T>(t, d.dst[0], static_cast<T>(r));
+    return Action::kNext;
+  }
+  static Action Bfi(Block&, Thread& t, const DInst& d) {
+    U<T> a = static_cast<U<T>>(Get<T>(t, d.src[0]));
+    U<T> r = static_cast<U<T>>(Get<T>(t, d.src[1]));
+    uint32_t pos = Get<uint32_t>(t, d.src[2]) & 0xFF, len = Get<uint32_t>(t, d.src[3]) & 0xFF;
+    for (uint32_t i = 0; i < len && pos + i <= kBits - 1; ++i) {
+      U<T> bit = static_cast<U<T>>(U<T>{1} << (pos + i));
+      r = static_cast<U<T>>(((a >> i) & 1) ? (r | bit) : (r & ~bit));
+    }
+    Set<T>(t, d.dst[0], static_cast<T>(r));
+    return Action::kNext;
+  }
+};
+
+Action NotPred(Block&, Thread& t, const DInst& d) {
+  t.regs[d.dst[0]] = t.regs[d.src[0]] ? 0 : 1;
+  return Action::kNext;
+}
+
+// ---- moves
+
+template <typename T>
+Action Mov(Block&, Thread& t, const DInst& d) {
+  Set<T>(t, d.dst[0], Get<T>(t, d.src[0]));
+  return Action::kNext;
+}
+
+Action MovSpecial(Block& b, Thread& t, const DInst& d) {
+  const Launch& l = *b.launch;
+  uint32_t lane = t.linear % 32;
+  uint64_t v = 0;
+  switch (static_cast<ir::SpecialReg>(d.imm)) {
+    case ir::SpecialReg::kTidX: v = t.tid[0]; break;
+    case ir::SpecialReg::kTidY: v = t.tid[1]; break;
+    case ir::SpecialReg::kTidZ: v = t.tid[2]; break;
+    case ir::SpecialReg::kNtidX: v = l.block[0]; break;
+    case ir::SpecialReg::kNtidY: v = l.block[1]; break;
+    case ir::SpecialReg::kNtidZ: v = l.block[2]; break;
+    case ir::SpecialReg::kCtaidX: v = b.ctaid[0]; break;
+    case ir::SpecialReg::kCtaidY: v = b.ctaid[1]; break;
+    case ir::SpecialReg::kCtaidZ: v = b.ctaid[2]; break;
+    case ir::SpecialReg::kNctaidX: v = l.grid[0]; break;
+    case ir::SpecialReg::kNctaidY: v = l.grid[1]; break;
+    case ir::SpecialReg::kNctaidZ: v = l.grid[2]; break;
+    case ir::SpecialReg::kLaneId: v = lane; break;
+    case ir::SpecialReg::kWarpId: v = t.linear / 32; break;
+    case ir::SpecialReg::kNWarpId: v = (l.threads_per_block + 31) / 32; break;
+    case ir::SpecialReg::kSmId: v = 0; break;
+    case ir::SpecialReg::kNSmId: v = 1; break;
+    case ir::SpecialReg::kLanemaskEq: v = uint32_t{1} << lane; break;
+    case ir::SpecialReg::kLanemaskLt: v = (uint32_t{1} << lane) - 1; break;
+    case ir::SpecialReg::kLanemaskLe: v = static_cast<uint32_t>((uint64_t{2} << lane) - 1); break;
+    case ir::SpecialReg::kLanemaskGt: v = static_cast<uint32_t>(~((uint64_t{2} << lane) - 1)); break;
+    case ir::SpecialReg::kLanemaskGe: v = static_cast<uint32_t>(~((uint32_t{1} << lane) - 1)); break;
+    // Clocks count the thread's executed instructions: deterministic.
+    case ir::SpecialReg::kClock: v = static_cast<uint32_t>(t.executed); break;
+    case ir::SpecialReg::kClock64:
+    case ir::SpecialReg::kGlobalTimer: v = t.executed; break;
+    case ir::SpecialReg::kDynamicSmemSize: v = l.dynamic_shared_bytes; break;
+  }
+  t.regs[d.dst[0]] = v;
+  return Action::kNext;
+}
+
+// ---- floats (F is float or double)
+
+template <typename F>
+inline F In(const Thread& t, uint32_t slot, bool ftz) {
+  F v = Get<F>(t, slot);
+  if constexpr (std::is_same_v<F, float>) {
+    if (ftz) v = FlushF32(v);
+  }
+  return v;
+}
+
+template <typename F>
+inline void Out(Thread& t, uint32_t slot, F v, const ir::Modifiers& m) {
+  if (m.sat) v = Saturate(v);
+  if constexpr (std::is_same_v<F, float>) {
+    if (m.ftz) v = FlushF32(v);
+  }
+  Set<F>(t, slot, Canon(v));
+}
+
+enum class FOp { kAdd, kSub, kMul, kDiv, kMin, kMax, kFma, kAbs, kNeg, kSqrt, kRsqrt, kRcp, kEx2, kLg2, kSin, kCos, kTanh };
+
+template <typename F, FOp op>
+F Compute(F a, F b, F c) {
+  if constexpr (op == FOp::kAdd) return a + b;
+  if constexpr (op == FOp::kSub) return a - b;
+  if constexpr (op == FOp::kMul) return a * b;
+  if constexpr (op == FOp::kDiv) return a / b;
+  if constexpr (op == FOp::kMin) return FMin(a, b);
+  if constexpr (op == FOp::kMax) return FMax(a, b);
+  if constexpr (op == FOp::kFma) return std::fma(a, b, c);
+  if constexpr (op == FOp::kAbs) return std::fabs(a);
+  if constexpr (op == FOp::kNeg) return -a;
+  if constexpr (op == FOp::kSqrt) return std::sqrt(a);
+  if constexpr (op == FOp::kRsqrt) return F{1} / std::sqrt(a);
+  if constexpr (op == FOp::kRcp) return F{1} / a;
+  if constexpr (op == FOp::kEx2) return std::exp2(a);
+  if constexpr (op == FOp::kLg2) return std::log2(a);
+  if constexpr (op == FOp::kSin) return std::sin(a);
+  if constexpr (op == FOp::kCos) return std::cos(a);
+  if constexpr (op == FOp::kTanh) return std::tanh(a);
+  return a;
+}
+
+constexpr int Arity(FOp op) {
+  return op == FOp::kFma ? 3 : (op == FOp::kAdd || op == FOp::kSub || op == FOp::kMul || op == FOp::kDiv ||
+                                op == FOp::kMin || op == FOp::kMax)
+                                   ? 2
+                                   : 1;
+}
+
+// f32/f64 with every modifier.
+template <typename F, FOp op>
+Action FloatOp(Block&, Thread& t, const DInst& d) {
+  const ir::Modifiers& m = d.mods;
+  F a = In<F>(t, d.src[0], m.ftz);
+  F b = Arity(op) >= 2 ? In<F>(t, d.src[1], m.ftz) : F{0};
+  F c = Arity(op) >= 3 ? In<F>(t, d.src[2], m.ftz) : F{0};
+  F r = WithRounding(m.rounding, [&] {
+    volatile F x = a, y = b, z = c;  // keep the computation under the rounding mode
+    return Compute<F, op>(x, y, z);
+  });
+  if constexpr (op == FOp::kAbs || op == FOp::kNeg) {
+    // abs/neg only change the sign bit (NaN payloads stay NaN).
+    Set<F>(t, d.dst[0], std::isnan(r) ? r : (m.ftz && std::is_same_v<F, float> ? FlushF32(r) : r));
+    return Action::kNext;
+  }
+  Out<F>(t, d.dst[0], r, m);
+  return Action::kNext;
+}
+
+// The common case: f32/f64, round to nearest, no ftz/sat.
+template <typename F, FOp op>
+Action FloatFast(Block&, Thread& t, const DInst& d) {
+  F a = Get<F>(t, d.src[0]);
+  F b = Arity(op) >= 2 ? Get<F>(t, d.src[1]) : F{0};
+  F c = Arity(op) >= 3 ? Get<F>(t, d.src[2]) : F{0};
+  Set<F>(t, d.dst[0], Canon(Compute<F, op>(a, b, c)));
+  return Action::kNext;
+}
+
+// f16/bf16 (scalar) and f16x2/bf16x2 (two lanes): computed in double,
+// rounded to the format with the instruction's rounding mode.
+template <FOp op, bool kPair>
+Action HalfOp(Block&, Thread& t, const DInst& d) {
+  const ir::Modifiers& m = d.mods;
+  const ir::FloatFormat f = HalfFormat(m.type);
+  const ir::Rounding r = m.rounding == ir::Rounding::kNone ? ir::Rounding::kRn : m.rounding;
+  uint32_t out = 0;
+  for (int lane = 0; lane < (kPair ? 2 : 1); ++lane) {
+    auto value = [&](int s) {
+      uint32_t bits = Get<uint32_t>(t, d.src[s]);
+      return HalfValue(static_cast<uint16_t>(bits >> (16 * lane)), f, m.ftz);
+    };
+    double a = value(0);
+    double b = Arity(op) >= 2 ? value(1) : 0.0;
+    double c = Arity(op) >= 3 ? value(2) : 0.0;
+    double v = Compute<double, op>(a, b, c);
+    uint16_t bits;
+    if constexpr (op == FOp::kAbs || op == FOp::kNeg) {
+      uint16_t in = static_cast<uint16_t>(Get<uint32_t>(t, d.src[0]) >> (16 * lane));
+      bits = op == FOp::kAbs ? static_cast<uint16_t>(in & 0x7FFF) : static_cast<uint16_t>(in ^ 0x8000);
+    } else {
+      bits = HalfBits(v, f, r, m.ftz, m.sat);
+    }
+    out |= uint32_t{bits} << (16 * lane);
+  }
+  Set<uint32_t>(t, d.dst[0], out);
+  return Action::kNext;
+}
+
+template <FOp op>
+Handler FloatHandler(const ir::Modifiers& m) {
+  switch (m.type) {
+    case ScalarType::kF32:
+      if ((m.rounding == ir::Rounding::kNone || m.rounding == ir::Rounding::kRn) && !m.ftz && !m.sat &&
+          op != FOp::kAbs && op != FOp::kNeg) {
+        return &FloatFast<float, op>;
+      }
+      return &FloatOp<float, op>;
+    case ScalarType::kF64:
+      if ((m.rounding == ir::Rounding::kNone || m.rounding == ir::Rounding::kRn) && !m.sat) return &FloatFast<double, op>;
+      return &FloatOp<double, op>;
+    case ScalarType::kF16:
+    case ScalarType::kBF16: return &HalfOp<op, false>;
+    case ScalarType::kF16x2:
+    case ScalarType::kBF16x2: return &HalfOp<op, true>;
+    default: return nullptr;
+  }
+}
+
+// ---- comparison
+
+template <typename T>
+bool Compare(ir::CmpOp c, T a, T b) {
+  if constexpr (std::is_floating_point_v<T>) {
+    bool unordered = std::isnan(a) || std::isnan(b);
+    switch (c) {
+      case ir::CmpOp::kEq: return !unordered && a == b;
+      case ir::CmpOp::kNe: return !unordered && a != b;
+      case ir::CmpOp::kLt: return !unordered && a < b;
+      case ir::CmpOp::kLe: return !unordered && a <= b;
+      case ir::CmpOp::kGt: return !unordered && a > b;
+      case ir::CmpOp::kGe: return !unordered && a >= b;
+      case ir::CmpOp::kEqu: return unordered || a == b;
+      case ir::CmpOp::kNeu: return unordered || a != b;
+      case ir::CmpOp::kLtu: return unordered || a < b;
+      case ir::CmpOp::kLeu: return unordered || a <= b;
+      case ir::CmpOp::kGtu: return unordered || a > b;
+      case ir::CmpOp::kGeu: return unordered || a >= b;
+      case ir::CmpOp::kNum: return !unordered;
+      case ir::CmpOp::kNan: return unordered;
+      default: return false;
+    }
+  } else {
+    switch (c) {
+      case ir::CmpOp::kEq: return a == b;
+      case ir::CmpOp::kNe: return a != b;
+      case ir::CmpOp::kLt:
+      case ir::CmpOp::kLo: return a < b;
+      case ir::CmpOp::kLe:
+      case ir::CmpOp::kLs: return a <= b;
+      case ir::CmpOp::kGt:
+      case ir::CmpOp::kHi: return a > b;
+      case ir::CmpOp::kGe:
+      case ir::CmpOp::kHs: return a >= b;
+      default: return false;
+    }
+  }
+}
+
+inline bool Combine(ir::BoolOp op, bool a, bool c) {
+  switch (op) {
+    case ir::BoolOp::kAnd: return a && c;
+    case ir::BoolOp::kOr: return a || c;
+    case ir::BoolOp::kXor: return a != c;
+    default: return a;
+  }
+}
+
+template <typename T>
+Action Setp(Block&, Thread& t, const DInst& d) {
+  T a, b;
+  if constexpr (std::is_same_v<T, float>) {
+    a = In<float>(t, d.src[0], d.mods.ftz);
+    b = In<float>(t, d.src[1], d.mods.ftz);
+  } else {
+    a = Get<T>(t, d.src[0]);
+    b = Get<T>(t, d.src[1]);
+  }
+  bool r = Combine(d.mods.bool_op, Compare<T>(d.mods.cmp, a, b), d.nsrc > 2 && t.regs[d.src[2]] != 0);
+  t.regs[d.dst[0]] = r ? 1 : 0;
+  return Action::kNext;
+}
+
+Action SetpHalf(Block&, Thread& t, const DInst& d) {
+  const ir::FloatFormat f = HalfFormat(d.mods.type);
+  double a = HalfValue(Get<uint16_t>(t, d.src[0]), f, d.mods.ftz);
+  double b = HalfValue(Get<uint16_t>(t, d.src[1]), f, d.mods.ftz);
+  bool r = Combine(d.mods.bool_op, Compare<double>(d.mods.cmp, a, b), d.nsrc > 2 && t.regs[d.src[2]] != 0);
+  t.regs[d.dst[0]] = r ? 1 : 0;
+  return Action::kNext;
+}
+
+template <typename T>
+Action Selp(Block&, Thread& t, const DInst& d) {
+  Set<T>(t, d.dst[0], t.regs[d.src[2]] ? Get<T>(t, d.src[0]) : Get<T>(t, d.src[1]));
+  return Action::kNext;
+}
+
+// ---- selection by type
+
+template <template <typename> class H, typename Pick>
+Handler ByInt(ScalarType t, Pick pick) {
+  switch (t) {
+    case ScalarType::kU16:
+    case ScalarType::kB16: return pick(H<uint16_t>{});
+    case ScalarType::kU32:
+    case ScalarType::kB32: return pick(H<uint32_t>{});
+    case ScalarType::kU64:
+    case ScalarType::kB64: return pick(H<uint64_t>{});
+    case ScalarType::kS16: return pick(H<int16_t>{});
+    case ScalarType::kS32: return pick(H<int32_t>{});
+    case ScalarType::kS64: return pick(H<int64_t>{});
+    case ScalarType::kPred: return pick(H<uint64_t>{});
+    default: return nullptr;
+  }
+}
+
+#define INT_HANDLER(name) ByInt<IntOps>(m.type, [](auto ops) -> Handler { return &decltype(ops)::name; })
+
+Handler BySize(ScalarType t, Handler h16, Handler h32, Handler h64) {
+  switch (ir::TypeBits(t)) {
+    case 1:
+    case 64: return h64;
+    case 32: return h32;
+    default: return h16;
+  }
+}
+
+}  // namespace
+
+Handler SelectArith(const ir::Instruction& inst) {
+  const ir::Modifiers& m = inst.mods;
+  const bool is_float = ir::IsFloat(m.type);
+  switch (inst.op) {
+    case Opcode::kMov:
+      if (!inst.srcs.empty() && inst.srcs[0].kind == ir::OperandKind::kSpecial) return &MovSpecial;
+      return BySize(m.type, &Mov<uint16_t>, &Mov<uint32_t>, &Mov<uint64_t>);
+    case Opcode::kAdd:
+      if (is_float) return FloatHandler<FOp::kAdd>(m);
+      return m.sat ? INT_HANDLER(AddSat) : INT_HANDLER(Add);
+    case Opcode::kSub:
+      if (is_float) return FloatHandler<FOp::kSub>(m);
+      return m.sat ? INT_HANDLER(SubSat) : INT_HANDLER(Sub);
+    case Opcode::kMul:
+      if (is_float) return FloatHandler<FOp::kMul>(m);
+      if (m.mode == ir::Mode::kHi) return INT_HANDLER(MulHiOp);
+      if (m.mode == ir::Mode::kWide) return INT_HANDLER(MulWide);
+      return INT_HANDLER(MulLoOp);
+    case Opcode::kMad:
+      if (m.mode == ir::Mode::kHi) return INT_HANDLER(MadHi);
+      if (m.mode == ir::Mode::kWide) return INT_HANDLER(MadWide);
+      return INT_HANDLER(MadLo);
+    case Opcode::kFma: return FloatHandler<FOp::kFma>(m);
+    case Opcode::kDiv: return is_float ? FloatHandler<FOp::kDiv>(m) : INT_HANDLER(Div);
+    case Opcode::kRem: return INT_HANDLER(Rem);
+    case Opcode::kMin: return is_float ? FloatHandler<FOp::kMin>(m) : INT_HANDLER(Min);
+    case Opcode::kMax: return is_float ? FloatHandler<FOp::kMax>(m) : INT_HANDLER(Max);
+    case Opcode::kAbs: return is_float ? FloatHandler<FOp::kAbs>(m) : INT_HANDLER(Abs);
+    case Opcode::kNeg: return is_float ? FloatHandler<FOp::kNeg>(m) : INT_HANDLER(Neg);
+    case Opcode::kSqrt: return FloatHandler<FOp::kSqrt>(m);
+    case Opcode::kRsqrt: return FloatHandler<FOp::kRsqrt>(m);
+    case Opcode::kRcp: return FloatHandler<FOp::kRcp>(m);
+    case Opcode::kEx2: return FloatHandler<FOp::kEx2>(m);
+    case Opcode::kLg2: return FloatHandler<FOp::kLg2>(m);
+    case Opcode::kSin: return FloatHandler<FOp::kSin>(m);
+    case Opcode::kCos: return FloatHandler<FOp::kCos>(m);
+    case Opcode::kTanh: return FloatHandler<FOp::kTanh>(m);
+    case Opcode::kAnd: return INT_HANDLER(And);
+    case Opcode::kOr: return INT_HANDLER(Or);
+    case Opcode::kXor: return INT_HANDLER(Xor);
+    case Opcode::kNot: return m.type == ScalarType::kPred ? &NotPred : INT_HANDLER(Not);
+    case Opcode::kCnot: return INT_HANDLER(Cnot);
+    case Opcode::kShl: return INT_HANDLER(Shl);
+    case Opcode::kShr: return INT_HANDLER(Shr);
+    case Opcode::kPopc: return INT_HANDLER(Popc);
+    case Opcode::kClz: return INT_HANDLER(Clz);
+    case Opcode::kBrev: return INT_HANDLER(Brev);
+    case Opcode::kBfe: return INT_HANDLER(Bfe);
+    case Opcode::kBfi: return INT_HANDLER(Bfi);
+    case Opcode::kSetp:
+      switch (m.type) {
+        case ScalarType::kF32: return &Setp<float>;
+        case ScalarType::kF64: return &Setp<double>;
+        case ScalarType::kF16:
+        case ScalarType::kBF16: return &SetpHalf;
+        case ScalarType::kU16:
+        case ScalarType::kB16: return &Setp<uint16_t>;
+        case ScalarType::kU32:
+        case ScalarType::kB32: return &Setp<uint32_t>;
+        case ScalarType::kU64:
+        case ScalarType::kB64: return &Setp<uint64_t>;
+        case ScalarType::kS16: return &Setp<int16_t>;
+        case ScalarType::kS32: return &Setp<int32_t>;
+        case ScalarType::kS64: return &Setp<int64_t>;
+        default: return nullptr;
+      }
+    case Opcode::kSelp: return BySize(m.type, &Selp<uint16_t>, &Selp<uint32_t>, &Selp<uint64_t>);
+    default: return nullptr;
+  }
+}
+
+}  // namespace ptxforge::runtime::emu

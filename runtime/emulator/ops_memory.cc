@@ -1,0 +1,290 @@
+// Emulator handlers: ld, st, atom and red on param, global, shared, local
+// and generic addresses, each access bounds- and alignment-checked.
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+
+#include "ir/strings.h"
+#include "runtime/emulator/float_semantics.h"
+#include "runtime/emulator/program.h"
+
+namespace ptxforge::runtime::emu {
+namespace {
+
+using ir::ScalarType;
+
+std::string_view SpaceName(Space s) {
+  switch (s) {
+    case Space::kGlobal: return "global";
+    case Space::kShared: return "shared";
+    case Space::kLocal: return "local";
+    case Space::kParam: return "param";
+    default: return "generic";
+  }
+}
+
+std::string HexAddr(uint64_t a) { return StrCat("0x", Hex{a}); }
+
+// Describes where `addr` falls relative to the global allocations.
+std::string NearestAllocation(const std::vector<GlobalRange>& global, uint64_t addr, uint32_t size) {
+  if (global.empty()) return "there are no allocations";
+  auto it = std::upper_bound(global.begin(), global.end(), addr,
+                             [](uint64_t a, const GlobalRange& r) { return a < r.begin; });
+  const GlobalRange* best = nullptr;
+  uint64_t best_distance = UINT64_MAX;
+  auto consider = [&](const GlobalRange& r) {
+    uint64_t distance = addr >= r.end ? addr - r.end : addr < r.begin ? r.begin - addr : 0;
+    if (distance < best_distance) {
+      best_distance = distance;
+      best = &r;
+    }
+  };
+  if (it != global.end()) consider(*it);
+  if (it != global.begin()) consider(*std::prev(it));
+  const GlobalRange& r = *best;
+  std::string where;
+  if (addr >= r.end) {
+    where = StrCat(addr - r.end, " bytes past its end");
+  } else if (addr < r.begin) {
+    where = StrCat(r.begin - addr, " bytes before its start");
+  } else {
+    where = StrCat("at offset ", addr - r.begin, ", running ", addr + size - r.end, " bytes past its end");
+  }
+  return StrCat("nearest allocation [", HexAddr(r.begin), ", ", HexAddr(r.end), ") of ", r.end - r.begin,
+                " bytes; the access is ", where);
+}
+
+std::string SharedLayout(const Block& b) {
+  const Program& p = *b.program;
+  std::vector<std::string> parts;
+  for (size_t i = 0; i < p.kernel.variables.size(); ++i) {
+    const ir::Variable& v = p.kernel.variables[i];
+    if (v.space != ir::StateSpace::kShared) continue;
+    uint64_t size = v.is_extern ? b.launch->dynamic_shared_bytes : v.size_bytes();
+    parts.push_back(StrCat(v.name, " at ", p.variable_offsets[i], " (", size, " bytes)"));
+  }
+  return StrCat("the block has ", b.launch->shared_bytes, " bytes of shared memory",
+                parts.empty() ? std::string() : StrCat(": ", StrJoin(parts, ", ")));
+}
+
+// The host address of [addr, addr + size) in `space`, or nullptr after
+// recording the error. `addr` is a generic address for Space::kGeneric.
+uint8_t* Resolve(Block& b, Thread& t, const DInst& d, Space space, uint64_t addr, uint32_t size, std::string_view what) {
+  const uint64_t generic = addr;
+  if (space == Space::kGeneric) {
+    if (addr - kSharedWindow < kWindowSize) {
+      space = Space::kShared;
+      addr -= kSharedWindow;
+    } else if (addr - kLocalWindow < kWindowSize) {
+      space = Space::kLocal;
+      addr -= kLocalWindow;
+    } else {
+      space = Space::kGlobal;
+    }
+  }
+  auto fail = [&](std::string problem, std::string detail) -> uint8_t* {
+    std::string at = space == Space::kGlobal || generic != addr ? HexAddr(generic)
+                                                                : StrCat(SpaceName(space), " address ", addr);
+    b.Fail(t, d, StrCat(problem, " ", SpaceName(space), " ", what, " of ", size, " bytes at ", at,
+                        detail.empty() ? std::string() : StrCat(": ", detail)));
+    return nullptr;
+  };
+  if (addr % size != 0) return fail("misaligned", StrCat("the access needs ", size, "-byte alignment"));
+  switch (space) {
+    case Space::kGlobal: {
+      const std::vector<GlobalRange>& g = *b.launch->global;
+      if (b.global_hint < g.size()) {
+        const GlobalRange& r = g[b.global_hint];
+        if (addr >= r.begin && addr + size <= r.end) return r.data + (addr - r.begin);
+      }
+      auto it = std::upper_bound(g.begin(), g.end(), addr, [](uint64_t a, const GlobalRange& r) { return a < r.begin; });
+      if (it != g.begin()) {
+        const GlobalRange& r = *std::prev(it);
+        if (addr >= r.begin && addr + size <= r.end) {
+          b.global_hint = static_cast<size_t>(std::prev(it) - g.begin());
+          return r.data + (addr - r.begin);
+        }
+      }
+      return fail("out-of-bounds", NearestAllocation(g, addr, size));
+    }
+    case Space::kShared:
+      if (addr + size > b.shared.size() || addr >= b.shared.size()) return fail("out-of-bounds", SharedLayout(b));
+      return b.shared.data() + addr;
+    case Space::kLocal:
+      if (addr + size > b.program->local_bytes || addr >= b.program->local_bytes) {
+        return fail("out-of-bounds", StrCat("each thread has ", b.program->local_bytes, " bytes of local memory"));
+      }
+      return t.local + addr;
+    default: return nullptr;
+  }
+}
+
+inline bool IsShared(Space declared, uint64_t addr) {
+  return declared == Space::kShared || (declared == Space::kGeneric && addr - kSharedWindow < kWindowSize);
+}
+inline bool IsGlobal(Space declared, uint64_t addr) {
+  return declared == Space::kGlobal ||
+         (declared == Space::kGeneric && addr - kSharedWindow >= kWindowSize && addr - kLocalWindow >= kWindowSize);
+}
+
+template <typename T>
+T LoadRelaxed(const uint8_t* p) {
+  return std::atomic_ref<T>(*reinterpret_cast<T*>(const_cast<uint8_t*>(p))).load(std::memory_order_relaxed);
+}
+template <typename T>
+void StoreRelaxed(uint8_t* p, T v) {
+  std::atomic_ref<T>(*reinterpret_cast<T*>(p)).store(v, std::memory_order_relaxed);
+}
+
+// T: the unsigned integer of the access width. 8-bit values load into the
+// 16-bit register class (sign-extended for s8).
+template <typename T, bool kSigned8>
+Action Ld(Block& b, Thread& t, const DInst& d) {
+  if (d.space == Space::kParam) {
+    T v;
+    std::memcpy(&v, b.launch->params + d.imm, sizeof(T));
+    Set<T>(t, d.dst[0], v);
+    if constexpr (kSigned8) t.regs[d.dst[0]] = static_cast<uint16_t>(static_cast<int8_t>(v));
+    return Action::kNext;
+  }
+  const uint64_t addr = (d.base == kNoSlot ? 0 : t.regs[d.base]) + static_cast<uint64_t>(d.imm);
+  const uint32_t size = sizeof(T) * d.vec;
+  uint8_t* p = Resolve(b, t, d, d.space, addr, size, "load");
+  if (p == nullptr) return Action::kError;
+  for (int i = 0; i < d.vec; ++i) {
+    T v = LoadRelaxed<T>(p + i * sizeof(T));
+    Set<T>(t, d.dst[i], v);
+    if constexpr (kSigned8) t.regs[d.dst[i]] = static_cast<uint16_t>(static_cast<int8_t>(v));
+  }
+  if (IsShared(d.space, addr)) {
+    b.counters.shared_loads++;
+  } else if (IsGlobal(d.space, addr)) {
+    b.counters.global_load_bytes += size;
+  }
+  return Action::kNext;
+}
+
+template <typename T>
+Action St(Block& b, Thread& t, const DInst& d) {
+  const uint64_t addr = (d.base == kNoSlot ? 0 : t.regs[d.base]) + static_cast<uint64_t>(d.imm);
+  const uint32_t size = sizeof(T) * d.vec;
+  uint8_t* p = Resolve(b, t, d, d.space, addr, size, "store");
+  if (p == nullptr) return Action::kError;
+  for (int i = 0; i < d.vec; ++i) StoreRelaxed<T>(p + i * sizeof(T), Get<T>(t, d.src[i]));
+  if (IsShared(d.space, addr)) {
+    b.counters.shared_stores++;
+  } else if (IsGlobal(d.space, addr)) {
+    b.counters.global_store_bytes += size;
+  }
+  return Action::kNext;
+}
+
+// ---- atomics: T is the C++ value type; returns the old value.
+
+template <typename T, typename F>
+T CasLoop(std::atomic_ref<T> ref, F update) {
+  T old = ref.load(std::memory_order_relaxed);
+  while (!ref.compare_exchange_weak(old, update(old), std::memory_order_relaxed)) {
+  }
+  return old;
+}
+
+template <typename T>
+T AtomicApply(ir::AtomOp op, ir::ScalarType type, uint8_t* p, T b, T c) {
+  std::atomic_ref<T> ref(*reinterpret_cast<T*>(p));
+  switch (op) {
+    case ir::AtomOp::kAdd:
+      if constexpr (sizeof(T) == 2) {
+        const ir::FloatFormat f = HalfFormat(type);  // f16 / bf16 add (.noftz)
+        return CasLoop(ref, [&](T old) {
+          return static_cast<T>(HalfBits(HalfValue(old, f, false) + HalfValue(b, f, false), f, ir::Rounding::kRn, false, false));
+        });
+      } else {
+        return ref.fetch_add(b, std::memory_order_relaxed);
+      }
+    case ir::AtomOp::kMin: return CasLoop(ref, [&](T old) { return b < old ? b : old; });
+    case ir::AtomOp::kMax: return CasLoop(ref, [&](T old) { return b > old ? b : old; });
+    case ir::AtomOp::kExch: return ref.exchange(b, std::memory_order_relaxed);
+    case ir::AtomOp::kCas: {
+      T expected = b;
+      ref.compare_exchange_strong(expected, c, std::memory_order_relaxed);
+      return expected;
+    }
+    case ir::AtomOp::kInc:
+      if constexpr (std::is_integral_v<T>) return CasLoop(ref, [&](T old) { return old >= b ? T{0} : static_cast<T>(old + 1); });
+      break;
+    case ir::AtomOp::kDec:
+      if constexpr (std::is_integral_v<T>) return CasLoop(ref, [&](T old) { return (old == 0 || old > b) ? b : static_cast<T>(old - 1); });
+      break;
+    case ir::AtomOp::kAnd:
+      if constexpr (std::is_integral_v<T>) return ref.fetch_and(b, std::memory_order_relaxed);
+      break;
+    case ir::AtomOp::kOr:
+      if constexpr (std::is_integral_v<T>) return ref.fetch_or(b, std::memory_order_relaxed);
+      break;
+    case ir::AtomOp::kXor:
+      if constexpr (std::is_integral_v<T>) return ref.fetch_xor(b, std::memory_order_relaxed);
+      break;
+    default: break;
+  }
+  return T{};
+}
+
+template <typename T, bool kHasResult>
+Action Atom(Block& b, Thread& t, const DInst& d) {
+  const uint64_t addr = (d.base == kNoSlot ? 0 : t.regs[d.base]) + static_cast<uint64_t>(d.imm);
+  uint8_t* p = Resolve(b, t, d, d.space, addr, sizeof(T), "atomic");
+  if (p == nullptr) return Action::kError;
+  T bv = Get<T>(t, d.src[0]);
+  T cv = d.nsrc > 1 ? Get<T>(t, d.src[1]) : T{};
+  T old = AtomicApply<T>(d.mods.atom, d.mods.type, p, bv, cv);
+  if constexpr (kHasResult) Set<T>(t, d.dst[0], old);
+  b.counters.atomics++;
+  return Action::kNext;
+}
+
+template <bool kHasResult>
+Handler AtomHandler(const ir::Modifiers& m) {
+  switch (m.type) {
+    case ScalarType::kF32: return &Atom<float, kHasResult>;
+    case ScalarType::kF64: return &Atom<double, kHasResult>;
+    case ScalarType::kF16:
+    case ScalarType::kBF16: return &Atom<uint16_t, kHasResult>;
+    case ScalarType::kS32: return &Atom<int32_t, kHasResult>;
+    case ScalarType::kS64: return &Atom<int64_t, kHasResult>;
+    case ScalarType::kU32:
+    case ScalarType::kB32: return &Atom<uint32_t, kHasResult>;
+    case ScalarType::kU64:
+    case ScalarType::kB64: return &Atom<uint64_t, kHasResult>;
+    default: return nullptr;
+  }
+}
+
+}  // namespace
+
+Handler SelectMemory(const ir::Instruction& inst) {
+  const ir::Modifiers& m = inst.mods;
+  switch (inst.op) {
+    case ir::Opcode::kLd:
+      switch (ir::TypeBits(m.type)) {
+        case 8: return m.type == ScalarType::kS8 ? &Ld<uint8_t, true> : &Ld<uint8_t, false>;
+        case 16: return &Ld<uint16_t, false>;
+        case 32: return &Ld<uint32_t, false>;
+        case 64: return &Ld<uint64_t, false>;
+        default: return nullptr;
+      }
+    case ir::Opcode::kSt:
+      switch (ir::TypeBits(m.type)) {
+        case 8: return &St<uint8_t>;
+        case 16: return &St<uint16_t>;
+        case 32: return &St<uint32_t>;
+        case 64: return &St<uint64_t>;
+        default: return nullptr;
+      }
+    case ir::Opcode::kAtom: return AtomHandler<true>(m);
+    case ir::Opcode::kRed: return AtomHandler<false>(m);
+    default: return nullptr;
+  }
+}
+
+}  // namespace ptxforge::runtime::emu

@@ -1,0 +1,171 @@
+// The emulator's pre-decoded program and execution state (internal).
+#ifndef PTXFORGE_RUNTIME_EMULATOR_PROGRAM_H_
+#define PTXFORGE_RUNTIME_EMULATOR_PROGRAM_H_
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "ir/kernel.h"
+#include "ir/register_numbering.h"
+#include "runtime/emulator.h"
+
+namespace ptxforge::runtime::emu {
+
+// Where generic addresses of shared and local memory live (global
+// allocations start at kGlobalBase and stay far below these).
+inline constexpr uint64_t kGlobalBase = uint64_t{1} << 40;
+inline constexpr uint64_t kSharedWindow = uint64_t{0x7E} << 40;
+inline constexpr uint64_t kLocalWindow = uint64_t{0x7F} << 40;
+inline constexpr uint64_t kWindowSize = uint64_t{1} << 32;
+
+inline constexpr uint32_t kNoSlot = UINT32_MAX;
+
+// What a handler tells the thread loop.
+enum class Action : uint8_t {
+  kNext,   // go on with the next instruction
+  kJump,   // the handler set the thread's pc
+  kBlock,  // wait for a barrier or a warp collective (pc stays)
+  kExit,   // the thread ended
+  kError,  // the block's error is set
+};
+
+enum class Space : uint8_t { kGeneric, kGlobal, kShared, kLocal, kParam };
+
+struct Block;
+struct Thread;
+struct DInst;
+using Handler = Action (*)(Block& b, Thread& t, const DInst& d);
+
+// Collective operations the scheduler completes once every lane arrived.
+enum class Collective : uint8_t { kNone, kBarrier, kShfl, kVote, kActiveMask };
+
+// One decoded instruction. Sources are register-file slots; immediates are
+// constant slots after the registers, so every operand is a slot read.
+struct DInst {
+  Handler fn = nullptr;
+  uint32_t dst[4] = {kNoSlot, kNoSlot, kNoSlot, kNoSlot};
+  uint32_t src[4] = {kNoSlot, kNoSlot, kNoSlot, kNoSlot};
+  uint32_t guard = kNoSlot;
+  uint32_t base = kNoSlot;  // address base slot (kNoSlot: absolute `imm`)
+  int64_t imm = 0;          // address offset/absolute address, branch target, param offset
+  uint32_t index = 0;       // the instruction in ir::Kernel::body (for messages)
+  uint8_t guard_negated = 0;
+  uint8_t op_class = 0;     // ir::OpClass for the counters
+  uint8_t ndst = 0;
+  uint8_t nsrc = 0;
+  uint8_t vec = 1;
+  Space space = Space::kGeneric;
+  Collective collective = Collective::kNone;
+  ir::Modifiers mods;       // the rest of what the handler needs
+};
+
+enum class ThreadState : uint8_t { kRunning, kBarrier, kWarp, kExited };
+
+struct Thread {
+  uint64_t* regs = nullptr;
+  uint8_t* defined = nullptr;  // per slot, when initialisation is checked
+  uint8_t* local = nullptr;
+  uint32_t pc = 0;
+  uint32_t tid[3] = {0, 0, 0};
+  uint32_t linear = 0;
+  ThreadState state = ThreadState::kRunning;
+  uint64_t executed = 0;
+};
+
+struct Program {
+  ir::Kernel kernel;  // for messages
+  ir::RegisterNumbering numbering;
+  std::vector<DInst> code;
+  uint32_t num_regs = 0;
+  uint32_t num_slots = 0;
+  std::vector<uint64_t> initial_slots;  // constants in [num_regs, num_slots)
+  std::vector<uint32_t> variable_offsets;  // shared/local byte offsets by variable
+  uint32_t static_shared_bytes = 0;
+  uint32_t dynamic_shared_offset = 0;  // where the extern window starts
+  uint32_t local_bytes = 0;
+  std::vector<uint32_t> param_offsets;
+  uint32_t param_bytes = 0;
+  bool has_global_atomics = false;
+  bool check_init = false;
+
+  // "ld.global.f32 %f0, [%rd7];" as the PTX printer would print it.
+  std::string PtxText(uint32_t index) const;
+  // "vector_add.cc:42" or "" when unknown.
+  std::string SourceLoc(uint32_t index) const;
+};
+
+// Decodes a kernel. Fails on what the emulator cannot run (raw PTX).
+absl::StatusOr<Program> Decode(const ir::Kernel& kernel, bool check_init);
+
+// Global memory during a launch: a sorted table of allocations.
+struct GlobalRange {
+  uint64_t begin;
+  uint64_t end;
+  uint8_t* data;
+};
+
+struct Launch {
+  const Program* program;
+  const std::vector<GlobalRange>* global;
+  const uint8_t* params;
+  uint32_t grid[3];
+  uint32_t block[3];
+  uint32_t threads_per_block;
+  uint32_t dynamic_shared_bytes;
+  uint32_t shared_bytes;  // static + dynamic
+  uint64_t max_instructions;
+};
+
+// One block being run; reused for the blocks a worker runs.
+struct Block {
+  const Launch* launch = nullptr;
+  const Program* program = nullptr;
+  uint32_t ctaid[3] = {0, 0, 0};
+  std::vector<uint8_t> shared;
+  std::vector<uint64_t> regs;     // threads x slots
+  std::vector<uint8_t> defined;   // threads x slots, when checked
+  std::vector<uint8_t> local;     // threads x local bytes
+  std::vector<Thread> threads;
+  EmulatorCounters counters;
+  absl::Status error;
+  size_t global_hint = 0;  // index of the last allocation hit
+
+  // Records the first error of the block; returns Action::kError.
+  Action Fail(const Thread& t, const DInst& d, std::string message);
+  std::string Where(const Thread& t) const;  // "block (0,0,0) thread (3,0,0)"
+};
+
+// Register access: values live in the low bits of 64-bit slots.
+template <typename T>
+inline T Get(const Thread& t, uint32_t slot) {
+  T v;
+  std::memcpy(&v, &t.regs[slot], sizeof(T));
+  return v;
+}
+template <typename T>
+inline void Set(Thread& t, uint32_t slot, T v) {
+  uint64_t bits = 0;
+  std::memcpy(&bits, &v, sizeof(T));
+  t.regs[slot] = bits;
+}
+
+// Handler selection for one instruction (ops_*.cc).
+absl::Status SelectHandler(const ir::Kernel& kernel, const ir::Instruction& inst, DInst& d);
+Handler SelectArith(const ir::Instruction& inst);
+Handler SelectConvert(const ir::Instruction& inst);
+Handler SelectMemory(const ir::Instruction& inst);
+Handler SelectControl(const ir::Instruction& inst);
+
+// The scheduler's part of warp collectives: `lanes` all wait at `d`.
+Action RunCollective(Block& b, const DInst& d, Thread* const* lanes, int count);
+
+// Runs one block to completion (or its first error).
+void RunBlock(Block& b);
+
+}  // namespace ptxforge::runtime::emu
+
+#endif  // PTXFORGE_RUNTIME_EMULATOR_PROGRAM_H_
