@@ -1,0 +1,671 @@
+// CudaDevice: contexts, modules (JIT, link, cache), memory, launches, streams and events.
+#include "runtime/cuda_device.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+#include "emit/ptx_printer.h"
+#include "ir/strings.h"
+
+namespace ptxforge::runtime {
+
+// A retained primary context; released when the last owner goes.
+class CudaContext {
+ public:
+  CudaContext(const CudaDriver* driver, cu::CUdevice device, cu::CUcontext context)
+      : driver_(driver), device_(device), context_(context) {}
+  CudaContext(const CudaContext&) = delete;
+  CudaContext& operator=(const CudaContext&) = delete;
+  ~CudaContext() { (void)driver_->api().cuDevicePrimaryCtxRelease_v2(device_); }
+
+  const CudaDriver& driver() const { return *driver_; }
+  const cu::CudaDriverApi& api() const { return driver_->api(); }
+  cu::CUcontext get() const { return context_; }
+  // OK for CUDA_SUCCESS; else the driver's error for `what`.
+  absl::Status Check(cu::CUresult result, std::string_view what) const {
+    return result == cu::CUDA_SUCCESS ? absl::OkStatus() : driver_->Error(result, what);
+  }
+
+ private:
+  const CudaDriver* driver_;
+  cu::CUdevice device_;
+  cu::CUcontext context_;
+};
+
+namespace {
+
+// Makes a context current on this thread for the scope, then restores the previous one.
+class ScopedContext {
+ public:
+  explicit ScopedContext(const CudaContext& context) : context_(context) {
+    status_ = context.Check(context.api().cuCtxPushCurrent_v2(context.get()), "cuCtxPushCurrent");
+  }
+  ScopedContext(const ScopedContext&) = delete;
+  ScopedContext& operator=(const ScopedContext&) = delete;
+  ~ScopedContext() {
+    if (status_.ok()) {
+      cu::CUcontext popped = nullptr;
+      (void)context_.api().cuCtxPopCurrent_v2(&popped);
+    }
+  }
+  const absl::Status& status() const { return status_; }
+
+ private:
+  const CudaContext& context_;
+  absl::Status status_;
+};
+
+std::string Address(uint64_t a) { return StrCat("0x", Hex{a}); }
+std::string Dims(const Dim3& d) { return StrCat(d.x, "x", d.y, "x", d.z); }
+
+}  // namespace
+
+// A loaded module; unloaded (in its context) when the last kernel using it goes.
+class CudaModule {
+ public:
+  CudaModule(std::shared_ptr<CudaContext> context, cu::CUmodule module, CodeSource source, std::string ptx,
+             std::string info_log)
+      : context_(std::move(context)), module_(module), source_(source), ptx_(std::move(ptx)),
+        info_log_(std::move(info_log)) {}
+  CudaModule(const CudaModule&) = delete;
+  CudaModule& operator=(const CudaModule&) = delete;
+  ~CudaModule() {
+    ScopedContext scope(*context_);
+    (void)context_->api().cuModuleUnload(module_);
+  }
+  cu::CUmodule get() const { return module_; }
+  CodeSource source() const { return source_; }
+  const std::string& ptx() const { return ptx_; }
+  const std::string& info_log() const { return info_log_; }
+
+ private:
+  std::shared_ptr<CudaContext> context_;
+  cu::CUmodule module_;
+  CodeSource source_;
+  std::string ptx_;
+  std::string info_log_;
+};
+
+std::string_view CodeSourceName(CodeSource source) {
+  switch (source) {
+    case CodeSource::kJit:
+      return "jit";
+    case CodeSource::kDiskCache:
+      return "disk cache";
+    case CodeSource::kMemoryCache:
+      return "memory cache";
+  }
+  return "?";
+}
+
+// --- targets and PTX versions ----------------------------------------------
+
+absl::StatusOr<ir::Target> NativeTargetFor(int cc_major, int cc_minor) {
+  int sm = cc_major * 10 + cc_minor;
+  std::optional<ir::Target> best;
+  for (const ir::TargetInfo& info : ir::AllTargets()) {
+    if (!info.arch_specific && info.sm <= sm) best = info.target;
+  }
+  if (!best) {
+    return absl::FailedPreconditionError(StrCat("compute capability ", cc_major, ".", cc_minor,
+                                                " is older than every target ptxforge supports (",
+                                                ir::SupportedTargetList(), ")"));
+  }
+  return *best;
+}
+
+absl::Status CheckRunsOn(const ir::Kernel& kernel, int cc_major, int cc_minor, std::string_view device_name) {
+  const ir::TargetInfo& info = ir::GetTargetInfo(kernel.target);
+  int sm = cc_major * 10 + cc_minor;
+  if (info.arch_specific ? info.sm != sm : info.sm > sm) {
+    return absl::FailedPreconditionError(
+        StrCat("kernel ", kernel.name, " is built for ", info.name, ", which ", device_name,
+               " (compute capability ", cc_major, ".", cc_minor, ") cannot run",
+               info.arch_specific ? StrCat(" (", info.name, " code runs only on compute capability ", info.sm / 10,
+                                           ".", info.sm % 10, ")")
+                                  : std::string()));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::optional<ir::PtxVersion>> ChoosePtxVersion(const ir::Kernel& kernel, int driver_version,
+                                                               std::optional<ir::PtxVersion> pin) {
+  std::optional<ir::PtxVersion> max = MaxPtxForDriver(driver_version);
+  if (!max) {
+    return absl::FailedPreconditionError(StrCat("the CUDA driver (", CudaVersionString(driver_version),
+                                                ") is older than CUDA 10.0, the oldest ptxforge supports"));
+  }
+  ir::PtxVersion required = ir::RequiredPtxVersion(kernel.target, {&kernel});
+  if (required > *max) {
+    return absl::FailedPreconditionError(
+        StrCat("kernel ", kernel.name, " needs PTX ISA ", required.ToString(), " (", ir::TargetName(kernel.target),
+               "), but the CUDA driver (", CudaVersionString(driver_version), ") accepts PTX ISA up to ",
+               max->ToString(), "; update the driver or build for an older target"));
+  }
+  if (pin) return std::min(*pin, *max);
+  return std::optional<ir::PtxVersion>();
+}
+
+// --- streams and events ----------------------------------------------------
+
+CudaStream::CudaStream(CudaStream&& other) noexcept
+    : context_(std::move(other.context_)), stream_(std::exchange(other.stream_, nullptr)) {}
+CudaStream& CudaStream::operator=(CudaStream&& other) noexcept {
+  if (this != &other) {
+    Reset();
+    context_ = std::move(other.context_);
+    stream_ = std::exchange(other.stream_, nullptr);
+  }
+  return *this;
+}
+CudaStream::~CudaStream() { Reset(); }
+void CudaStream::Reset() {
+  if (context_ != nullptr && stream_ != nullptr) {
+    ScopedContext scope(*context_);
+    (void)context_->api().cuStreamDestroy_v2(stream_);
+  }
+  context_.reset();
+  stream_ = nullptr;
+}
+absl::Status CudaStream::Synchronize() const {
+  if (context_ == nullptr) return absl::FailedPreconditionError("Synchronize on an empty CudaStream");
+  ScopedContext scope(*context_);
+  if (!scope.status().ok()) return scope.status();
+  return context_->Check(context_->api().cuStreamSynchronize(stream_), "cuStreamSynchronize");
+}
+
+CudaEvent::CudaEvent(CudaEvent&& other) noexcept
+    : context_(std::move(other.context_)), event_(std::exchange(other.event_, nullptr)) {}
+CudaEvent& CudaEvent::operator=(CudaEvent&& other) noexcept {
+  if (this != &other) {
+    Reset();
+    context_ = std::move(other.context_);
+    event_ = std::exchange(other.event_, nullptr);
+  }
+  return *this;
+}
+CudaEvent::~CudaEvent() { Reset(); }
+void CudaEvent::Reset() {
+  if (context_ != nullptr && event_ != nullptr) {
+    ScopedContext scope(*context_);
+    (void)context_->api().cuEventDestroy_v2(event_);
+  }
+  context_.reset();
+  event_ = nullptr;
+}
+absl::Status CudaEvent::Record(const CudaStream* stream) const {
+  if (context_ == nullptr) return absl::FailedPreconditionError("Record on an empty CudaEvent");
+  ScopedContext scope(*context_);
+  if (!scope.status().ok()) return scope.status();
+  return context_->Check(context_->api().cuEventRecord(event_, stream != nullptr ? stream->handle() : nullptr),
+                         "cuEventRecord");
+}
+absl::Status CudaEvent::Synchronize() const {
+  if (context_ == nullptr) return absl::FailedPreconditionError("Synchronize on an empty CudaEvent");
+  ScopedContext scope(*context_);
+  if (!scope.status().ok()) return scope.status();
+  return context_->Check(context_->api().cuEventSynchronize(event_), "cuEventSynchronize");
+}
+absl::StatusOr<float> CudaEvent::ElapsedMs(const CudaEvent& start, const CudaEvent& end) {
+  if (start.context_ == nullptr || end.context_ == nullptr) {
+    return absl::FailedPreconditionError("ElapsedMs on an empty CudaEvent");
+  }
+  ScopedContext scope(*start.context_);
+  if (!scope.status().ok()) return scope.status();
+  float ms = 0;
+  absl::Status s = start.context_->Check(start.context_->api().cuEventElapsedTime_v2(&ms, start.event_, end.event_),
+                                         "cuEventElapsedTime");
+  if (!s.ok()) return s;
+  return ms;
+}
+
+// --- kernels ---------------------------------------------------------------
+
+CudaKernel::CudaKernel(const ir::Kernel& kernel, const CudaDevice* device, std::shared_ptr<CudaModule> module,
+                       cu::CUfunction function, const CudaFunctionAttributes& attributes, CodeSource source)
+    : LoadedKernel(kernel), device_(device), module_(std::move(module)), function_(function),
+      attributes_(attributes), source_(source) {}
+CudaKernel::~CudaKernel() = default;
+const std::string& CudaKernel::info_log() const { return module_->info_log(); }
+const std::string& CudaKernel::ptx() const { return module_->ptx(); }
+
+// --- the device ------------------------------------------------------------
+
+CudaDevice::CudaDevice(const CudaDriver* driver, std::shared_ptr<CudaContext> context,
+                       CudaDeviceProperties properties, ir::Target native_target, CudaOptions options)
+    : driver_(driver), context_(std::move(context)), properties_(std::move(properties)),
+      native_target_(native_target), options_(std::move(options)) {
+  if (options_.cache.disk && DiskCacheEnabledByEnvironment()) {
+    disk_cache_ = std::make_unique<DiskCache>(options_.cache.directory.empty() ? DefaultCacheDirectory()
+                                                                               : options_.cache.directory);
+  }
+}
+
+CudaDevice::~CudaDevice() {
+  ScopedContext scope(*context_);
+  for (const auto& [address, bytes] : allocations_) (void)context_->api().cuMemFree_v2(address);
+}
+
+std::string CudaDevice::name() const {
+  return StrCat("CUDA device ", properties_.ordinal, " (", properties_.name, ", sm_", properties_.cc_major,
+                properties_.cc_minor, ")");
+}
+
+int CudaDevice::jit_count() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return jit_count_;
+}
+
+absl::StatusOr<uint64_t> CudaDevice::Allocate(size_t bytes) {
+  ScopedContext scope(*context_);
+  if (!scope.status().ok()) return scope.status();
+  cu::CUdeviceptr address = 0;
+  // A zero-byte buffer still gets an address of its own.
+  if (absl::Status s = context_->Check(context_->api().cuMemAlloc_v2(&address, std::max<size_t>(bytes, 1)),
+                                       StrCat("cuMemAlloc(", bytes, " bytes) on ", name()));
+      !s.ok()) {
+    return s;
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  allocations_[address] = bytes;
+  return address;
+}
+
+absl::Status CudaDevice::Free(uint64_t address) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (allocations_.erase(address) == 0) {
+      return absl::InvalidArgumentError(StrCat("Free(", Address(address), "): not an allocation of ", name()));
+    }
+  }
+  ScopedContext scope(*context_);
+  if (!scope.status().ok()) return scope.status();
+  return context_->Check(context_->api().cuMemFree_v2(address), StrCat("cuMemFree(", Address(address), ")"));
+}
+
+absl::Status CudaDevice::CheckRange(uint64_t address, size_t bytes, std::string_view what) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = allocations_.upper_bound(address);
+  if (it != allocations_.begin()) {
+    --it;
+    if (address - it->first <= it->second && bytes <= it->second - (address - it->first)) return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(StrCat(what, ": ", bytes, " bytes at ", Address(address),
+                                           " are not inside one allocation of ", name()));
+}
+
+absl::Status CudaDevice::CopyToDevice(uint64_t dst, const void* src, size_t bytes) {
+  if (bytes == 0) return absl::OkStatus();
+  if (absl::Status s = CheckRange(dst, bytes, "CopyToDevice"); !s.ok()) return s;
+  ScopedContext scope(*context_);
+  if (!scope.status().ok()) return scope.status();
+  return context_->Check(context_->api().cuMemcpyHtoD_v2(dst, src, bytes),
+                         StrCat("cuMemcpyHtoD(", bytes, " bytes to ", Address(dst), ")"));
+}
+
+absl::Status CudaDevice::CopyToHost(void* dst, uint64_t src, size_t bytes) {
+  if (bytes == 0) return absl::OkStatus();
+  if (absl::Status s = CheckRange(src, bytes, "CopyToHost"); !s.ok()) return s;
+  ScopedContext scope(*context_);
+  if (!scope.status().ok()) return scope.status();
+  return context_->Check(context_->api().cuMemcpyDtoH_v2(dst, src, bytes),
+                         StrCat("cuMemcpyDtoH(", bytes, " bytes from ", Address(src), ")"));
+}
+
+absl::Status CudaDevice::CopyToDeviceAsync(const CudaStream& stream, uint64_t dst, const void* src, size_t bytes) {
+  if (bytes == 0) return absl::OkStatus();
+  if (absl::Status s = CheckRange(dst, bytes, "CopyToDeviceAsync"); !s.ok()) return s;
+  ScopedContext scope(*context_);
+  if (!scope.status().ok()) return scope.status();
+  return context_->Check(context_->api().cuMemcpyHtoDAsync_v2(dst, src, bytes, stream.handle()),
+                         StrCat("cuMemcpyHtoDAsync(", bytes, " bytes to ", Address(dst), ")"));
+}
+
+absl::Status CudaDevice::CopyToHostAsync(const CudaStream& stream, void* dst, uint64_t src, size_t bytes) {
+  if (bytes == 0) return absl::OkStatus();
+  if (absl::Status s = CheckRange(src, bytes, "CopyToHostAsync"); !s.ok()) return s;
+  ScopedContext scope(*context_);
+  if (!scope.status().ok()) return scope.status();
+  return context_->Check(context_->api().cuMemcpyDtoHAsync_v2(dst, src, bytes, stream.handle()),
+                         StrCat("cuMemcpyDtoHAsync(", bytes, " bytes from ", Address(src), ")"));
+}
+
+absl::Status CudaDevice::Synchronize() {
+  ScopedContext scope(*context_);
+  if (!scope.status().ok()) return scope.status();
+  return context_->Check(context_->api().cuCtxSynchronize(), StrCat("cuCtxSynchronize on ", name()));
+}
+
+absl::StatusOr<std::pair<size_t, size_t>> CudaDevice::MemoryInfo() const {
+  ScopedContext scope(*context_);
+  if (!scope.status().ok()) return scope.status();
+  size_t free = 0, total = 0;
+  if (absl::Status s = context_->Check(context_->api().cuMemGetInfo_v2(&free, &total), "cuMemGetInfo"); !s.ok()) {
+    return s;
+  }
+  return std::make_pair(free, total);
+}
+
+absl::StatusOr<CudaStream> CudaDevice::CreateStream() {
+  ScopedContext scope(*context_);
+  if (!scope.status().ok()) return scope.status();
+  cu::CUstream stream = nullptr;
+  if (absl::Status s = context_->Check(context_->api().cuStreamCreate(&stream, cu::CU_STREAM_NON_BLOCKING),
+                                       "cuStreamCreate");
+      !s.ok()) {
+    return s;
+  }
+  return CudaStream(context_, stream);
+}
+
+absl::StatusOr<CudaEvent> CudaDevice::CreateEvent() {
+  ScopedContext scope(*context_);
+  if (!scope.status().ok()) return scope.status();
+  cu::CUevent event = nullptr;
+  if (absl::Status s = context_->Check(context_->api().cuEventCreate(&event, cu::CU_EVENT_DEFAULT), "cuEventCreate");
+      !s.ok()) {
+    return s;
+  }
+  return CudaEvent(context_, event);
+}
+
+// --- loading ---------------------------------------------------------------
+
+absl::StatusOr<std::string> CudaDevice::PtxFor(const ir::Kernel& kernel) const {
+  if (absl::Status s = CheckRunsOn(kernel, properties_.cc_major, properties_.cc_minor, name()); !s.ok()) return s;
+  absl::StatusOr<std::optional<ir::PtxVersion>> version =
+      ChoosePtxVersion(kernel, properties_.driver_version, options_.ptx_version);
+  if (!version.ok()) return version.status();
+  return emit::PrintPtx(kernel, *version);
+}
+
+absl::StatusOr<std::shared_ptr<CudaModule>> CudaDevice::JitModule(const std::string& kernel_name,
+                                                                   const std::string& ptx) {
+  const cu::CudaDriverApi& api = context_->api();
+  cu::CUmodule module = nullptr;
+  JitLogs logs;
+  cu::CUresult r = RunJit(
+      options_.jit,
+      [&](JitOptionArrays& arrays) {
+        if (module != nullptr) (void)api.cuModuleUnload(std::exchange(module, nullptr));  // a retry
+        return api.cuModuleLoadDataEx(&module, ptx.c_str(), arrays.count(), arrays.options(), arrays.values());
+      },
+      logs);
+  if (r != cu::CUDA_SUCCESS) {
+    return JitFailure(StatusCodeFor(r), "cuModuleLoadDataEx", kernel_name, driver_->ErrorText(r), logs, ptx);
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  ++jit_count_;
+  return std::make_shared<CudaModule>(context_, module, CodeSource::kJit, ptx, logs.info);
+}
+
+absl::StatusOr<std::string> CudaDevice::LinkCubin(const std::string& kernel_name, const std::string& ptx,
+                                                  JitLogs& logs) {
+  const cu::CudaDriverApi& api = context_->api();
+  std::string cubin;
+  std::string failed_api;
+  cu::CUresult r = RunJit(
+      options_.jit,
+      [&](JitOptionArrays& arrays) {
+        cu::CUlinkState state = nullptr;
+        failed_api = "cuLinkCreate";
+        cu::CUresult result = api.cuLinkCreate_v2(arrays.count(), arrays.options(), arrays.values(), &state);
+        if (result != cu::CUDA_SUCCESS) return result;
+        failed_api = "cuLinkAddData";
+        result = api.cuLinkAddData_v2(state, cu::CU_JIT_INPUT_PTX, const_cast<char*>(ptx.c_str()), ptx.size() + 1,
+                                       kernel_name.c_str(), 0, nullptr, nullptr);
+        if (result == cu::CUDA_SUCCESS) {
+          failed_api = "cuLinkComplete";
+          void* image = nullptr;
+          size_t size = 0;
+          result = api.cuLinkComplete(state, &image, &size);
+          if (result == cu::CUDA_SUCCESS) cubin.assign(static_cast<const char*>(image), size);
+        }
+        (void)api.cuLinkDestroy(state);
+        return result;
+      },
+      logs);
+  if (r != cu::CUDA_SUCCESS) {
+    return JitFailure(StatusCodeFor(r), failed_api, kernel_name, driver_->ErrorText(r), logs, ptx);
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  ++jit_count_;
+  return cubin;
+}
+
+absl::StatusOr<std::shared_ptr<CudaModule>> CudaDevice::LoadCubin(const std::string& kernel_name,
+                                                                  const std::string& ptx, const std::string& cubin,
+                                                                  CodeSource source, std::string info_log) {
+  cu::CUmodule module = nullptr;
+  if (absl::Status s = context_->Check(context_->api().cuModuleLoadDataEx(&module, cubin.data(), 0, nullptr, nullptr),
+                                       StrCat("cuModuleLoadDataEx (cubin of kernel ", kernel_name, ")"));
+      !s.ok()) {
+    return s;
+  }
+  return std::make_shared<CudaModule>(context_, module, source, ptx, std::move(info_log));
+}
+
+absl::StatusOr<std::shared_ptr<CudaModule>> CudaDevice::BuildModule(const std::string& kernel_name,
+                                                                    const std::string& ptx, const CacheKey& key) {
+  ScopedContext scope(*context_);
+  if (!scope.status().ok()) return scope.status();
+  if (disk_cache_ == nullptr) return JitModule(kernel_name, ptx);
+
+  DiskCache::Lookup found = disk_cache_->Find(key);
+  if (found.state == DiskCache::State::kHit) {
+    absl::StatusOr<std::shared_ptr<CudaModule>> module =
+        LoadCubin(kernel_name, ptx, found.payload, CodeSource::kDiskCache, std::string());
+    if (module.ok()) return module;
+    // The driver refused the cached cubin: drop it and build a new one.
+    unlink(disk_cache_->PathFor(key).c_str());
+  }
+  JitLogs logs;
+  absl::StatusOr<std::string> cubin = LinkCubin(kernel_name, ptx, logs);
+  if (!cubin.ok()) return cubin.status();
+  (void)disk_cache_->Store(key, *cubin);  // best effort: a cache that cannot be written is only slower
+  return LoadCubin(kernel_name, ptx, *cubin, CodeSource::kJit, logs.info);
+}
+
+absl::StatusOr<std::unique_ptr<LoadedKernel>> CudaDevice::Load(const ir::Kernel& kernel) {
+  absl::StatusOr<std::string> ptx = PtxFor(kernel);
+  if (!ptx.ok()) return ptx.status();
+  CacheKey key = CacheKey::For(*ptx, properties_.cc_major, properties_.cc_minor, properties_.driver_version,
+                               options_.jit.Fingerprint());
+  auto build = [&] { return BuildModule(kernel.name, *ptx, key); };
+  bool built = true;
+  absl::StatusOr<std::shared_ptr<CudaModule>> module =
+      options_.cache.memory ? modules_.GetOrCreate(key.Id(), build, &built) : build();
+  if (!module.ok()) return module.status();
+
+  ScopedContext scope(*context_);
+  if (!scope.status().ok()) return scope.status();
+  const cu::CudaDriverApi& api = context_->api();
+  cu::CUfunction function = nullptr;
+  if (absl::Status s = context_->Check(api.cuModuleGetFunction(&function, (*module)->get(), kernel.name.c_str()),
+                                       StrCat("cuModuleGetFunction(", kernel.name, ")"));
+      !s.ok()) {
+    return s;
+  }
+  CudaFunctionAttributes a;
+  struct Query {
+    cu::CUfunction_attribute attribute;
+    int* out;
+  };
+  for (Query q : {Query{cu::CU_FUNC_ATTRIBUTE_NUM_REGS, &a.num_regs},
+                  Query{cu::CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, &a.local_bytes},
+                  Query{cu::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, &a.shared_bytes},
+                  Query{cu::CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES, &a.const_bytes},
+                  Query{cu::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, &a.max_threads_per_block},
+                  Query{cu::CU_FUNC_ATTRIBUTE_PTX_VERSION, &a.ptx_version},
+                  Query{cu::CU_FUNC_ATTRIBUTE_BINARY_VERSION, &a.binary_version}}) {
+    if (absl::Status s = context_->Check(api.cuFuncGetAttribute(q.out, q.attribute, function),
+                                         StrCat("cuFuncGetAttribute(", kernel.name, ")"));
+        !s.ok()) {
+      return s;
+    }
+  }
+  CodeSource source = built ? (*module)->source() : CodeSource::kMemoryCache;
+  return std::unique_ptr<LoadedKernel>(new CudaKernel(kernel, this, *module, function, a, source));
+}
+
+// --- launching -------------------------------------------------------------
+
+absl::StatusOr<CudaKernel*> CudaDevice::OwnKernel(const LoadedKernel& kernel, std::string_view what) const {
+  auto* cuda = dynamic_cast<CudaKernel*>(const_cast<LoadedKernel*>(&kernel));
+  if (cuda == nullptr || cuda->device() != this) {
+    return absl::InvalidArgumentError(
+        StrCat(what, ": kernel ", kernel.name(), " was not loaded on ", name(), " (load it with this device's Load)"));
+  }
+  return cuda;
+}
+
+absl::StatusOr<int> CudaDevice::MaxActiveBlocksPerSm(const LoadedKernel& kernel, int block_threads,
+                                                     size_t dynamic_shared_bytes) const {
+  absl::StatusOr<CudaKernel*> cuda = OwnKernel(kernel, "MaxActiveBlocksPerSm");
+  if (!cuda.ok()) return cuda.status();
+  ScopedContext scope(*context_);
+  if (!scope.status().ok()) return scope.status();
+  int blocks = 0;
+  if (absl::Status s = context_->Check(
+          context_->api().cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, (*cuda)->function(), block_threads,
+                                                                      dynamic_shared_bytes),
+          StrCat("cuOccupancyMaxActiveBlocksPerMultiprocessor(", kernel.name(), ", ", block_threads, " threads)"));
+      !s.ok()) {
+    return s;
+  }
+  return blocks;
+}
+
+absl::Status CudaDevice::DoLaunch(LoadedKernel& kernel, const LaunchConfig& config, std::span<const KernelArg> args) {
+  return LaunchChecked(nullptr, kernel, config, args);
+}
+
+absl::Status CudaDevice::LaunchOn(const CudaStream& stream, LoadedKernel& kernel, const LaunchConfig& config,
+                                  std::span<const KernelArg> args) {
+  if (absl::Status s = CheckLaunchConfig(kernel, config); !s.ok()) return s;
+  if (absl::Status s = CheckArgs(kernel, args); !s.ok()) return s;
+  return LaunchChecked(stream.handle(), kernel, config, args);
+}
+
+absl::Status CudaDevice::LaunchChecked(cu::CUstream stream, LoadedKernel& kernel, const LaunchConfig& config,
+                                       std::span<const KernelArg> args) {
+  absl::StatusOr<CudaKernel*> cuda = OwnKernel(kernel, "Launch");
+  if (!cuda.ok()) return cuda.status();
+  CudaKernel& k = **cuda;
+  const CudaFunctionAttributes& a = k.attributes();
+  if (config.block.count() > static_cast<uint64_t>(a.max_threads_per_block)) {
+    return absl::InvalidArgumentError(StrCat("kernel ", k.name(), ": block ", Dims(config.block), " has ",
+                                             config.block.count(), " threads, but the compiled kernel allows at most ",
+                                             a.max_threads_per_block, " (it uses ", a.num_regs,
+                                             " registers per thread)"));
+  }
+  ScopedContext scope(*context_);
+  if (!scope.status().ok()) return scope.status();
+  const cu::CudaDriverApi& api = context_->api();
+  int dynamic = static_cast<int>(config.dynamic_shared_bytes);
+  int optin_limit = properties_.max_shared_per_block_optin - a.shared_bytes;
+  if (config.dynamic_shared_bytes > static_cast<uint32_t>(std::max(optin_limit, 0))) {
+    return absl::InvalidArgumentError(StrCat("kernel ", k.name(), ": ", config.dynamic_shared_bytes,
+                                             " bytes of dynamic shared memory, but ", name(), " allows at most ",
+                                             optin_limit, " beside the kernel's ", a.shared_bytes, " static bytes"));
+  }
+  if (dynamic + a.shared_bytes > properties_.max_shared_per_block) {
+    std::lock_guard<std::mutex> lock(k.mu_);
+    if (dynamic > k.dynamic_shared_set_) {
+      if (absl::Status s = context_->Check(
+              api.cuFuncSetAttribute(k.function(), cu::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, dynamic),
+              StrCat("cuFuncSetAttribute(", k.name(), ", max dynamic shared memory ", dynamic, " bytes)"));
+          !s.ok()) {
+        return s;
+      }
+      k.dynamic_shared_set_ = dynamic;
+    }
+  }
+  std::vector<uint64_t> values(args.size());
+  std::vector<void*> pointers(args.size());
+  for (size_t i = 0; i < args.size(); ++i) {
+    values[i] = args[i].bits;  // the driver copies each param's size from the start (little-endian)
+    pointers[i] = &values[i];
+  }
+  return context_->Check(
+      api.cuLaunchKernel(k.function(), config.grid.x, config.grid.y, config.grid.z, config.block.x, config.block.y,
+                         config.block.z, config.dynamic_shared_bytes, stream,
+                         pointers.empty() ? nullptr : pointers.data(), nullptr),
+      StrCat("cuLaunchKernel(", k.name(), ", grid ", Dims(config.grid), ", block ", Dims(config.block), ")"));
+}
+
+// --- opening ---------------------------------------------------------------
+
+absl::StatusOr<std::unique_ptr<CudaDevice>> OpenCudaDevice(int ordinal, CudaOptions options) {
+  if (absl::Status s = options.jit.Validate(); !s.ok()) return s;
+  absl::StatusOr<const CudaDriver*> loaded = CudaDriver::Load(options.libcuda_path);
+  if (!loaded.ok()) return loaded.status();
+  const CudaDriver& driver = **loaded;
+  const cu::CudaDriverApi& api = driver.api();
+  if (absl::Status s = driver.Init(); !s.ok()) return s;
+  absl::StatusOr<int> version = driver.Version();
+  if (!version.ok()) return version.status();
+
+  int count = 0;
+  if (cu::CUresult r = api.cuDeviceGetCount(&count); r != cu::CUDA_SUCCESS) {
+    return driver.Error(r, "cuDeviceGetCount");
+  }
+  if (count == 0) {
+    return absl::FailedPreconditionError(StrCat("no CUDA device: the driver ", driver.path(), " (CUDA ",
+                                                CudaVersionString(*version), ") found none"));
+  }
+  if (ordinal < 0 || ordinal >= count) {
+    return absl::InvalidArgumentError(StrCat("CUDA device ", ordinal, " does not exist (", count,
+                                             count == 1 ? " device: 0" : StrCat(" devices: 0..", count - 1), ")"));
+  }
+  cu::CUdevice device = 0;
+  if (cu::CUresult r = api.cuDeviceGet(&device, ordinal); r != cu::CUDA_SUCCESS) {
+    return driver.Error(r, StrCat("cuDeviceGet(", ordinal, ")"));
+  }
+  CudaDeviceProperties p;
+  p.ordinal = ordinal;
+  p.driver_version = *version;
+  char name[256] = {};
+  if (cu::CUresult r = api.cuDeviceGetName(name, sizeof(name) - 1, device); r != cu::CUDA_SUCCESS) {
+    return driver.Error(r, "cuDeviceGetName");
+  }
+  p.name = name;
+  if (cu::CUresult r = api.cuDeviceTotalMem_v2(&p.total_memory, device); r != cu::CUDA_SUCCESS) {
+    return driver.Error(r, "cuDeviceTotalMem");
+  }
+  struct Query {
+    cu::CUdevice_attribute attribute;
+    int* out;
+  };
+  for (Query q : {Query{cu::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, &p.cc_major},
+                  Query{cu::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, &p.cc_minor},
+                  Query{cu::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, &p.sm_count},
+                  Query{cu::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, &p.max_threads_per_block},
+                  Query{cu::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR, &p.max_threads_per_sm},
+                  Query{cu::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK, &p.max_shared_per_block},
+                  Query{cu::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, &p.max_shared_per_block_optin},
+                  Query{cu::CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK, &p.registers_per_block},
+                  Query{cu::CU_DEVICE_ATTRIBUTE_WARP_SIZE, &p.warp_size},
+                  Query{cu::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, &p.l2_cache_bytes}}) {
+    if (cu::CUresult r = api.cuDeviceGetAttribute(q.out, q.attribute, device); r != cu::CUDA_SUCCESS) {
+      return driver.Error(r, StrCat("cuDeviceGetAttribute(", static_cast<int>(q.attribute), ")"));
+    }
+  }
+  absl::StatusOr<ir::Target> native = NativeTargetFor(p.cc_major, p.cc_minor);
+  if (!native.ok()) {
+    return absl::FailedPreconditionError(
+        StrCat("CUDA device ", ordinal, " (", p.name, "): ", native.status().message()));
+  }
+  cu::CUcontext context = nullptr;
+  if (cu::CUresult r = api.cuDevicePrimaryCtxRetain(&context, device); r != cu::CUDA_SUCCESS) {
+    return driver.Error(r, StrCat("cuDevicePrimaryCtxRetain(device ", ordinal, ")"));
+  }
+  auto owner = std::make_shared<CudaContext>(&driver, device, context);
+  return std::unique_ptr<CudaDevice>(new CudaDevice(&driver, std::move(owner), std::move(p), *native,
+                                                    std::move(options)));
+}
+
+}  // namespace ptxforge::runtime

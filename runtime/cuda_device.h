@@ -1,0 +1,261 @@
+// The CUDA device: JIT through the Driver API, a kernel cache, and launches behind the Device API.
+//
+//   absl::StatusOr<std::unique_ptr<CudaDevice>> gpu = OpenCudaDevice();
+//   if (!gpu.ok()) ...  // "CUDA driver not found (libcuda.so.1): ..." on a machine without a driver
+//   auto kernel = (*gpu)->Load(*ir_kernel);  // PTX -> cubin (cached in memory and on disk)
+//   (*gpu)->Launch(**kernel, {.grid = {blocks}, .block = {256}}, {*a, *b, *c, n});
+//
+// The driver is opened with dlopen: nothing here needs libcuda (or cuda.h)
+// to build or to start. Every driver object (context, module, stream, event)
+// is a move-only owner; modules, streams and events keep the device's primary
+// context alive, so they may outlive the CudaDevice that made them.
+#ifndef PTXFORGE_RUNTIME_CUDA_DEVICE_H_
+#define PTXFORGE_RUNTIME_CUDA_DEVICE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "ir/kernel.h"
+#include "ir/target.h"
+#include "runtime/cuda_driver.h"
+#include "runtime/cuda_jit.h"
+#include "runtime/device.h"
+#include "runtime/kernel_cache.h"
+
+namespace ptxforge::runtime {
+
+struct CudaCacheOptions {
+  bool memory = true;     // share modules between Loads of the same PTX
+  bool disk = true;       // cubins on disk; also off when $PTXFORGE_CACHE=off
+  std::string directory;  // "" -> DefaultCacheDirectory() ($PTXFORGE_CACHE_DIR, ...)
+};
+
+struct CudaOptions {
+  std::string libcuda_path;  // "" -> $PTXFORGE_LIBCUDA, else libcuda.so.1
+  JitOptions jit;
+  CudaCacheOptions cache;
+  // The PTX ISA version to print, capped at what the driver accepts; by
+  // default the lowest the kernel allows.
+  std::optional<ir::PtxVersion> ptx_version;
+};
+
+struct CudaDeviceProperties {
+  int ordinal = 0;
+  std::string name;  // "NVIDIA A100-SXM4-40GB"
+  int cc_major = 0;  // compute capability
+  int cc_minor = 0;
+  int sm_count = 0;
+  size_t total_memory = 0;  // bytes
+  int max_threads_per_block = 0;
+  int max_threads_per_sm = 0;
+  int max_shared_per_block = 0;        // bytes, without opting in
+  int max_shared_per_block_optin = 0;  // bytes, with cuFuncSetAttribute
+  int registers_per_block = 0;
+  int warp_size = 0;
+  int l2_cache_bytes = 0;
+  int driver_version = 0;  // cuDriverGetVersion (12080 for CUDA 12.8)
+};
+
+// What the driver says about a compiled kernel (cuFuncGetAttribute).
+struct CudaFunctionAttributes {
+  int num_regs = 0;
+  int local_bytes = 0;   // per thread (spills and local arrays)
+  int shared_bytes = 0;  // static shared memory
+  int const_bytes = 0;
+  int max_threads_per_block = 0;  // given its registers and shared memory
+  int ptx_version = 0;     // major * 10 + minor
+  int binary_version = 0;  // the SASS's compute capability, major * 10 + minor
+};
+
+// Where a loaded kernel's code came from.
+enum class CodeSource { kJit, kDiskCache, kMemoryCache };
+std::string_view CodeSourceName(CodeSource source);  // "jit", "disk cache", "memory cache"
+
+class CudaContext;  // a retained primary context (cuda_device.cc)
+class CudaModule;   // a loaded module (cuda_device.cc)
+
+class CudaStream {
+ public:
+  CudaStream() = default;
+  CudaStream(CudaStream&& other) noexcept;
+  CudaStream& operator=(CudaStream&& other) noexcept;
+  CudaStream(const CudaStream&) = delete;
+  CudaStream& operator=(const CudaStream&) = delete;
+  ~CudaStream();
+
+  absl::Status Synchronize() const;
+  cu::CUstream handle() const { return stream_; }
+
+ private:
+  friend class CudaDevice;
+  CudaStream(std::shared_ptr<CudaContext> context, cu::CUstream stream)
+      : context_(std::move(context)), stream_(stream) {}
+  void Reset();
+  std::shared_ptr<CudaContext> context_;
+  cu::CUstream stream_ = nullptr;
+};
+
+class CudaEvent {
+ public:
+  CudaEvent() = default;
+  CudaEvent(CudaEvent&& other) noexcept;
+  CudaEvent& operator=(CudaEvent&& other) noexcept;
+  CudaEvent(const CudaEvent&) = delete;
+  CudaEvent& operator=(const CudaEvent&) = delete;
+  ~CudaEvent();
+
+  // Records the event on `stream` (nullptr: the default stream).
+  absl::Status Record(const CudaStream* stream = nullptr) const;
+  absl::Status Synchronize() const;
+  // Milliseconds between two recorded events (cuEventElapsedTime).
+  static absl::StatusOr<float> ElapsedMs(const CudaEvent& start, const CudaEvent& end);
+  cu::CUevent handle() const { return event_; }
+
+ private:
+  friend class CudaDevice;
+  CudaEvent(std::shared_ptr<CudaContext> context, cu::CUevent event) : context_(std::move(context)), event_(event) {}
+  void Reset();
+  std::shared_ptr<CudaContext> context_;
+  cu::CUevent event_ = nullptr;
+};
+
+class CudaDevice;
+
+// A kernel JIT-compiled for one CUDA device.
+class CudaKernel : public LoadedKernel {
+ public:
+  CudaKernel(const ir::Kernel& kernel, const CudaDevice* device, std::shared_ptr<CudaModule> module,
+             cu::CUfunction function, const CudaFunctionAttributes& attributes, CodeSource source);
+  ~CudaKernel() override;
+
+  const CudaFunctionAttributes& attributes() const { return attributes_; }
+  CodeSource source() const { return source_; }
+  // The JIT's info log (empty when the code came from the disk cache).
+  const std::string& info_log() const;
+  const std::string& ptx() const;
+  cu::CUfunction function() const { return function_; }
+  const CudaDevice* device() const { return device_; }
+
+ private:
+  friend class CudaDevice;
+  const CudaDevice* device_;
+  std::shared_ptr<CudaModule> module_;
+  cu::CUfunction function_;
+  CudaFunctionAttributes attributes_;
+  CodeSource source_;
+  std::mutex mu_;
+  int dynamic_shared_set_ = 0;  // the CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES set so far
+};
+
+class CudaDevice : public Device {
+ public:
+  ~CudaDevice() override;
+
+  DeviceKind kind() const override { return DeviceKind::kCuda; }
+  // "CUDA device 0 (NVIDIA A100-SXM4-40GB, sm_80)"
+  std::string name() const override;
+
+  absl::StatusOr<uint64_t> Allocate(size_t bytes) override;
+  absl::Status Free(uint64_t address) override;
+  absl::Status CopyToDevice(uint64_t dst, const void* src, size_t bytes) override;
+  absl::Status CopyToHost(void* dst, uint64_t src, size_t bytes) override;
+  // Checks that the device can run the kernel's target and the driver its
+  // PTX, prints the PTX, then JIT-compiles it (or takes it from the cache).
+  absl::StatusOr<std::unique_ptr<LoadedKernel>> Load(const ir::Kernel& kernel) override;
+  absl::Status Synchronize() override;
+
+  const CudaDeviceProperties& properties() const { return properties_; }
+  // The newest target this device runs without an "a" suffix (sm_86 on 8.6).
+  ir::Target native_target() const { return native_target_; }
+  const CudaOptions& options() const { return options_; }
+  const CudaDriver& driver() const { return *driver_; }
+
+  // The PTX Load would JIT for `kernel`.
+  absl::StatusOr<std::string> PtxFor(const ir::Kernel& kernel) const;
+
+  absl::StatusOr<CudaStream> CreateStream();
+  absl::StatusOr<CudaEvent> CreateEvent();
+  // Device::Launch on a stream: the same checks, then cuLaunchKernel.
+  absl::Status LaunchOn(const CudaStream& stream, LoadedKernel& kernel, const LaunchConfig& config,
+                        std::span<const KernelArg> args);
+  absl::Status LaunchOn(const CudaStream& stream, LoadedKernel& kernel, const LaunchConfig& config,
+                        std::initializer_list<KernelArg> args) {
+    return LaunchOn(stream, kernel, config, std::span<const KernelArg>(args.begin(), args.size()));
+  }
+  absl::Status CopyToDeviceAsync(const CudaStream& stream, uint64_t dst, const void* src, size_t bytes);
+  absl::Status CopyToHostAsync(const CudaStream& stream, void* dst, uint64_t src, size_t bytes);
+
+  // cuOccupancyMaxActiveBlocksPerMultiprocessor for a kernel loaded here.
+  absl::StatusOr<int> MaxActiveBlocksPerSm(const LoadedKernel& kernel, int block_threads,
+                                           size_t dynamic_shared_bytes = 0) const;
+  // Free and total device memory in bytes (cuMemGetInfo).
+  absl::StatusOr<std::pair<size_t, size_t>> MemoryInfo() const;
+
+  // The disk cache, or nullptr when it is off.
+  DiskCache* disk_cache() const { return disk_cache_.get(); }
+  // How many modules were JIT-compiled from PTX by this device (cache misses).
+  int jit_count() const;
+
+ protected:
+  absl::Status DoLaunch(LoadedKernel& kernel, const LaunchConfig& config, std::span<const KernelArg> args) override;
+
+ private:
+  friend absl::StatusOr<std::unique_ptr<CudaDevice>> OpenCudaDevice(int ordinal, CudaOptions options);
+  CudaDevice(const CudaDriver* driver, std::shared_ptr<CudaContext> context, CudaDeviceProperties properties,
+             ir::Target native_target, CudaOptions options);
+
+  absl::StatusOr<CudaKernel*> OwnKernel(const LoadedKernel& kernel, std::string_view what) const;
+  absl::Status LaunchChecked(cu::CUstream stream, LoadedKernel& kernel, const LaunchConfig& config,
+                             std::span<const KernelArg> args);
+  absl::Status CheckRange(uint64_t address, size_t bytes, std::string_view what) const;
+  absl::StatusOr<std::shared_ptr<CudaModule>> BuildModule(const std::string& kernel_name, const std::string& ptx,
+                                                          const CacheKey& key);
+  absl::StatusOr<std::shared_ptr<CudaModule>> JitModule(const std::string& kernel_name, const std::string& ptx);
+  absl::StatusOr<std::string> LinkCubin(const std::string& kernel_name, const std::string& ptx, JitLogs& logs);
+  absl::StatusOr<std::shared_ptr<CudaModule>> LoadCubin(const std::string& kernel_name, const std::string& ptx,
+                                                        const std::string& cubin, CodeSource source,
+                                                        std::string info_log);
+
+  const CudaDriver* driver_;
+  std::shared_ptr<CudaContext> context_;
+  CudaDeviceProperties properties_;
+  ir::Target native_target_;
+  CudaOptions options_;
+  std::unique_ptr<DiskCache> disk_cache_;
+  SingleFlightCache<std::shared_ptr<CudaModule>> modules_;
+
+  mutable std::mutex mu_;
+  std::map<uint64_t, size_t> allocations_;  // address -> bytes
+  int jit_count_ = 0;
+};
+
+// Opens device `ordinal`: loads the driver, cuInit, retains the primary
+// context and reads the properties. Errors name the cause: no driver
+// ("CUDA driver not found (libcuda.so.1): ..."), the toolkit's stub library,
+// no device, a bad ordinal, bad options.
+absl::StatusOr<std::unique_ptr<CudaDevice>> OpenCudaDevice(int ordinal = 0, CudaOptions options = {});
+
+// The newest target without an "a" suffix that compute capability
+// major.minor runs (8.6 -> sm_86, 8.7 -> sm_87, 10.3 -> sm_100).
+absl::StatusOr<ir::Target> NativeTargetFor(int cc_major, int cc_minor);
+// OK when a device of compute capability major.minor can run code for the
+// kernel's target.
+absl::Status CheckRunsOn(const ir::Kernel& kernel, int cc_major, int cc_minor, std::string_view device_name);
+// The PTX version to pin when printing `kernel` for a driver of
+// `driver_version`: `pin` capped at the driver's maximum, or nullopt (the
+// lowest the kernel allows). An error naming both versions when the kernel
+// needs a newer PTX ISA than the driver accepts.
+absl::StatusOr<std::optional<ir::PtxVersion>> ChoosePtxVersion(const ir::Kernel& kernel, int driver_version,
+                                                               std::optional<ir::PtxVersion> pin);
+
+}  // namespace ptxforge::runtime
+
+#endif  // PTXFORGE_RUNTIME_CUDA_DEVICE_H_

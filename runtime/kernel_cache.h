@@ -1,0 +1,150 @@
+// The compiled-kernel cache: keys, an in-memory single-flight map, and cubins on disk.
+//
+// Key: the PTX's hash, the device's compute capability, the driver version
+// and the JIT options. In memory, two threads asking for the same key build
+// it once (the second waits for the first). On disk, each entry is one file
+// "<dir>/<key id>.cubin", written to a temporary file in the same directory
+// and renamed into place, so a reader sees a whole entry or none; every entry
+// carries its key, size and checksum, and one that does not check out is
+// deleted and reported as corrupt (the caller rebuilds it).
+#ifndef PTXFORGE_RUNTIME_KERNEL_CACHE_H_
+#define PTXFORGE_RUNTIME_KERNEL_CACHE_H_
+
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "absl/functional/function_ref.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace ptxforge::runtime {
+
+// FNV-1a: stable across runs, machines and builds (unlike absl::Hash).
+uint64_t StableHash64(std::string_view data);
+// 128-bit FNV-1a as 32 lower-case hex digits.
+std::string StableHash128(std::string_view data);
+
+struct CacheKey {
+  std::string ptx_hash;  // StableHash128 of the PTX text
+  int cc_major = 0;
+  int cc_minor = 0;
+  int driver_version = 0;   // cuDriverGetVersion
+  std::string jit_options;  // JitOptions::Fingerprint()
+
+  static CacheKey For(std::string_view ptx, int cc_major, int cc_minor, int driver_version,
+                      std::string_view jit_options);
+  // "<ptx hash>-sm86-cuda12040-O4-r0-l0-v0": one per key, safe as a file name.
+  std::string Id() const;
+};
+
+// Where the disk cache lives: $PTXFORGE_CACHE_DIR, else
+// $XDG_CACHE_HOME/ptxforge, else $HOME/.cache/ptxforge, else
+// <$TMPDIR or /tmp>/ptxforge-cache.
+std::string DefaultCacheDirectory();
+// False when $PTXFORGE_CACHE is "off", "0" or "false" (the disk cache is off).
+bool DiskCacheEnabledByEnvironment();
+
+// The bytes of an entry file, and back. Decoding fails (with the reason) when
+// the bytes are not a whole entry for `key`.
+std::string EncodeCacheEntry(const CacheKey& key, std::string_view payload);
+absl::StatusOr<std::string> DecodeCacheEntry(const CacheKey& key, std::string_view bytes);
+
+class DiskCache {
+ public:
+  explicit DiskCache(std::string directory) : directory_(std::move(directory)) {}
+
+  enum class State { kHit, kMiss, kCorrupt };
+  struct Lookup {
+    State state = State::kMiss;
+    std::string payload;  // kHit
+    std::string problem;  // kCorrupt: why the entry was dropped
+  };
+  struct Stats {
+    int hits = 0;
+    int misses = 0;
+    int corrupt = 0;  // entries found bad and deleted
+    int stores = 0;
+    int store_failures = 0;
+  };
+
+  // The entry for `key`. A corrupt one is deleted.
+  Lookup Find(const CacheKey& key);
+  // Writes the entry atomically (temporary file, fsync, rename), creating the
+  // directory when needed.
+  absl::Status Store(const CacheKey& key, std::string_view payload);
+
+  const std::string& directory() const { return directory_; }
+  std::string PathFor(const CacheKey& key) const;
+  Stats stats() const;
+
+ private:
+  std::string directory_;
+  mutable std::mutex mu_;
+  Stats stats_;
+};
+
+// A map from key to value where concurrent requests for one key run the
+// creating function once: the first caller creates, the others wait for it
+// and share its result. A failure reaches every waiter and is not kept, so a
+// later request tries again. Thread-safe.
+template <typename V>
+class SingleFlightCache {
+ public:
+  // `created` (optional) tells whether this call ran `create`.
+  absl::StatusOr<V> GetOrCreate(const std::string& key, absl::FunctionRef<absl::StatusOr<V>()> create,
+                                bool* created = nullptr) {
+    std::shared_ptr<Slot> slot;
+    bool mine = false;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      auto [it, inserted] = slots_.try_emplace(key, nullptr);
+      if (inserted) it->second = std::make_shared<Slot>();
+      slot = it->second;
+      mine = inserted;
+      if (!mine) {
+        done_.wait(lock, [&] { return slot->done; });
+        if (created != nullptr) *created = false;
+        return slot->value;
+      }
+    }
+    absl::StatusOr<V> value = create();
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      slot->value = value;
+      slot->done = true;
+      if (!value.ok()) slots_.erase(key);
+    }
+    done_.notify_all();
+    if (created != nullptr) *created = true;
+    return value;
+  }
+
+  size_t size() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return slots_.size();
+  }
+  void Clear() {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::erase_if(slots_, [](const auto& entry) { return entry.second->done; });
+  }
+
+ private:
+  struct Slot {
+    bool done = false;
+    absl::StatusOr<V> value = absl::UnknownError("not built yet");
+  };
+  mutable std::mutex mu_;
+  std::condition_variable done_;
+  std::map<std::string, std::shared_ptr<Slot>, std::less<>> slots_;
+};
+
+}  // namespace ptxforge::runtime
+
+#endif  // PTXFORGE_RUNTIME_KERNEL_CACHE_H_
