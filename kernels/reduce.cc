@@ -2,6 +2,10 @@
 #include "kernels/reduce.h"
 
 #include <array>
+#include <cmath>
+#include <random>
+
+#include "ir/strings.h"
 
 #include "ir/strings.h"
 #include "builder/kernel_builder.h"
@@ -76,6 +80,8 @@ std::span<const ConfigField> ReduceSumFamily::fields() const {
   static const ConfigField kFields[] = {
       {"type", "f32", "element type: f32, f64, s32, u32, s64, u64"},
       {"block", "256", "threads per block, a power of two in 32..1024 (.reqntid)"},
+      {"n", "5000", "test shape: number of elements"},
+      {"grid", "8", "test shape: number of blocks"},
   };
   return kFields;
 }
@@ -96,6 +102,44 @@ absl::StatusOr<ir::Kernel> ReduceSumFamily::Build(const Config& config, ir::Targ
   absl::StatusOr<ReduceSumSpec> spec = SpecFrom(config);
   if (!spec.ok()) return spec.status();
   return spec->Build(target);
+}
+
+}  // namespace ptxforge::kernels
+
+namespace ptxforge::kernels {
+
+absl::StatusOr<TestProblem> ReduceSumFamily::MakeProblem(const Config& config, uint64_t seed) const {
+  absl::StatusOr<ReduceSumSpec> spec = SpecFrom(config);
+  if (!spec.ok()) return spec.status();
+  absl::StatusOr<uint32_t> n = config.GetU32("n");
+  if (!n.ok()) return n.status();
+  absl::StatusOr<uint32_t> grid = config.GetU32("grid");
+  if (!grid.ok()) return grid.status();
+  if (*grid == 0) return absl::InvalidArgumentError("reduce_sum: grid must be positive");
+  std::mt19937_64 rng(seed);
+  const ir::ScalarType t = spec->type;
+  TestProblem p;
+  p.buffers.push_back(RandomBuffer("x", t, *n, rng, ir::IsSigned(t) || ir::IsFloat(t) ? -10 : 0, 10));
+  HostBuffer partial = ZeroBuffer("partial", t, *grid);
+  partial.is_output = true;
+  partial.tolerance = DefaultTolerance(t);
+  if (ir::IsFloat(t)) {
+    std::vector<double> x = AsDoubles(t, p.buffers[0].data);
+    partial.expected = FromDoubles(t, ReduceSumReference<double>(x, *grid, spec->block));
+    // Rounding error grows with the sum of magnitudes, not with the result.
+    std::vector<double> abs_x(x.size());
+    for (size_t i = 0; i < x.size(); ++i) abs_x[i] = std::fabs(x[i]);
+    for (double m : ReduceSumReference<double>(abs_x, *grid, spec->block)) partial.magnitude = std::max(partial.magnitude, m);
+  } else {
+    std::vector<int64_t> x = AsInts(t, p.buffers[0].data);
+    partial.expected = FromInts(t, ReduceSumReference<int64_t>(x, *grid, spec->block));
+  }
+  p.buffers.push_back(std::move(partial));
+  p.args = {size_t{0}, size_t{1}, ScalarU32(*n)};
+  p.block = {spec->block, 1, 1};
+  p.grid = {*grid, 1, 1};
+  p.shape = StrCat("n=", *n, " grid=", *grid);
+  return p;
 }
 
 }  // namespace ptxforge::kernels

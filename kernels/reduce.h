@@ -3,7 +3,9 @@
 #define PTXFORGE_KERNELS_REDUCE_H_
 
 #include <cstdint>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "ir/kernel.h"
@@ -26,6 +28,17 @@ struct ReduceSumSpec {
   absl::StatusOr<ir::Kernel> Build(ir::Target target) const;
 };
 
+// The reference: what reduce_sum writes for a grid of `grid` blocks of
+// `block` threads: partial[b] = sum of x[j] over j with
+// (j mod (grid * block)) / block == b.
+template <typename V>
+std::vector<V> ReduceSumReference(std::span<const V> x, uint32_t grid, uint32_t block) {
+  std::vector<V> partial(grid, V{0});
+  const uint64_t stride = uint64_t{grid} * block;
+  for (size_t j = 0; j < x.size(); ++j) partial[(j % stride) / block] += x[j];
+  return partial;
+}
+
 class ReduceSumFamily : public KernelFamily {
  public:
   std::string_view name() const override { return "reduce_sum"; }
@@ -34,6 +47,7 @@ class ReduceSumFamily : public KernelFamily {
   }
   std::span<const ConfigField> fields() const override;
   absl::StatusOr<ir::Kernel> Build(const Config& config, ir::Target target) const override;
+  absl::StatusOr<TestProblem> MakeProblem(const Config& config, uint64_t seed) const override;
   static absl::StatusOr<ReduceSumSpec> SpecFrom(const Config& config);
 };
 

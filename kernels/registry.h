@@ -11,6 +11,7 @@
 #include "absl/status/statusor.h"
 #include "ir/kernel.h"
 #include "kernels/config.h"
+#include "kernels/problem.h"
 
 namespace ptxforge::kernels {
 
@@ -24,6 +25,10 @@ class KernelFamily {
   // Builds (and verifies) the kernel for a configuration. A bad configuration
   // is an error naming the field.
   virtual absl::StatusOr<ir::Kernel> Build(const Config& config, ir::Target target) const = 0;
+  // Generated inputs of the configuration's test shape (its shape fields,
+  // small by default), the launch, and the reference outputs computed by the
+  // family's plain C++ reference. The same seed gives the same problem.
+  virtual absl::StatusOr<TestProblem> MakeProblem(const Config& config, uint64_t seed) const = 0;
 
   // The family's defaults with `overrides` applied.
   absl::StatusOr<Config> MakeConfig(std::span<const std::pair<std::string, std::string>> overrides = {}) const {

@@ -2,6 +2,9 @@
 #include "kernels/vector_add.h"
 
 #include <array>
+#include <random>
+
+#include "ir/strings.h"
 
 #include "ir/strings.h"
 #include "builder/kernel_builder.h"
@@ -57,6 +60,7 @@ std::span<const ConfigField> VectorAddFamily::fields() const {
   static const ConfigField kFields[] = {
       {"type", "f32", "element type: f16, f32, f64, s32, u32, s64, u64"},
       {"block", "256", "maximum threads per block (.maxntid)"},
+      {"n", "1000", "test shape: number of elements"},
   };
   return kFields;
 }
@@ -77,6 +81,39 @@ absl::StatusOr<ir::Kernel> VectorAddFamily::Build(const Config& config, ir::Targ
   absl::StatusOr<VectorAddSpec> spec = SpecFrom(config);
   if (!spec.ok()) return spec.status();
   return spec->Build(target);
+}
+
+}  // namespace ptxforge::kernels
+
+namespace ptxforge::kernels {
+
+absl::StatusOr<TestProblem> VectorAddFamily::MakeProblem(const Config& config, uint64_t seed) const {
+  absl::StatusOr<VectorAddSpec> spec = SpecFrom(config);
+  if (!spec.ok()) return spec.status();
+  absl::StatusOr<uint32_t> n = config.GetU32("n");
+  if (!n.ok()) return n.status();
+  if (*n == 0) return absl::InvalidArgumentError("vector_add: n must be positive");
+  std::mt19937_64 rng(seed);
+  const ir::ScalarType t = spec->type;
+  TestProblem p;
+  p.buffers.push_back(RandomBuffer("a", t, *n, rng, -100, 100));
+  p.buffers.push_back(RandomBuffer("b", t, *n, rng, -100, 100));
+  HostBuffer c = ZeroBuffer("c", t, *n);
+  c.is_output = true;
+  c.tolerance = DefaultTolerance(t);
+  if (ir::IsFloat(t)) {
+    std::vector<double> a = AsDoubles(t, p.buffers[0].data), b = AsDoubles(t, p.buffers[1].data);
+    c.expected = FromDoubles(t, VectorAddReference<double>(a, b));
+  } else {
+    std::vector<int64_t> a = AsInts(t, p.buffers[0].data), b = AsInts(t, p.buffers[1].data);
+    c.expected = FromInts(t, VectorAddReference<int64_t>(a, b));
+  }
+  p.buffers.push_back(std::move(c));
+  p.args = {size_t{0}, size_t{1}, size_t{2}, ScalarU32(*n)};
+  p.block = {spec->block, 1, 1};
+  p.grid = {(*n + spec->block - 1) / spec->block, 1, 1};
+  p.shape = StrCat("n=", *n);
+  return p;
 }
 
 }  // namespace ptxforge::kernels

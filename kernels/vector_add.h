@@ -3,7 +3,9 @@
 #define PTXFORGE_KERNELS_VECTOR_ADD_H_
 
 #include <cstdint>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "ir/kernel.h"
@@ -22,12 +24,22 @@ struct VectorAddSpec {
   absl::StatusOr<ir::Kernel> Build(ir::Target target) const;
 };
 
+// The reference: c[i] = a[i] + b[i] (V is double for floats, int64_t for
+// integers; store the result in the element type to round or wrap it).
+template <typename V>
+std::vector<V> VectorAddReference(std::span<const V> a, std::span<const V> b) {
+  std::vector<V> c(a.size());
+  for (size_t i = 0; i < a.size(); ++i) c[i] = a[i] + b[i];
+  return c;
+}
+
 class VectorAddFamily : public KernelFamily {
  public:
   std::string_view name() const override { return "vector_add"; }
   std::string_view description() const override { return "c[i] = a[i] + b[i] (one element per thread)"; }
   std::span<const ConfigField> fields() const override;
   absl::StatusOr<ir::Kernel> Build(const Config& config, ir::Target target) const override;
+  absl::StatusOr<TestProblem> MakeProblem(const Config& config, uint64_t seed) const override;
   static absl::StatusOr<VectorAddSpec> SpecFrom(const Config& config);
 };
 

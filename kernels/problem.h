@@ -1,0 +1,83 @@
+// Test problems: generated inputs, the launch shape and the reference
+// outputs for one configuration of a kernel family. Devices run them
+// (runtime/problem_runner.h); CompareOutput judges the result.
+#ifndef PTXFORGE_KERNELS_PROBLEM_H_
+#define PTXFORGE_KERNELS_PROBLEM_H_
+
+#include <array>
+#include <cstdint>
+#include <random>
+#include <span>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "ir/types.h"
+
+namespace ptxforge::kernels {
+
+// Device memory for one pointer param: initial contents and, for outputs,
+// the reference result.
+struct HostBuffer {
+  std::string name;
+  ir::ScalarType type = ir::ScalarType::kF32;
+  std::vector<uint8_t> data;       // initial contents
+  bool is_output = false;          // compared after the run
+  std::vector<uint8_t> expected;   // reference result, same layout as data
+  // An element matches when |actual - expected| <= tolerance * max(|expected|, magnitude);
+  // tolerance 0 means bit-exact (integers).
+  double tolerance = 0;
+  double magnitude = 1;
+
+  size_t count() const { return data.size() / ir::TypeSize(type); }
+};
+
+// A scalar argument (the bits of a value of `type`).
+struct HostScalar {
+  ir::ScalarType type = ir::ScalarType::kU32;
+  uint64_t bits = 0;
+};
+
+struct TestProblem {
+  std::vector<HostBuffer> buffers;
+  // One entry per kernel param: a buffer index or a scalar.
+  std::vector<std::variant<size_t, HostScalar>> args;
+  std::array<uint32_t, 3> grid = {1, 1, 1};
+  std::array<uint32_t, 3> block = {1, 1, 1};
+  uint32_t dynamic_shared_bytes = 0;
+  std::string shape;  // "n=1000" for reports
+};
+
+// ---- building problems
+
+// Values in [lo, hi): uniform floats, or integers for integer types.
+HostBuffer RandomBuffer(std::string name, ir::ScalarType type, size_t count, std::mt19937_64& rng, double lo, double hi);
+HostBuffer ZeroBuffer(std::string name, ir::ScalarType type, size_t count);
+// The elements as doubles (integers exactly up to 2^53) or as 64-bit
+// integers (sign- or zero-extended).
+std::vector<double> AsDoubles(ir::ScalarType type, std::span<const uint8_t> bytes);
+std::vector<int64_t> AsInts(ir::ScalarType type, std::span<const uint8_t> bytes);
+// Encodes values into `type` (floats rounded to nearest; integers wrap).
+std::vector<uint8_t> FromDoubles(ir::ScalarType type, std::span<const double> values);
+std::vector<uint8_t> FromInts(ir::ScalarType type, std::span<const int64_t> values);
+HostScalar Scalar(ir::ScalarType type, uint64_t bits);
+HostScalar ScalarU32(uint32_t v);
+// The relative tolerance KERNELS.md sets for a storage type: f64 1e-12,
+// f32 1e-5, f16/bf16 1e-2, integers exact.
+double DefaultTolerance(ir::ScalarType type);
+
+// ---- judging results
+
+struct Comparison {
+  size_t elements = 0;
+  size_t mismatches = 0;
+  double max_abs_error = 0;
+  double max_rel_error = 0;  // relative to max(|expected|, magnitude)
+  std::string first_mismatch;  // "c[17]: got 3.5, expected 3.25"
+  bool ok() const { return mismatches == 0; }
+};
+Comparison CompareOutput(const HostBuffer& buffer, std::span<const uint8_t> actual);
+
+}  // namespace ptxforge::kernels
+
+#endif  // PTXFORGE_KERNELS_PROBLEM_H_
