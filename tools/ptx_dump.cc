@@ -2,6 +2,7 @@
 #include "tools/ptx_dump.h"
 
 #include <fstream>
+#include <memory>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -9,10 +10,14 @@
 #include "absl/strings/match.h"
 #include "ir/strings.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/numbers.h"
 #include "emit/ir_printer.h"
 #include "emit/ptx_printer.h"
 #include "kernels/registry.h"
 #include "passes/pass.h"
+#include "runtime/cuda_device.h"
+#include "runtime/emulator.h"
+#include "runtime/problem_runner.h"
 #include "runtime/ptxas.h"
 
 namespace ptxforge::tools {
@@ -40,6 +45,12 @@ Builds the library kernel NAME with ptxforge and prints its PTX.
                        write to FILE instead of stdout
   --validate           assemble the PTX with `ptxas -arch=<target>` and report
                        the result on stderr (fails when ptxas is missing)
+  --run=emulator|cuda  run the kernel on generated inputs of the family's
+                       test shape (change it with --set, e.g. --set n=4096),
+                       compare with the family's C++ reference, and print
+                       the maximum errors (and the emulator's counters)
+                       instead of the PTX; exit 1 when the results differ
+  --seed=N             seed for the generated inputs (default 1)
   --help               this text
 
 Exit status: 0 success; 1 the kernel did not build, verify or assemble;
@@ -54,6 +65,8 @@ struct Options {
   std::string dump_after;
   std::string output;
   bool validate = false;
+  std::string run;
+  uint64_t seed = 1;
   bool list = false;
   bool help = false;
 };
@@ -97,6 +110,15 @@ std::string ParseArgs(std::span<const std::string> args, Options& o) {
       if (!v) return error;
       if (*v != "ptx" && *v != "ir" && *v != "stats") return StrCat("--emit must be ptx, ir or stats, not '", *v, "'");
       o.emit = *v;
+    } else if (is("--run")) {
+      std::optional<std::string> v = TakeValue(args, i, "--run", error);
+      if (!v) return error;
+      if (*v != "emulator" && *v != "cuda") return StrCat("--run must be emulator or cuda, not '", *v, "'");
+      o.run = *v;
+    } else if (is("--seed")) {
+      std::optional<std::string> v = TakeValue(args, i, "--seed", error);
+      if (!v) return error;
+      if (!absl::SimpleAtoi(ToAbsl(*v), &o.seed)) return StrCat("--seed must be an unsigned integer, not '", *v, "'");
     } else if (is("--dump-after")) {
       std::optional<std::string> v = TakeValue(args, i, "--dump-after", error);
       if (!v) return error;
@@ -144,6 +166,45 @@ std::string FirstLine(std::string_view s) {
   }
   size_t nl = s.find('\n');
   return std::string(s.substr(0, nl));
+}
+
+absl::StatusOr<std::unique_ptr<runtime::Device>> OpenDevice(const std::string& name) {
+  if (name == "emulator") return std::unique_ptr<runtime::Device>(runtime::MakeEmulator());
+  absl::StatusOr<std::unique_ptr<runtime::CudaDevice>> cuda = runtime::OpenCudaDevice();
+  if (!cuda.ok()) return cuda.status();
+  return std::unique_ptr<runtime::Device>(std::move(*cuda));
+}
+
+// --run: the family's test problem on a device, compared with its reference.
+int Run(const Options& o, const kernels::KernelFamily& family, const kernels::Config& config, const ir::Kernel& kernel,
+        std::ostream& out, std::ostream& err) {
+  absl::StatusOr<kernels::TestProblem> problem = family.MakeProblem(config, o.seed);
+  if (!problem.ok()) {
+    err << "ptx-dump: " << problem.status().message() << "\n";
+    return kFailure;
+  }
+  absl::StatusOr<std::unique_ptr<runtime::Device>> device = OpenDevice(o.run);
+  if (!device.ok()) {
+    err << "ptx-dump: --run=" << o.run << ": " << device.status().message() << "\n";
+    return kFailure;
+  }
+  absl::StatusOr<runtime::ProblemResult> result = runtime::RunProblem(**device, kernel, *problem);
+  if (!result.ok()) {
+    err << "ptx-dump: " << result.status().message() << "\n";
+    return kFailure;
+  }
+  const auto& p = *problem;
+  out << kernel.name << " on " << (*device)->name() << ": " << p.shape << ", grid " << p.grid[0] << "x" << p.grid[1]
+      << "x" << p.grid[2] << ", block " << p.block[0] << "x" << p.block[1] << "x" << p.block[2] << "\n"
+      << result->Report();
+  if (auto* emulator = dynamic_cast<runtime::Emulator*>(device->get())) {
+    out << "counters: " << emulator->last_counters().ToString() << "\n";
+  }
+  if (!result->ok()) {
+    err << "ptx-dump: " << kernel.name << " does not match its reference\n";
+    return kFailure;
+  }
+  return kOk;
 }
 
 }  // namespace
@@ -209,6 +270,7 @@ int RunPtxDump(std::span<const std::string> args, std::ostream& out, std::ostrea
     err << "ptx-dump: " << ptx.status().message() << "\n";
     return kFailure;
   }
+  if (!o.run.empty()) return Run(o, *family, *config, *kernel, out, err);
   std::string text = o.emit == "ptx" ? *ptx : o.emit == "ir" ? emit::PrintIr(*kernel) : Stats(*kernel);
   if (o.output.empty()) {
     out << text;
