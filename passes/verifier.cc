@@ -434,6 +434,7 @@ class Verifier {
           return absl::OkStatus();
         }
         if (src.is_imm() && ir::IsHalfFamily(src.type)) return absl::OkStatus();  // bits of a half constant
+        if (src.is_imm() && src.type == ScalarType::kPred && t == ScalarType::kPred) return absl::OkStatus();  // mov.pred %p, 1
         return ExpectValue(i, 0, t);
       }
       case OpRule::kUnary:

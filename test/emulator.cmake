@@ -1,0 +1,3 @@
+# CPU emulator tests (issue 3).
+ptxforge_add_test(emulator_ops_test SOURCES emulator_ops_test.cc)
+

@@ -1,0 +1,372 @@
+// Per-opcode semantics of the emulator at edge values: integer wrap-around,
+// lo/hi/wide, shifts, bit fields, division edge cases, float rounding modes,
+// ftz, sat, NaN and signed zeros, f16/bf16, every kind of cvt, setp.
+#include <cmath>
+#include <limits>
+
+#include "test/emulator_testing.h"
+
+namespace ptxforge {
+namespace {
+
+using testing::Binary;
+using testing::Bits;
+using testing::AsF32;
+using testing::AsF64;
+using testing::RunScalar;
+using testing::Unary;
+using R = ir::Rounding;
+constexpr float kTiny = 0x1p-30f;
+constexpr int32_t kIntMin = std::numeric_limits<int32_t>::min();
+constexpr int32_t kIntMax = std::numeric_limits<int32_t>::max();
+
+auto Add = [](KernelBuilder& b, auto x, auto y) { return b.Add(x, y); };
+auto Sub = [](KernelBuilder& b, auto x, auto y) { return b.Sub(x, y); };
+auto Mul = [](KernelBuilder& b, auto x, auto y) { return b.Mul(x, y); };
+auto Div = [](KernelBuilder& b, auto x, auto y) { return b.Div(x, y); };
+auto Rem = [](KernelBuilder& b, auto x, auto y) { return b.Rem(x, y); };
+auto Min = [](KernelBuilder& b, auto x, auto y) { return b.Min(x, y); };
+auto Max = [](KernelBuilder& b, auto x, auto y) { return b.Max(x, y); };
+auto MulHi = [](KernelBuilder& b, auto x, auto y) { return b.MulHi(x, y); };
+auto Shl = [](KernelBuilder& b, auto x, Value<U32> n) { return b.Shl(x, n); };
+auto Shr = [](KernelBuilder& b, auto x, Value<U32> n) { return b.Shr(x, n); };
+
+template <ir::Rounding r>
+auto AddR = [](KernelBuilder& b, auto x, auto y) { return b.Add(x, y, {.rounding = r}); };
+
+// Shifts take a u32 amount: build both operands explicitly.
+template <ScalarTag T, typename Op>
+uint64_t Shift(typename T::CType a, uint32_t n, Op op) {
+  return RunScalar([&](KernelBuilder& b) { return op(b, b.Const<T>(a), b.Const<U32>(n)); });
+}
+
+TEST_CASE("integer add, sub and mul wrap around") {
+  CHECK(Binary<U32>(0xFFFFFFFFu, 1u, Add) == 0);
+  CHECK(Binary<U32>(0u, 1u, Sub) == 0xFFFFFFFFu);
+  CHECK(Binary<S32>(0x10000, 0x10000, Mul) == 0);
+  CHECK(Binary<S32>(-3, 5, Mul) == 0xFFFFFFF1u);
+  CHECK(Binary<U64>(~uint64_t{0}, 2, Add) == 1);
+  CHECK(Binary<S16>(int16_t{32767}, int16_t{1}, Add) == 0x8000);
+}
+
+TEST_CASE("mul.hi and mul.wide") {
+  CHECK(Binary<U32>(0xFFFFFFFFu, 0xFFFFFFFFu, MulHi) == 0xFFFFFFFEu);
+  CHECK(Binary<S32>(-1, -1, MulHi) == 0);
+  CHECK(Binary<S32>(kIntMin, 2, MulHi) == 0xFFFFFFFFu);
+  CHECK(Binary<U64>(uint64_t{1} << 63, 4, MulHi) == 2);
+  CHECK(Binary<S64>(-1, 1, MulHi) == ~uint64_t{0});
+  CHECK(RunScalar([](KernelBuilder& b) { return b.MulWide(b.Const<S32>(-2), 3); }) == static_cast<uint64_t>(-6));
+  CHECK(RunScalar([](KernelBuilder& b) { return b.MulWide(b.Const<U16>(65535), uint16_t{65535}); }) == 4294836225u);
+}
+
+TEST_CASE("mad lo, hi and wide") {
+  CHECK(RunScalar([](KernelBuilder& b) { return b.Mad(b.Const<U32>(3), 4u, 5u); }) == 17);
+  CHECK(RunScalar([](KernelBuilder& b) { return b.MadHi(b.Const<U64>(uint64_t{1} << 63), uint64_t{4}, uint64_t{1}); }) == 3);
+  CHECK(RunScalar([](KernelBuilder& b) { return b.MadWide(b.Const<U32>(0xFFFFFFFFu), 2u, uint64_t{1}); }) ==
+        0x1FFFFFFFFull);
+  CHECK(RunScalar([](KernelBuilder& b) { return b.MadWide(b.Const<S32>(-4), 5, int64_t{-1}); }) ==
+        static_cast<uint64_t>(-21));
+}
+
+TEST_CASE("integer division and remainder edge cases do not trap") {
+  CHECK(Binary<U32>(7u, 2u, Div) == 3);
+  CHECK(Binary<S32>(-7, 2, Div) == static_cast<uint32_t>(-3));
+  CHECK(Binary<U32>(7u, 0u, Div) == 0xFFFFFFFFu);
+  CHECK(Binary<S32>(7, 0, Div) == 0xFFFFFFFFu);
+  CHECK(Binary<S32>(kIntMin, -1, Div) == static_cast<uint32_t>(kIntMin));
+  CHECK(Binary<S32>(-7, 3, Rem) == static_cast<uint32_t>(-1));
+  CHECK(Binary<U32>(7u, 0u, Rem) == 7);
+  CHECK(Binary<S32>(kIntMin, -1, Rem) == 0);
+  CHECK(Binary<S64>(std::numeric_limits<int64_t>::min(), -1, Div) ==
+        static_cast<uint64_t>(std::numeric_limits<int64_t>::min()));
+}
+
+TEST_CASE("add.sat.s32 and sub.sat.s32 clamp") {
+  auto add_sat = [](KernelBuilder& b, auto x, auto y) { return b.Add(x, y, {.sat = true}); };
+  auto sub_sat = [](KernelBuilder& b, auto x, auto y) { return b.Sub(x, y, {.sat = true}); };
+  CHECK(Binary<S32>(kIntMax, 1, add_sat) == static_cast<uint32_t>(kIntMax));
+  CHECK(Binary<S32>(kIntMin, -1, add_sat) == static_cast<uint32_t>(kIntMin));
+  CHECK(Binary<S32>(kIntMin, 1, sub_sat) == static_cast<uint32_t>(kIntMin));
+  CHECK(Binary<S32>(5, 7, add_sat) == 12);
+}
+
+TEST_CASE("integer min, max, abs, neg") {
+  CHECK(Binary<S32>(-1, 1, Min) == 0xFFFFFFFFu);
+  CHECK(Binary<U32>(0xFFFFFFFFu, 1u, Min) == 1);
+  CHECK(Binary<S64>(-5, 3, Max) == 3);
+  CHECK(Unary<S32>(kIntMin, [](KernelBuilder& b, auto x) { return b.Abs(x); }) == static_cast<uint32_t>(kIntMin));
+  CHECK(Unary<S32>(-9, [](KernelBuilder& b, auto x) { return b.Abs(x); }) == 9);
+  CHECK(Unary<S32>(5, [](KernelBuilder& b, auto x) { return b.Neg(x); }) == static_cast<uint32_t>(-5));
+}
+
+TEST_CASE("shifts by the width or more") {
+  CHECK(Shift<B32>(1u, 31, Shl) == 0x80000000u);
+  CHECK(Shift<B32>(1u, 32, Shl) == 0);
+  CHECK(Shift<U32>(0x80000000u, 32, Shr) == 0);
+  CHECK(Shift<U32>(0x80000000u, 31, Shr) == 1);
+  CHECK(Shift<S32>(-8, 1, Shr) == static_cast<uint32_t>(-4));
+  CHECK(Shift<S32>(-8, 40, Shr) == 0xFFFFFFFFu);
+  CHECK(Shift<S32>(8, 40, Shr) == 0);
+  CHECK(Shift<B64>(uint64_t{1}, 63, Shl) == uint64_t{1} << 63);
+  CHECK(Shift<U64>(~uint64_t{0}, 64, Shr) == 0);
+}
+
+TEST_CASE("bfe and bfi follow the PTX definitions") {
+  auto bfe = [](uint32_t pos, uint32_t len) {
+    return [=](KernelBuilder& b, auto x) { return b.Bfe(x, pos, len); };
+  };
+  CHECK(Unary<U32>(0xABCD1234u, bfe(8, 8)) == 0x12);
+  CHECK(Unary<S32>(0x0000F000, bfe(12, 4)) == 0xFFFFFFFFu);  // the field's top bit is 1
+  CHECK(Unary<S32>(0x00007000, bfe(12, 4)) == 7);
+  CHECK(Unary<U32>(0xABCD1234u, bfe(28, 8)) == 0xA);         // past the msb: zero fill
+  CHECK(Unary<S32>(kIntMin, bfe(28, 8)) == 0xFFFFFFF8u);     // past the msb: sign fill
+  CHECK(Unary<S32>(-1, bfe(3, 0)) == 0);                     // length 0
+  CHECK(Unary<U32>(0xFFu, bfe(0x104, 4)) == 0xF);            // pos uses its low 8 bits: 4
+  auto bfi = [](uint32_t pos, uint32_t len) {
+    return [=](KernelBuilder& b, auto x) { return b.Bfi(x, 0u, pos, len); };
+  };
+  CHECK(Unary<B32>(0xFu, bfi(4, 4)) == 0xF0);
+  CHECK(Unary<B32>(0xFFu, bfi(28, 8)) == 0xF0000000u);
+  CHECK(Unary<B32>(0xFFu, bfi(32, 8)) == 0);
+}
+
+TEST_CASE("popc, clz, brev, not, cnot") {
+  CHECK(Unary<B32>(0xF0F0u, [](KernelBuilder& b, auto x) { return b.Popc(x); }) == 8);
+  CHECK(Unary<B64>(~uint64_t{0}, [](KernelBuilder& b, auto x) { return b.Popc(x); }) == 64);
+  CHECK(Unary<B32>(0u, [](KernelBuilder& b, auto x) { return b.Clz(x); }) == 32);
+  CHECK(Unary<B32>(1u, [](KernelBuilder& b, auto x) { return b.Clz(x); }) == 31);
+  CHECK(Unary<B64>(uint64_t{1}, [](KernelBuilder& b, auto x) { return b.Clz(x); }) == 63);
+  CHECK(Unary<B32>(1u, [](KernelBuilder& b, auto x) { return b.Brev(x); }) == 0x80000000u);
+  CHECK(Unary<B32>(0u, [](KernelBuilder& b, auto x) { return b.Not(x); }) == 0xFFFFFFFFu);
+  CHECK(Unary<B32>(0u, [](KernelBuilder& b, auto x) { return b.Cnot(x); }) == 1);
+  CHECK(Unary<B32>(5u, [](KernelBuilder& b, auto x) { return b.Cnot(x); }) == 0);
+}
+
+TEST_CASE("predicate logic") {
+  auto pred = [](bool a, bool c, auto op) {
+    return RunScalar([&](KernelBuilder& b) { return op(b, b.Const<Pred>(a), b.Const<Pred>(c)); });
+  };
+  auto p_and = [](KernelBuilder& b, auto x, auto y) { return b.And(x, y); };
+  auto p_or = [](KernelBuilder& b, auto x, auto y) { return b.Or(x, y); };
+  auto p_xor = [](KernelBuilder& b, auto x, auto y) { return b.Xor(x, y); };
+  CHECK(pred(true, false, p_and) == 0);
+  CHECK(pred(true, false, p_or) == 1);
+  CHECK(pred(true, true, p_xor) == 0);
+  CHECK(RunScalar([](KernelBuilder& b) { return b.Not(b.Const<Pred>(true)); }) == 0);
+}
+
+TEST_CASE("f32 rounding modes") {
+  CHECK(AsF32(Binary<F32>(1.0f, kTiny, AddR<R::kRn>)) == 1.0f);
+  CHECK(AsF32(Binary<F32>(1.0f, kTiny, AddR<R::kRz>)) == 1.0f);
+  CHECK(AsF32(Binary<F32>(1.0f, kTiny, AddR<R::kRp>)) == std::nextafter(1.0f, 2.0f));
+  CHECK(AsF32(Binary<F32>(1.0f, kTiny, AddR<R::kRm>)) == 1.0f);
+  CHECK(AsF32(Binary<F32>(-1.0f, -kTiny, AddR<R::kRm>)) == -std::nextafter(1.0f, 2.0f));
+  CHECK(AsF32(Binary<F32>(-1.0f, -kTiny, AddR<R::kRz>)) == -1.0f);
+  auto div = [](ir::Rounding r) { return [=](KernelBuilder& b, auto x, auto y) { return b.Div(x, y, {.rounding = r}); }; };
+  CHECK(Binary<F32>(1.0f, 3.0f, div(R::kRn)) == 0x3EAAAAABu);
+  CHECK(Binary<F32>(1.0f, 3.0f, div(R::kRz)) == 0x3EAAAAAAu);
+  CHECK(Binary<F32>(-1.0f, 3.0f, div(R::kRp)) == 0xBEAAAAAAu);
+  // The host rounding mode is restored: a later rn add rounds to nearest.
+  CHECK(AsF32(RunScalar([](KernelBuilder& b) {
+          b.Add(b.Const<F32>(1.0f), kTiny, {.rounding = R::kRp});
+          return b.Add(b.Const<F32>(1.0f), kTiny);
+        })) == 1.0f);
+}
+
+TEST_CASE("f64 rounding modes") {
+  CHECK(AsF64(Binary<F64>(1.0, 0x1p-60, AddR<R::kRn>)) == 1.0);
+  CHECK(AsF64(Binary<F64>(1.0, 0x1p-60, AddR<R::kRp>)) == std::nextafter(1.0, 2.0));
+  CHECK(AsF64(Binary<F64>(-1.0, -0x1p-60, AddR<R::kRm>)) == -std::nextafter(1.0, 2.0));
+  CHECK(AsF64(Binary<F64>(1.0, 3.0, Div)) == 1.0 / 3.0);
+}
+
+TEST_CASE("f32 ftz flushes subnormal inputs and outputs") {
+  auto mul_ftz = [](KernelBuilder& b, auto x, auto y) { return b.Mul(x, y, {.ftz = true}); };
+  CHECK(AsF32(Binary<F32>(1e-20f, 1e-20f, Mul)) == 1e-20f * 1e-20f);  // a subnormal survives without ftz
+  CHECK(std::fpclassify(AsF32(Binary<F32>(1e-20f, 1e-20f, Mul))) == FP_SUBNORMAL);
+  CHECK(Binary<F32>(1e-20f, 1e-20f, mul_ftz) == 0);
+  CHECK(Binary<F32>(-1e-20f, 1e-20f, mul_ftz) == 0x80000000u);  // sign kept
+  auto add_ftz = [](KernelBuilder& b, auto x, auto y) { return b.Add(x, y, {.ftz = true}); };
+  CHECK(Binary<F32>(1e-40f, 1.0f, add_ftz) == Bits(1.0f));
+  CHECK(AsF32(Binary<F32>(1e-40f, 0.0f, Add)) == 1e-40f);
+  CHECK(Binary<F32>(1e-40f, 0.0f, add_ftz) == 0);
+}
+
+TEST_CASE("f32 sat clamps to [0, 1] and sends NaN to 0") {
+  auto add_sat = [](KernelBuilder& b, auto x, auto y) { return b.Add(x, y, {.sat = true}); };
+  CHECK(AsF32(Binary<F32>(0.7f, 0.7f, add_sat)) == 1.0f);
+  CHECK(AsF32(Binary<F32>(0.2f, -0.7f, add_sat)) == 0.0f);
+  CHECK(AsF32(Binary<F32>(0.25f, 0.25f, add_sat)) == 0.5f);
+  CHECK(Binary<F32>(INFINITY, -INFINITY, add_sat) == 0);
+}
+
+TEST_CASE("f32 NaN results are canonical; min/max prefer numbers and order zeros") {
+  CHECK(Binary<F32>(INFINITY, -INFINITY, Add) == 0x7FFFFFFFu);
+  CHECK(Binary<F32>(0.0f, 0.0f, Div) == 0x7FFFFFFFu);
+  CHECK(AsF32(Binary<F32>(NAN, 1.0f, Min)) == 1.0f);
+  CHECK(AsF32(Binary<F32>(2.0f, NAN, Max)) == 2.0f);
+  CHECK(Binary<F32>(NAN, NAN, Min) == 0x7FFFFFFFu);
+  CHECK(Binary<F32>(-0.0f, 0.0f, Min) == 0x80000000u);
+  CHECK(Binary<F32>(0.0f, -0.0f, Min) == 0x80000000u);
+  CHECK(Binary<F32>(-0.0f, 0.0f, Max) == 0);
+  CHECK(AsF32(Binary<F32>(1.0f, 0.0f, Div)) == INFINITY);
+  CHECK(Unary<F32>(-0.0f, [](KernelBuilder& b, auto x) { return b.Abs(x); }) == 0);
+  CHECK(Unary<F32>(2.0f, [](KernelBuilder& b, auto x) { return b.Neg(x); }) == Bits(-2.0f));
+}
+
+TEST_CASE("fma rounds once") {
+  const float a = 1.0f + 0x1p-12f, c = -(1.0f + 0x1p-11f);
+  CHECK(AsF32(RunScalar([&](KernelBuilder& b) { return b.Fma(b.Const<F32>(a), a, c); })) == 0x1p-24f);
+  CHECK(AsF32(RunScalar([&](KernelBuilder& b) { return b.Add(b.Mul(b.Const<F32>(a), a), c); })) == 0.0f);
+  CHECK(AsF64(RunScalar([](KernelBuilder& b) { return b.Fma(b.Const<F64>(2.0), 3.0, 1.0); })) == 7.0);
+}
+
+TEST_CASE("f32 square roots, reciprocals and approximate functions") {
+  auto un = [](auto op) { return [=](float x) { return AsF32(Unary<F32>(x, op)); }; };
+  auto sqrt_rn = un([](KernelBuilder& b, auto x) { return b.Sqrt(x); });
+  auto sqrt_approx = un([](KernelBuilder& b, auto x) { return b.Sqrt(x, {.mode = ir::Mode::kApprox}); });
+  auto rsqrt = un([](KernelBuilder& b, auto x) { return b.Rsqrt(x); });
+  auto rcp = un([](KernelBuilder& b, auto x) { return b.Rcp(x); });
+  auto rcp_approx = un([](KernelBuilder& b, auto x) { return b.Rcp(x, {.mode = ir::Mode::kApprox}); });
+  auto ex2 = un([](KernelBuilder& b, auto x) { return b.Ex2(x); });
+  auto lg2 = un([](KernelBuilder& b, auto x) { return b.Lg2(x); });
+  auto sin = un([](KernelBuilder& b, auto x) { return b.Sin(x); });
+  auto cos = un([](KernelBuilder& b, auto x) { return b.Cos(x); });
+  auto tanh = un([](KernelBuilder& b, auto x) { return b.Tanh(x); });
+  CHECK(sqrt_rn(2.0f) == std::sqrt(2.0f));
+  CHECK(std::isnan(sqrt_rn(-1.0f)));
+  CHECK(sqrt_approx(16.0f) == 4.0f);
+  CHECK(rsqrt(4.0f) == 0.5f);
+  CHECK(rcp(4.0f) == 0.25f);
+  CHECK(rcp_approx(0.0f) == INFINITY);
+  CHECK(ex2(3.0f) == 8.0f);
+  CHECK(ex2(-INFINITY) == 0.0f);
+  CHECK(lg2(8.0f) == 3.0f);
+  CHECK(lg2(0.0f) == -INFINITY);
+  CHECK(std::isnan(lg2(-1.0f)));
+  CHECK(sin(0.0f) == 0.0f);
+  CHECK(cos(0.0f) == 1.0f);
+  CHECK(tanh(20.0f) == 1.0f);
+  CHECK(std::fabs(sin(1.0f) - std::sin(1.0f)) <= 1e-6f);
+}
+
+TEST_CASE("f16, bf16 and f16x2 arithmetic round to the format") {
+  CHECK(Binary<F16>(2048.0f, 1.0f, Add) == 0x6800);  // 2049 is a tie: to even, 2048
+  CHECK(Binary<F16>(2048.0f, 3.0f, Add) == 0x6802);  // 2051 -> 2052
+  CHECK(Binary<F16>(0.1f, 10.0f, Mul) == 0x3C00);    // 0.099975586 * 10 is a tie between 1-2^-11 and 1: even
+  CHECK(Binary<F16>(65504.0f, 65504.0f, Add) == 0x7C00);  // overflow to inf
+  CHECK(Binary<BF16>(1.0f, 0x1p-8f, Add) == 0x3F80);  // tie: to even
+  CHECK(Binary<BF16>(1.0f, 0x1p-7f, Add) == 0x3F81);
+  CHECK(Binary<F16x2>(0x40003C00u, 0x40003C00u, Add) == 0x44004000u);  // lanes (1, 2) + (1, 2)
+  CHECK(Binary<F16>(-0.0f, 0.0f, Min) == 0x8000);
+  CHECK(RunScalar([](KernelBuilder& b) { return b.Fma(b.Const<F16>(2.0f), b.Const<F16>(3.0f), b.Const<F16>(1.0f)); }) ==
+        0x4700);  // 7
+}
+
+template <ScalarTag To, ScalarTag From>
+uint64_t Cvt(typename From::CType v, CvtOpts o = {}) {
+  return RunScalar([&](KernelBuilder& b) { return b.Cvt<To>(b.Const<From>(v), o); });
+}
+
+TEST_CASE("cvt float to integer: rounding, saturation, NaN") {
+  CHECK(Cvt<S32, F32>(-2.7f) == static_cast<uint32_t>(-2));  // default rzi
+  CHECK(Cvt<S32, F32>(2.5f, {.rounding = R::kRni}) == 2);
+  CHECK(Cvt<S32, F32>(3.5f, {.rounding = R::kRni}) == 4);
+  CHECK(Cvt<S32, F32>(-2.1f, {.rounding = R::kRmi}) == static_cast<uint32_t>(-3));
+  CHECK(Cvt<S32, F32>(2.1f, {.rounding = R::kRpi}) == 3);
+  CHECK(Cvt<S32, F32>(1e10f) == static_cast<uint32_t>(kIntMax));
+  CHECK(Cvt<S32, F32>(-1e10f) == static_cast<uint32_t>(kIntMin));
+  CHECK(Cvt<S32, F32>(NAN) == 0);
+  CHECK(Cvt<U32, F32>(-5.0f) == 0);
+  CHECK(Cvt<U8, F32>(300.0f) == 255);
+  CHECK(Cvt<S8, F64>(-300.0) == 0x80);  // -128 (st.s8 stores one byte)
+  CHECK(Cvt<U64, F64>(1e30) == ~uint64_t{0});
+  CHECK(Cvt<S64, F64>(-3.99) == static_cast<uint64_t>(-3));
+}
+
+TEST_CASE("cvt integer to integer: truncation, extension, saturation") {
+  CHECK(Cvt<U8, U32>(300u) == 44);
+  CHECK(Cvt<U8, S32>(300, {.sat = true}) == 255);
+  CHECK(Cvt<U8, S32>(-5, {.sat = true}) == 0);
+  CHECK(Cvt<S64, S32>(-1) == ~uint64_t{0});
+  CHECK(Cvt<U64, S32>(-1) == ~uint64_t{0});
+  CHECK(Cvt<U64, U32>(0xFFFFFFFFu) == 0xFFFFFFFFu);
+  CHECK(Cvt<S16, S64>(int64_t{-40000}, {.sat = true}) == 0x8000);
+  CHECK(Cvt<S32, U32>(0xFFFFFFFFu, {.sat = true}) == static_cast<uint32_t>(kIntMax));
+  CHECK(RunScalar([](KernelBuilder& b) { return b.Cvt<S32>(b.Cvt<S8>(b.Const<S32>(200))); }) ==
+        static_cast<uint32_t>(-56));
+}
+
+TEST_CASE("cvt integer to float with rounding") {
+  CHECK(AsF32(Cvt<F32, S32>(16777217)) == 16777216.0f);
+  CHECK(AsF32(Cvt<F32, S32>(16777217, {.rounding = R::kRp})) == 16777218.0f);
+  CHECK(Cvt<F32, U32>(0xFFFFFFFFu, {.rounding = R::kRz}) == 0x4F7FFFFFu);
+  CHECK(AsF32(Cvt<F32, U32>(0xFFFFFFFFu)) == 4294967296.0f);
+  CHECK(AsF64(Cvt<F64, S64>(int64_t{-5})) == -5.0);
+  CHECK(Cvt<F16, S32>(70000) == 0x7C00);
+}
+
+TEST_CASE("cvt between float types") {
+  CHECK(AsF32(Cvt<F32, F64>(0.1)) == 0.1f);
+  CHECK(Cvt<F32, F64>(0.1, {.rounding = R::kRz}) == 0x3DCCCCCCu);
+  CHECK(AsF64(Cvt<F64, F32>(0.1f)) == static_cast<double>(0.1f));
+  CHECK(Cvt<F16, F32>(65520.0f) == 0x7C00);                            // tie past the largest: inf
+  CHECK(Cvt<F16, F32>(65520.0f, {.rounding = R::kRz}) == 0x7BFF);
+  CHECK(Cvt<F16, F32>(1e-7f) == 0x0002);                               // subnormal f16
+  CHECK(AsF32(RunScalar([](KernelBuilder& b) { return b.Cvt<F32>(b.Bitcast<F16>(b.Const<U16>(1))); })) == 0x1p-24f);
+  CHECK(Cvt<BF16, F32>(1.00390625f) == 0x3F80);
+  CHECK(AsF32(RunScalar([](KernelBuilder& b) { return b.Cvt<F32>(b.Bitcast<BF16>(b.Const<U16>(0x3F81))); })) ==
+        1.0078125f);
+  CHECK(AsF32(Cvt<F32, F32>(2.5f, {.rounding = R::kRni})) == 2.0f);
+  CHECK(Cvt<F32, F32>(1e-40f, {.ftz = true}) == 0);
+  CHECK(AsF32(Cvt<F32, F32>(1.5f, {.sat = true})) == 1.0f);
+}
+
+TEST_CASE("cvt to and from predicates") {
+  CHECK(RunScalar([](KernelBuilder& b) { return b.Cvt<U32>(b.Lt(b.Const<U32>(1), 2u)); }) == 1);
+  CHECK(RunScalar([](KernelBuilder& b) { return b.Cvt<F32>(b.Lt(b.Const<U32>(3), 2u)); }) == 0);
+  CHECK(RunScalar([](KernelBuilder& b) { return b.Cvt<Pred>(b.Const<U32>(7)); }) == 1);
+}
+
+template <ScalarTag T>
+uint64_t Cmp(ir::CmpOp op, typename T::CType a, typename T::CType c) {
+  return RunScalar([&](KernelBuilder& b) { return b.Setp(op, b.Const<T>(a), c); });
+}
+
+TEST_CASE("setp: signed, unsigned and unordered comparisons") {
+  using C = ir::CmpOp;
+  CHECK(Cmp<S32>(C::kLt, -1, 1) == 1);
+  CHECK(Cmp<U32>(C::kLt, 0xFFFFFFFFu, 1u) == 0);
+  CHECK(Cmp<U32>(C::kLo, 1u, 0xFFFFFFFFu) == 1);
+  CHECK(Cmp<U32>(C::kHs, 5u, 5u) == 1);
+  CHECK(Cmp<U32>(C::kHi, 5u, 5u) == 0);
+  CHECK(Cmp<F32>(C::kEq, NAN, NAN) == 0);
+  CHECK(Cmp<F32>(C::kNe, NAN, 1.0f) == 0);
+  CHECK(Cmp<F32>(C::kNeu, NAN, 1.0f) == 1);
+  CHECK(Cmp<F32>(C::kEqu, NAN, NAN) == 1);
+  CHECK(Cmp<F32>(C::kLtu, NAN, 1.0f) == 1);
+  CHECK(Cmp<F32>(C::kGe, 2.0f, 2.0f) == 1);
+  CHECK(Cmp<F32>(C::kNum, 1.0f, 2.0f) == 1);
+  CHECK(Cmp<F32>(C::kNan, 1.0f, NAN) == 1);
+  CHECK(Cmp<F32>(C::kEq, -0.0f, 0.0f) == 1);
+  CHECK(Cmp<F64>(C::kLe, 1.0, 2.0) == 1);
+  CHECK(Cmp<F16>(C::kGt, 2.0f, 1.0f) == 1);
+  auto combine = [](ir::BoolOp op, bool c) {
+    return RunScalar([&](KernelBuilder& b) {
+      return b.SetpCombine(ir::CmpOp::kLt, op, b.Const<S32>(1), 2, b.Const<Pred>(c));
+    });
+  };
+  CHECK(combine(ir::BoolOp::kAnd, false) == 0);
+  CHECK(combine(ir::BoolOp::kOr, false) == 1);
+  CHECK(combine(ir::BoolOp::kXor, true) == 0);
+}
+
+TEST_CASE("selp picks by predicate") {
+  CHECK(RunScalar([](KernelBuilder& b) { return b.Select(b.Const<Pred>(true), b.Const<F32>(1.5f), 2.5f); }) ==
+        Bits(1.5f));
+  CHECK(RunScalar([](KernelBuilder& b) { return b.Select(b.Const<Pred>(false), b.Const<S64>(1), int64_t{-2}); }) ==
+        static_cast<uint64_t>(-2));
+}
+
+}  // namespace
+}  // namespace ptxforge
