@@ -121,12 +121,12 @@ absl::Status CheckRunsOn(const ir::Kernel& kernel, int cc_major, int cc_minor, s
   const ir::TargetInfo& info = ir::GetTargetInfo(kernel.target);
   int sm = cc_major * 10 + cc_minor;
   if (info.arch_specific ? info.sm != sm : info.sm > sm) {
-    return absl::FailedPreconditionError(
-        StrCat("kernel ", kernel.name, " is built for ", info.name, ", which ", device_name,
-               " (compute capability ", cc_major, ".", cc_minor, ") cannot run",
-               info.arch_specific ? StrCat(" (", info.name, " code runs only on compute capability ", info.sm / 10,
-                                           ".", info.sm % 10, ")")
-                                  : std::string()));
+    std::string message = StrCat("kernel ", kernel.name, " is built for ", info.name, ", but ", device_name,
+                                 " has compute capability ", cc_major, ".", cc_minor);
+    if (info.arch_specific) {
+      StrAppend(&message, "; ", info.name, " code runs only on compute capability ", info.sm / 10, ".", info.sm % 10);
+    }
+    return absl::FailedPreconditionError(message);
   }
   return absl::OkStatus();
 }
@@ -250,8 +250,7 @@ CudaDevice::~CudaDevice() {
 }
 
 std::string CudaDevice::name() const {
-  return StrCat("CUDA device ", properties_.ordinal, " (", properties_.name, ", sm_", properties_.cc_major,
-                properties_.cc_minor, ")");
+  return StrCat("CUDA device ", properties_.ordinal, " (", properties_.name, ")");
 }
 
 int CudaDevice::jit_count() const {

@@ -160,7 +160,7 @@ class CudaDevice : public Device {
   ~CudaDevice() override;
 
   DeviceKind kind() const override { return DeviceKind::kCuda; }
-  // "CUDA device 0 (NVIDIA A100-SXM4-40GB, sm_80)"
+  // "CUDA device 0 (NVIDIA A100-SXM4-40GB)"
   std::string name() const override;
 
   absl::StatusOr<uint64_t> Allocate(size_t bytes) override;

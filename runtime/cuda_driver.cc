@@ -105,10 +105,11 @@ absl::StatusOr<const CudaDriver*> CudaDriver::Load(std::string_view requested_pa
 #define PTXFORGE_CUDA_RESOLVE(symbol, type)                                                       \
   api.symbol = reinterpret_cast<decltype(api.symbol)>(dlsym(handle, #symbol));                                   \
   if (api.symbol == nullptr) {                                                                    \
-    const char* why = dlerror();                                                                  \
+    const char* error = dlerror();                                                                \
+    std::string why = error != nullptr ? error : "";                                              \
     dlclose(handle);                                                                              \
-    return absl::FailedPreconditionError(StrCat(path, " is not a usable CUDA driver: it lacks ", \
-                                                #symbol, " (", why != nullptr ? why : "", ")"));  \
+    return absl::FailedPreconditionError(                                                         \
+        StrCat(path, " is not a usable CUDA driver: it lacks ", #symbol, " (", why, ")"));         \
   }
   PTXFORGE_CUDA_FUNCTIONS(PTXFORGE_CUDA_RESOLVE)
 #undef PTXFORGE_CUDA_RESOLVE

@@ -46,7 +46,8 @@ absl::Status WriteAll(int fd, std::string_view bytes, const std::string& path) {
 absl::StatusOr<std::optional<std::string>> ReadFile(const std::string& path) {
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
-    if (errno == ENOENT) return std::optional<std::string>();
+    // No entry (or no directory): a miss.
+    if (errno == ENOENT || errno == ENOTDIR) return std::optional<std::string>();
     return absl::InternalError(StrCat("cannot open ", path, ": ", Errno(errno)));
   }
   std::string bytes;

@@ -1,0 +1,27 @@
+# Tests of the CUDA runtime (runtime/cuda_*.h, runtime/kernel_cache.h).
+
+# A fake libcuda (host memory, scripted JIT results) so that the whole CUDA
+# path runs and its errors are checked on machines without a GPU.
+add_library(ptxforge_fake_libcuda MODULE cuda_fake_driver.cc)
+target_include_directories(ptxforge_fake_libcuda PRIVATE ${PROJECT_SOURCE_DIR})
+target_compile_features(ptxforge_fake_libcuda PRIVATE cxx_std_20)
+
+ptxforge_add_test(cuda_test
+  SOURCES cuda_driver_test.cc cuda_jit_test.cc cuda_cache_test.cc cuda_device_test.cc cuda_view_chain_test.cc)
+add_dependencies(cuda_test ptxforge_fake_libcuda)
+target_compile_definitions(cuda_test PRIVATE PTXFORGE_FAKE_LIBCUDA="$<TARGET_FILE:ptxforge_fake_libcuda>")
+
+# Tagged [gpu]: run on a real driver and device, reported as skipped (with the
+# reason) where there is none.
+ptxforge_add_test(cuda_gpu_test SOURCES cuda_gpu_test.cc)
+
+# When the toolkit's cuda.h is here, check ptxforge's driver declarations
+# against it at build time (enum values and entry point types).
+set(PTXFORGE_CUDA_INCLUDE_DIR "/usr/local/cuda/include" CACHE PATH "Directory of the CUDA toolkit's cuda.h")
+if(EXISTS "${PTXFORGE_CUDA_INCLUDE_DIR}/cuda.h")
+  add_library(ptxforge_cuda_abi_check OBJECT cuda_abi_check.cc)
+  target_include_directories(ptxforge_cuda_abi_check PRIVATE ${PTXFORGE_CUDA_INCLUDE_DIR})
+  target_link_libraries(ptxforge_cuda_abi_check PRIVATE ptxforge_runtime)
+else()
+  message(STATUS "ptxforge: no cuda.h in ${PTXFORGE_CUDA_INCLUDE_DIR}; the driver declarations are not checked")
+endif()

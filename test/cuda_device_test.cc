@@ -1,0 +1,401 @@
+// Tests of CudaDevice on the fake libcuda: properties, memory, JIT and its errors, the cache, launches, streams, events.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "ir/strings.h"
+#include "ir/target.h"
+#include "kernels/reduce.h"
+#include "kernels/vector_add.h"
+#include "runtime/cuda_device.h"
+#include "test/cuda_test_util.h"
+
+namespace ptxforge::runtime {
+namespace {
+
+using cuda_testing::FakeCuda;
+using cuda_testing::Msg;
+using cuda_testing::ReadFileText;
+using cuda_testing::ScopedEnv;
+using cuda_testing::TempDir;
+using cuda_testing::WriteFileText;
+
+// Options for the fake driver; the disk cache is off unless a directory is given.
+CudaOptions Fake(bool memory_cache = true, std::string disk_dir = "") {
+  CudaOptions options{.libcuda_path = FakeCuda::kPath};
+  options.cache.memory = memory_cache;
+  options.cache.disk = !disk_dir.empty();
+  options.cache.directory = disk_dir;
+  return options;
+}
+
+std::unique_ptr<CudaDevice> Open(CudaOptions options) {
+  absl::StatusOr<std::unique_ptr<CudaDevice>> device = OpenCudaDevice(0, std::move(options));
+  INFO(Msg(device));
+  REQUIRE(device.ok());
+  return *std::move(device);
+}
+
+ir::Kernel VectorAdd(ir::Target target = ir::Target::kSm80, uint32_t block = 256) {
+  absl::StatusOr<ir::Kernel> k = kernels::VectorAddSpec{.type = ir::ScalarType::kF32, .block = block}.Build(target);
+  INFO(Msg(k));
+  REQUIRE(k.ok());
+  return *std::move(k);
+}
+
+CudaKernel& AsCuda(std::unique_ptr<LoadedKernel>& k) { return dynamic_cast<CudaKernel&>(*k); }
+
+TEST_CASE("a CUDA device reports its properties", "[cuda][device]") {
+  FakeCuda fake;
+  std::unique_ptr<CudaDevice> gpu = Open(Fake());
+  const CudaDeviceProperties& p = gpu->properties();
+  CHECK(gpu->kind() == DeviceKind::kCuda);
+  CHECK(gpu->name() == "CUDA device 0 (ptxforge fake GPU)");
+  CHECK(p.name == "ptxforge fake GPU");
+  CHECK(p.cc_major == 8);
+  CHECK(p.cc_minor == 6);
+  CHECK(p.sm_count == 40);
+  CHECK(p.total_memory == size_t{8} << 30);
+  CHECK(p.max_threads_per_block == 1024);
+  CHECK(p.max_threads_per_sm == 1536);
+  CHECK(p.max_shared_per_block == 48 << 10);
+  CHECK(p.max_shared_per_block_optin == 99 << 10);
+  CHECK(p.warp_size == 32);
+  CHECK(p.driver_version == 12040);
+  CHECK(gpu->native_target() == ir::Target::kSm86);
+  CHECK(*gpu->MemoryInfo() == std::make_pair(size_t{6} << 30, size_t{8} << 30));
+  CHECK(gpu->Synchronize().ok());
+  CHECK(fake.Get("retains") == 1);
+  gpu.reset();
+  CHECK(fake.Get("retains") == 0);
+  CHECK(fake.Get("context_depth") == 0);
+}
+
+TEST_CASE("native targets follow the compute capability", "[cuda][device]") {
+  CHECK(*NativeTargetFor(7, 5) == ir::Target::kSm75);
+  CHECK(*NativeTargetFor(8, 0) == ir::Target::kSm80);
+  CHECK(*NativeTargetFor(8, 7) == ir::Target::kSm87);
+  CHECK(*NativeTargetFor(9, 0) == ir::Target::kSm90);
+  CHECK(*NativeTargetFor(10, 3) == ir::Target::kSm100);
+  CHECK(*NativeTargetFor(12, 1) == ir::Target::kSm120);
+  CHECK_FALSE(NativeTargetFor(7, 0).ok());
+}
+
+TEST_CASE("a kernel for a newer or another arch-specific target is refused", "[cuda][device]") {
+  ir::Kernel sm90 = VectorAdd(ir::Target::kSm90);
+  CHECK(Msg(CheckRunsOn(sm90, 8, 6, "CUDA device 0 (X)")) ==
+        "kernel vector_add_f32 is built for sm_90, but CUDA device 0 (X) has compute capability 8.6");
+  CHECK(CheckRunsOn(sm90, 9, 0, "X").ok());
+  CHECK(CheckRunsOn(sm90, 12, 0, "X").ok());
+  ir::Kernel sm90a = VectorAdd(ir::Target::kSm90a);
+  CHECK(CheckRunsOn(sm90a, 9, 0, "X").ok());
+  CHECK(Msg(CheckRunsOn(sm90a, 10, 0, "X")) ==
+        "kernel vector_add_f32 is built for sm_90a, but X has compute capability 10.0; sm_90a code runs only on "
+        "compute capability 9.0");
+
+  FakeCuda fake;
+  std::unique_ptr<CudaDevice> gpu = Open(Fake());
+  CHECK(Msg(gpu->Load(sm90)) ==
+        "kernel vector_add_f32 is built for sm_90, but CUDA device 0 (ptxforge fake GPU) has compute capability 8.6");
+}
+
+TEST_CASE("the PTX version is capped at what the driver accepts", "[cuda][device]") {
+  ir::Kernel sm100 = VectorAdd(ir::Target::kSm100);  // needs PTX 8.6
+  CHECK(Msg(ChoosePtxVersion(sm100, 12040, std::nullopt)) ==
+        "kernel vector_add_f32 needs PTX ISA 8.6 (sm_100), but the CUDA driver (12.4) accepts PTX ISA up to 8.4; "
+        "update the driver or build for an older target");
+  CHECK(*ChoosePtxVersion(sm100, 12080, std::nullopt) == std::nullopt);  // the lowest the kernel allows
+  CHECK(**ChoosePtxVersion(sm100, 12080, ir::PtxVersion{90}) == ir::PtxVersion{87});
+  CHECK(**ChoosePtxVersion(sm100, 13000, ir::PtxVersion{88}) == ir::PtxVersion{88});
+  CHECK(Msg(ChoosePtxVersion(sm100, 9020, std::nullopt)) ==
+        "the CUDA driver (9.2) is older than CUDA 10.0, the oldest ptxforge supports");
+
+  FakeCuda fake;
+  fake.Set("cc_major", 10);
+  fake.Set("cc_minor", 0);
+  std::unique_ptr<CudaDevice> gpu = Open(Fake());
+  CHECK(Msg(gpu->Load(sm100)) ==
+        "kernel vector_add_f32 needs PTX ISA 8.6 (sm_100), but the CUDA driver (12.4) accepts PTX ISA up to 8.4; "
+        "update the driver or build for an older target");
+  CudaOptions pinned = Fake();
+  pinned.ptx_version = ir::PtxVersion{90};
+  std::unique_ptr<CudaDevice> pinned_gpu = Open(pinned);
+  absl::StatusOr<std::string> ptx = pinned_gpu->PtxFor(VectorAdd(ir::Target::kSm80));
+  REQUIRE(ptx.ok());
+  CHECK_THAT(*ptx, Catch::Contains("\n.version 8.4\n.target sm_80\n"));
+}
+
+TEST_CASE("device memory: buffers, views, copies and their errors", "[cuda][device]") {
+  FakeCuda fake;
+  std::unique_ptr<CudaDevice> gpu = Open(Fake());
+  {
+    std::vector<float> host = {1, 2, 3, 4, 5, 6, 7, 8};
+    absl::StatusOr<Buffer<float>> buffer = Buffer<float>::FromHost(*gpu, host);
+    REQUIRE(buffer.ok());
+    CHECK(fake.Get("live_allocations") == 1);
+    CHECK(*buffer->ToHost() == host);
+    BufferView<float> middle = *buffer->View(2, 4);
+    REQUIRE(middle.CopyFrom(std::vector<float>{30, 40, 50, 60}).ok());
+    CHECK(*buffer->ToHost() == std::vector<float>{1, 2, 30, 40, 50, 60, 7, 8});
+    CHECK(*middle.ToHost() == std::vector<float>{30, 40, 50, 60});
+
+    uint64_t end = buffer->address() + buffer->bytes();
+    float x = 0;
+    CHECK(Msg(gpu->CopyToHost(&x, end - 2, sizeof(x))) ==
+          "CopyToHost: 4 bytes at 0x" + StrCat(Hex{end - 2}) +
+              " are not inside one allocation of CUDA device 0 (ptxforge fake GPU)");
+    CHECK(Msg(gpu->CopyToDevice(12345, &x, sizeof(x))) ==
+          "CopyToDevice: 4 bytes at 0x3039 are not inside one allocation of CUDA device 0 (ptxforge fake GPU)");
+    CHECK(Msg(gpu->Free(12345)) == "Free(0x3039): not an allocation of CUDA device 0 (ptxforge fake GPU)");
+    absl::StatusOr<Buffer<float>> empty = Buffer<float>::Allocate(*gpu, 0);
+    CHECK(empty.ok());
+  }
+  CHECK(fake.Get("live_allocations") == 0);  // the buffers freed themselves
+  CHECK(Msg(gpu->Allocate(size_t{1} << 40)) ==
+        "cuMemAlloc(1099511627776 bytes) on CUDA device 0 (ptxforge fake GPU) failed: CUDA_ERROR_OUT_OF_MEMORY (out of "
+        "memory)");
+  CHECK(fake.Get("context_depth") == 0);
+}
+
+TEST_CASE("loading JIT-compiles the printed PTX and reads the function's attributes", "[cuda][device]") {
+  FakeCuda fake;
+  fake.SetLog("info", "ptxas info    : Used 16 registers");
+  std::unique_ptr<CudaDevice> gpu = Open(Fake(/*memory_cache=*/false));
+  ir::Kernel kernel = VectorAdd();
+  absl::StatusOr<std::unique_ptr<LoadedKernel>> loaded = gpu->Load(kernel);
+  REQUIRE(loaded.ok());
+  CudaKernel& k = AsCuda(*loaded);
+  CHECK(k.name() == "vector_add_f32");
+  CHECK(k.source() == CodeSource::kJit);
+  CHECK(k.ptx() == *gpu->PtxFor(kernel));
+  CHECK(k.info_log() == "ptxas info    : Used 16 registers");
+  CHECK(k.attributes().num_regs == 16);
+  CHECK(k.attributes().max_threads_per_block == 1024);
+  CHECK(k.attributes().shared_bytes == 1024);
+  CHECK(k.attributes().binary_version == 86);
+  CHECK(*gpu->MaxActiveBlocksPerSm(k, 256) == 6);
+  CHECK(fake.Get("ptx_jits") == 1);
+  CHECK(gpu->jit_count() == 1);
+  REQUIRE(gpu->Load(kernel).ok());  // no memory cache: compiled again (and unloaded with the temporary)
+  CHECK(fake.Get("ptx_jits") == 2);
+  CHECK(fake.Get("unloads") == 1);
+  loaded->reset();
+  CHECK(fake.Get("unloads") == 2);
+  CHECK(fake.Get("context_depth") == 0);
+}
+
+TEST_CASE("a JIT error carries the driver's error, the whole log and the PTX file", "[cuda][device]") {
+  TempDir tmp;
+  ScopedEnv tmpdir("TMPDIR", tmp.path().c_str());
+  FakeCuda fake;
+  fake.Set("jit_fail", cu::CUDA_ERROR_INVALID_PTX);
+  fake.SetLog("error", "ptxas application ptx input, line 30; error   : Unknown symbol '%rd9'");
+  ir::Kernel kernel = VectorAdd();
+  for (bool disk : {false, true}) {
+    std::unique_ptr<CudaDevice> gpu = Open(Fake(true, disk ? tmp.path() + "/cache" : ""));
+    absl::StatusOr<std::unique_ptr<LoadedKernel>> loaded = gpu->Load(kernel);
+    REQUIRE_FALSE(loaded.ok());
+    CHECK(loaded.status().code() == absl::StatusCode::kInvalidArgument);
+    std::string message = Msg(loaded);
+    std::string api = disk ? "cuLinkAddData" : "cuModuleLoadDataEx";
+    REQUIRE_THAT(message,
+                 Catch::StartsWith(api + " failed for kernel vector_add_f32: CUDA_ERROR_INVALID_PTX (a PTX JIT "
+                                         "compilation failed): ptxas application ptx input, line 30; error   : "
+                                         "Unknown symbol '%rd9'; PTX written to " +
+                                   tmp.path() + "/ptxforge-vector_add_f32-") &&
+                     Catch::EndsWith(".ptx"));
+    CHECK(ReadFileText(message.substr(message.find(tmp.path()))) == *gpu->PtxFor(kernel));
+    // The failure is not cached: once the JIT works, the same kernel loads.
+    fake.Set("jit_fail", 0);
+    CHECK(gpu->Load(kernel).ok());
+    fake.Set("jit_fail", cu::CUDA_ERROR_INVALID_PTX);
+  }
+}
+
+TEST_CASE("the memory cache compiles a kernel once, also for concurrent loads", "[cuda][device][cache]") {
+  FakeCuda fake;
+  std::unique_ptr<CudaDevice> gpu = Open(Fake(/*memory_cache=*/true));
+  ir::Kernel kernel = VectorAdd();
+  std::vector<std::thread> threads;
+  std::vector<std::unique_ptr<LoadedKernel>> loaded(4);
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      absl::StatusOr<std::unique_ptr<LoadedKernel>> k = gpu->Load(kernel);
+      if (k.ok()) loaded[t] = *std::move(k);
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  int jit = 0;
+  for (auto& k : loaded) {
+    REQUIRE(k != nullptr);
+    jit += AsCuda(k).source() == CodeSource::kJit;
+  }
+  CHECK(jit == 1);
+  CHECK(fake.Get("ptx_jits") == 1);
+  absl::StatusOr<std::unique_ptr<LoadedKernel>> again = gpu->Load(kernel);
+  CHECK(AsCuda(*again).source() == CodeSource::kMemoryCache);
+  CHECK(fake.Get("ptx_jits") == 1);
+  // Other JIT options are another key.
+  CudaOptions o2 = Fake();
+  o2.jit.optimization_level = 2;
+  std::unique_ptr<CudaDevice> gpu2 = Open(o2);
+  REQUIRE(gpu2->Load(kernel).ok());
+  CHECK(fake.Get("ptx_jits") == 2);
+}
+
+TEST_CASE("the disk cache keeps cubins across devices and rebuilds bad entries", "[cuda][device][cache]") {
+  TempDir tmp;
+  std::string dir = tmp.path() + "/cache";
+  FakeCuda fake;
+  ir::Kernel kernel = VectorAdd();
+  std::string ptx;
+  {
+    std::unique_ptr<CudaDevice> gpu = Open(Fake(true, dir));
+    REQUIRE(gpu->disk_cache() != nullptr);
+    CHECK(gpu->disk_cache()->directory() == dir);
+    absl::StatusOr<std::unique_ptr<LoadedKernel>> k = gpu->Load(kernel);
+    REQUIRE(k.ok());
+    CHECK(AsCuda(*k).source() == CodeSource::kJit);
+    CHECK(fake.Get("links") == 1);
+    ptx = *gpu->PtxFor(kernel);
+  }
+  CacheKey key = CacheKey::For(ptx, 8, 6, 12040, JitOptions{}.Fingerprint());
+  std::string path = dir + "/" + key.Id() + ".cubin";
+  REQUIRE(std::filesystem::exists(path));
+  CHECK(*DecodeCacheEntry(key, ReadFileText(path)) == "FAKECUBIN\n" + ptx);
+
+  auto load_source = [&] {
+    std::unique_ptr<CudaDevice> gpu = Open(Fake(true, dir));  // a new process, as far as caches go
+    absl::StatusOr<std::unique_ptr<LoadedKernel>> k = gpu->Load(kernel);
+    REQUIRE(k.ok());
+    return AsCuda(*k).source();
+  };
+  CHECK(load_source() == CodeSource::kDiskCache);
+  CHECK(fake.Get("links") == 1);
+
+  WriteFileText(path, ReadFileText(path).substr(0, 100));  // torn
+  CHECK(load_source() == CodeSource::kJit);
+  CHECK(fake.Get("links") == 2);
+  CHECK(*DecodeCacheEntry(key, ReadFileText(path)) == "FAKECUBIN\n" + ptx);  // rebuilt
+
+  REQUIRE(DiskCache(dir).Store(key, "not a cubin").ok());  // whole, but the driver refuses it
+  CHECK(load_source() == CodeSource::kJit);
+  CHECK(fake.Get("links") == 3);
+  CHECK(load_source() == CodeSource::kDiskCache);
+
+  ScopedEnv off("PTXFORGE_CACHE", "off");
+  std::unique_ptr<CudaDevice> uncached = Open(Fake(true, dir));
+  CHECK(uncached->disk_cache() == nullptr);
+}
+
+TEST_CASE("launches pass checked arguments, buffers and views to the driver", "[cuda][device]") {
+  FakeCuda fake;
+  std::unique_ptr<CudaDevice> gpu = Open(Fake());
+  std::unique_ptr<LoadedKernel> k = *gpu->Load(VectorAdd());
+  Buffer<float> a = *Buffer<float>::Allocate(*gpu, 1000);
+  Buffer<float> b = *Buffer<float>::Allocate(*gpu, 1000);
+  Buffer<float> c = *Buffer<float>::Allocate(*gpu, 1000);
+  REQUIRE(gpu->Launch(*k, {.grid = {4}, .block = {256}}, {a, b.view(), *c.View(16, 900), uint32_t{900}}).ok());
+  unsigned dims[7];
+  uint64_t params[8];
+  REQUIRE(fake.LastLaunch(dims, params, 8) == 4);
+  CHECK(std::vector<unsigned>(dims, dims + 7) == std::vector<unsigned>{4, 1, 1, 256, 1, 1, 0});
+  CHECK(params[0] == a.address());
+  CHECK(params[1] == b.address());
+  CHECK(params[2] == c.address() + 16 * sizeof(float));
+  CHECK(static_cast<uint32_t>(params[3]) == 900);
+
+  absl::StatusOr<CudaStream> stream = gpu->CreateStream();
+  REQUIRE(stream.ok());
+  REQUIRE(gpu->LaunchOn(*stream, *k, {.grid = {2, 3}, .block = {128}, .dynamic_shared_bytes = 256},
+                        {a, b, c, uint32_t{7}})
+              .ok());
+  REQUIRE(fake.LastLaunch(dims, params, 8) == 4);
+  CHECK(std::vector<unsigned>(dims, dims + 7) == std::vector<unsigned>{2, 3, 1, 128, 1, 1, 256});
+  CHECK(fake.Get("launches") == 2);
+
+  CHECK(Msg(gpu->Launch(*k, {.grid = {1}, .block = {32}}, {a, b, c})) ==
+        "kernel vector_add_f32 takes 4 argument(s) (a:u64, b:u64, c:u64, n:u32), got 3");
+  CHECK(Msg(gpu->LaunchOn(*stream, *k, {.grid = {1}, .block = {32}}, {a, b, c, 1.0})) ==
+        "kernel vector_add_f32: param 3 'n' is u32 (4 bytes), got f64 (8 bytes)");
+  CHECK(fake.Get("launches") == 2);
+  CHECK(fake.Get("context_depth") == 0);
+}
+
+TEST_CASE("launch limits come from the compiled kernel and the device", "[cuda][device]") {
+  FakeCuda fake;
+  fake.Set("max_threads", 640);
+  std::unique_ptr<CudaDevice> gpu = Open(Fake());
+  std::unique_ptr<LoadedKernel> k = *gpu->Load(VectorAdd(ir::Target::kSm80, 1024));
+  Buffer<float> a = *Buffer<float>::Allocate(*gpu, 16);
+  CHECK(Msg(gpu->Launch(*k, {.grid = {1}, .block = {1024}}, {a, a, a, uint32_t{16}})) ==
+        "kernel vector_add_f32: block 1024x1x1 has 1024 threads, but the compiled kernel allows at most 640 (it "
+        "uses 16 registers per thread)");
+  CHECK(Msg(gpu->Launch(*k, {.grid = {1}, .block = {64}, .dynamic_shared_bytes = 200 << 10}, {a, a, a, 16u})) ==
+        "kernel vector_add_f32: 204800 bytes of dynamic shared memory, but CUDA device 0 (ptxforge fake GPU) allows "
+        "at most 100352 beside the kernel's 1024 static bytes");
+  CHECK(fake.Get("launches") == 0);
+  // Above 48 KiB the kernel is opted in first.
+  REQUIRE(gpu->Launch(*k, {.grid = {1}, .block = {64}, .dynamic_shared_bytes = 64 << 10}, {a, a, a, 16u}).ok());
+  CHECK(fake.Get("max_dynamic_shared") == 64 << 10);
+
+  std::unique_ptr<CudaDevice> other = Open(Fake());
+  CHECK(Msg(other->Launch(*k, {.grid = {1}, .block = {64}}, {a, a, a, 16u})) ==
+        "Launch: kernel vector_add_f32 was not loaded on CUDA device 0 (ptxforge fake GPU) (load it with this "
+        "device's Load)");
+  CHECK(Msg(other->MaxActiveBlocksPerSm(*k, 64)) ==
+        "MaxActiveBlocksPerSm: kernel vector_add_f32 was not loaded on CUDA device 0 (ptxforge fake GPU) (load it "
+        "with this device's Load)");
+}
+
+TEST_CASE("streams and events are owned, and events time work", "[cuda][device]") {
+  FakeCuda fake;
+  std::unique_ptr<CudaDevice> gpu = Open(Fake());
+  {
+    CudaStream stream = *gpu->CreateStream();
+    CudaEvent start = *gpu->CreateEvent();
+    CudaEvent stop = *gpu->CreateEvent();
+    CHECK(fake.Get("live_streams") == 1);
+    CHECK(fake.Get("live_events") == 2);
+    CHECK(Msg(CudaEvent::ElapsedMs(start, stop)) == "cuEventElapsedTime failed: CUDA_ERROR_INVALID_VALUE (invalid "
+                                                    "argument)");
+    REQUIRE(start.Record(&stream).ok());
+    Buffer<int> data = *Buffer<int>::Allocate(*gpu, 4);
+    std::vector<int> in = {1, 2, 3, 4}, out(4);
+    REQUIRE(gpu->CopyToDeviceAsync(stream, data.address(), in.data(), 16).ok());
+    REQUIRE(gpu->CopyToHostAsync(stream, out.data(), data.address(), 16).ok());
+    REQUIRE(stop.Record(&stream).ok());
+    REQUIRE(stop.Synchronize().ok());
+    REQUIRE(stream.Synchronize().ok());
+    CHECK(out == in);
+    CHECK(*CudaEvent::ElapsedMs(start, stop) == 0.25f);
+
+    CudaStream moved = std::move(stream);
+    CHECK(Msg(stream.Synchronize()) == "Synchronize on an empty CudaStream");  // NOLINT: moved-from on purpose
+    CHECK(moved.Synchronize().ok());
+    CHECK(fake.Get("live_streams") == 1);
+  }
+  CHECK(fake.Get("live_streams") == 0);
+  CHECK(fake.Get("live_events") == 0);
+}
+
+TEST_CASE("kernels, streams and events may outlive their device", "[cuda][device]") {
+  FakeCuda fake;
+  std::unique_ptr<CudaDevice> gpu = Open(Fake());
+  std::unique_ptr<LoadedKernel> k = *gpu->Load(VectorAdd());
+  CudaStream stream = *gpu->CreateStream();
+  gpu.reset();
+  CHECK(fake.Get("retains") == 1);  // the kernel's module and the stream hold the context
+  CHECK(fake.Get("unloads") == 0);
+  k.reset();
+  CHECK(fake.Get("unloads") == 1);
+  stream = CudaStream();
+  CHECK(fake.Get("retains") == 0);
+  CHECK(fake.Get("live_streams") == 0);
+}
+
+}  // namespace
+}  // namespace ptxforge::runtime

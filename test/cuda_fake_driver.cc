@@ -1,0 +1,392 @@
+// A fake libcuda for tests without a GPU: host memory, scripted JIT results, recorded launches.
+//
+// Exports every entry point runtime/cuda_driver.h resolves, plus FakeCuda*
+// control functions the tests find with dlsym on the same library. "Cubins"
+// are the text "FAKECUBIN\n" followed by the PTX they came from.
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "runtime/cuda_driver.h"
+
+namespace {
+
+using namespace ptxforge::runtime::cu;  // NOLINT: the fake mirrors the driver's names
+
+struct FakeModule {
+  std::string text;  // the PTX
+};
+struct FakeFunction {
+  FakeModule* module;
+  std::string name;
+  int params;
+};
+struct FakeLink {
+  std::vector<CUjit_option> options;
+  std::vector<void*> values;
+  void** caller_values;  // where the size/wall-time results go back
+  std::string ptx;
+  std::string cubin;
+};
+
+struct State {
+  std::map<std::string, int> ints;
+  std::string error_log, info_log;
+  std::set<void*> allocations;
+  std::vector<uint64_t> last_params;
+  unsigned last_dims[7] = {};
+};
+
+std::mutex mu;
+State& S() {
+  static State* s = new State();
+  return *s;
+}
+thread_local int context_depth = 0;
+
+int Int(const char* key) { return S().ints[key]; }
+
+void ResetLocked() {
+  State& s = S();
+  for (void* p : s.allocations) std::free(p);
+  s = State();
+  s.ints = {{"init_result", 0}, {"device_count", 1}, {"driver_version", 12040}, {"cc_major", 8}, {"cc_minor", 6},
+            {"jit_fail", 0}, {"num_regs", 16}, {"max_threads", 1024}};
+}
+
+// Writes `log` into the buffer named by the option arrays, as the driver does:
+// at most size-1 bytes and a terminator; the size slot gets the bytes written.
+void WriteLog(unsigned n, const CUjit_option* options, void** values, CUjit_option buffer_option,
+              CUjit_option size_option, const std::string& log) {
+  char* buffer = nullptr;
+  size_t size_index = n;
+  for (unsigned i = 0; i < n; ++i) {
+    if (options[i] == buffer_option) buffer = static_cast<char*>(values[i]);
+    if (options[i] == size_option) size_index = i;
+  }
+  if (buffer == nullptr || size_index == n) return;
+  size_t capacity = static_cast<unsigned>(reinterpret_cast<uintptr_t>(values[size_index]));
+  if (capacity == 0) return;
+  size_t written = std::min(log.size(), capacity - 1);
+  std::memcpy(buffer, log.data(), written);
+  buffer[written] = '\0';
+  values[size_index] = reinterpret_cast<void*>(static_cast<uintptr_t>(written));
+}
+
+// Runs the scripted JIT: fails with jit_fail (and the error log) or succeeds (with the info log).
+CUresult Jit(unsigned n, const CUjit_option* options, void** values) {
+  State& s = S();
+  for (unsigned i = 0; i < n; ++i) {
+    if (options[i] == CU_JIT_WALL_TIME) {
+      float ms = 1.5f;
+      values[i] = nullptr;
+      std::memcpy(&values[i], &ms, sizeof(ms));
+    }
+  }
+  WriteLog(n, options, values, CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, s.info_log);
+  if (s.ints["jit_fail"] != 0) {
+    WriteLog(n, options, values, CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, s.error_log);
+    return static_cast<CUresult>(s.ints["jit_fail"]);
+  }
+  WriteLog(n, options, values, CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, "");
+  return CUDA_SUCCESS;
+}
+
+}  // namespace
+
+extern "C" {
+
+// --- control ---------------------------------------------------------------
+
+void FakeCudaReset() {
+  std::lock_guard<std::mutex> lock(mu);
+  ResetLocked();
+}
+void FakeCudaSet(const char* key, int value) {
+  std::lock_guard<std::mutex> lock(mu);
+  S().ints[key] = value;
+}
+int FakeCudaGet(const char* key) {
+  std::lock_guard<std::mutex> lock(mu);
+  if (std::strcmp(key, "live_allocations") == 0) return static_cast<int>(S().allocations.size());
+  if (std::strcmp(key, "context_depth") == 0) return context_depth;
+  return S().ints[key];
+}
+void FakeCudaSetLog(const char* which, const char* text) {
+  std::lock_guard<std::mutex> lock(mu);
+  (std::strcmp(which, "error") == 0 ? S().error_log : S().info_log) = text;
+}
+// The last launch: dims = grid xyz, block xyz, shared bytes; returns the param count.
+int FakeCudaLastLaunch(unsigned* dims, uint64_t* params, int max_params) {
+  std::lock_guard<std::mutex> lock(mu);
+  std::memcpy(dims, S().last_dims, sizeof(S().last_dims));
+  int n = static_cast<int>(S().last_params.size());
+  for (int i = 0; i < n && i < max_params; ++i) params[i] = S().last_params[i];
+  return n;
+}
+
+// --- the driver ------------------------------------------------------------
+
+CUresult cuGetErrorName(CUresult error, const char** out) {
+  switch (error) {
+    case CUDA_SUCCESS: *out = "CUDA_SUCCESS"; return CUDA_SUCCESS;
+    case CUDA_ERROR_INVALID_VALUE: *out = "CUDA_ERROR_INVALID_VALUE"; return CUDA_SUCCESS;
+    case CUDA_ERROR_OUT_OF_MEMORY: *out = "CUDA_ERROR_OUT_OF_MEMORY"; return CUDA_SUCCESS;
+    case CUDA_ERROR_NO_DEVICE: *out = "CUDA_ERROR_NO_DEVICE"; return CUDA_SUCCESS;
+    case CUDA_ERROR_INVALID_IMAGE: *out = "CUDA_ERROR_INVALID_IMAGE"; return CUDA_SUCCESS;
+    case CUDA_ERROR_INVALID_PTX: *out = "CUDA_ERROR_INVALID_PTX"; return CUDA_SUCCESS;
+    case CUDA_ERROR_NOT_FOUND: *out = "CUDA_ERROR_NOT_FOUND"; return CUDA_SUCCESS;
+    default: return CUDA_ERROR_INVALID_VALUE;
+  }
+}
+CUresult cuGetErrorString(CUresult error, const char** out) {
+  switch (error) {
+    case CUDA_SUCCESS: *out = "no error"; return CUDA_SUCCESS;
+    case CUDA_ERROR_INVALID_VALUE: *out = "invalid argument"; return CUDA_SUCCESS;
+    case CUDA_ERROR_OUT_OF_MEMORY: *out = "out of memory"; return CUDA_SUCCESS;
+    case CUDA_ERROR_NO_DEVICE: *out = "no CUDA-capable device is detected"; return CUDA_SUCCESS;
+    case CUDA_ERROR_INVALID_IMAGE: *out = "device kernel image is invalid"; return CUDA_SUCCESS;
+    case CUDA_ERROR_INVALID_PTX: *out = "a PTX JIT compilation failed"; return CUDA_SUCCESS;
+    case CUDA_ERROR_NOT_FOUND: *out = "named symbol not found"; return CUDA_SUCCESS;
+    default: return CUDA_ERROR_INVALID_VALUE;
+  }
+}
+CUresult cuInit(unsigned int) {
+  std::lock_guard<std::mutex> lock(mu);
+  if (S().ints.empty()) ResetLocked();
+  return static_cast<CUresult>(Int("init_result"));
+}
+CUresult cuDriverGetVersion(int* version) {
+  std::lock_guard<std::mutex> lock(mu);
+  *version = Int("driver_version");
+  return CUDA_SUCCESS;
+}
+CUresult cuDeviceGetCount(int* count) {
+  std::lock_guard<std::mutex> lock(mu);
+  *count = Int("device_count");
+  return CUDA_SUCCESS;
+}
+CUresult cuDeviceGet(CUdevice* device, int ordinal) {
+  *device = ordinal;
+  return CUDA_SUCCESS;
+}
+CUresult cuDeviceGetName(char* name, int len, CUdevice) {
+  std::strncpy(name, "ptxforge fake GPU", static_cast<size_t>(len));
+  return CUDA_SUCCESS;
+}
+CUresult cuDeviceGetAttribute(int* value, CUdevice_attribute attribute, CUdevice) {
+  std::lock_guard<std::mutex> lock(mu);
+  switch (attribute) {
+    case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *value = 1024; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK: *value = 48 << 10; break;
+    case CU_DEVICE_ATTRIBUTE_WARP_SIZE: *value = 32; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK: *value = 65536; break;
+    case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *value = 40; break;
+    case CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE: *value = 4 << 20; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR: *value = 1536; break;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *value = Int("cc_major"); break;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *value = Int("cc_minor"); break;
+    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: *value = 99 << 10; break;
+    default: return CUDA_ERROR_INVALID_VALUE;
+  }
+  return CUDA_SUCCESS;
+}
+CUresult cuDeviceTotalMem_v2(size_t* bytes, CUdevice) {
+  *bytes = size_t{8} << 30;
+  return CUDA_SUCCESS;
+}
+CUresult cuDevicePrimaryCtxRetain(CUcontext* context, CUdevice) {
+  std::lock_guard<std::mutex> lock(mu);
+  ++S().ints["retains"];
+  *context = reinterpret_cast<CUcontext>(0x1000);
+  return CUDA_SUCCESS;
+}
+CUresult cuDevicePrimaryCtxRelease_v2(CUdevice) {
+  std::lock_guard<std::mutex> lock(mu);
+  --S().ints["retains"];
+  return CUDA_SUCCESS;
+}
+CUresult cuCtxPushCurrent_v2(CUcontext) {
+  ++context_depth;
+  return CUDA_SUCCESS;
+}
+CUresult cuCtxPopCurrent_v2(CUcontext* context) {
+  --context_depth;
+  if (context != nullptr) *context = reinterpret_cast<CUcontext>(0x1000);
+  return CUDA_SUCCESS;
+}
+CUresult cuCtxSynchronize() { return context_depth > 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT; }
+CUresult cuMemGetInfo_v2(size_t* free, size_t* total) {
+  *free = size_t{6} << 30;
+  *total = size_t{8} << 30;
+  return CUDA_SUCCESS;
+}
+CUresult cuMemAlloc_v2(CUdeviceptr* address, size_t bytes) {
+  if (context_depth == 0) return CUDA_ERROR_INVALID_CONTEXT;
+  if (bytes == 0) return CUDA_ERROR_INVALID_VALUE;
+  if (bytes > (size_t{1} << 32)) return CUDA_ERROR_OUT_OF_MEMORY;
+  void* p = std::calloc(1, bytes);
+  std::lock_guard<std::mutex> lock(mu);
+  S().allocations.insert(p);
+  *address = reinterpret_cast<CUdeviceptr>(p);
+  return CUDA_SUCCESS;
+}
+CUresult cuMemFree_v2(CUdeviceptr address) {
+  std::lock_guard<std::mutex> lock(mu);
+  void* p = reinterpret_cast<void*>(address);
+  if (S().allocations.erase(p) == 0) return CUDA_ERROR_INVALID_VALUE;
+  std::free(p);
+  return CUDA_SUCCESS;
+}
+CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void* src, size_t bytes) {
+  std::memcpy(reinterpret_cast<void*>(dst), src, bytes);
+  return CUDA_SUCCESS;
+}
+CUresult cuMemcpyDtoH_v2(void* dst, CUdeviceptr src, size_t bytes) {
+  std::memcpy(dst, reinterpret_cast<const void*>(src), bytes);
+  return CUDA_SUCCESS;
+}
+CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void* src, size_t bytes, CUstream) {
+  return cuMemcpyHtoD_v2(dst, src, bytes);
+}
+CUresult cuMemcpyDtoHAsync_v2(void* dst, CUdeviceptr src, size_t bytes, CUstream) {
+  return cuMemcpyDtoH_v2(dst, src, bytes);
+}
+CUresult cuModuleLoadDataEx(CUmodule* module, const void* image, unsigned int n, CUjit_option* options,
+                            void** values) {
+  std::lock_guard<std::mutex> lock(mu);
+  const char* text = static_cast<const char*>(image);
+  if (std::strncmp(text, "FAKECUBIN\n", 10) == 0) {
+    ++S().ints["cubin_loads"];
+    *module = reinterpret_cast<CUmodule>(new FakeModule{text + 10});
+    return CUDA_SUCCESS;
+  }
+  if (std::strstr(text, ".version") == nullptr) return CUDA_ERROR_INVALID_IMAGE;
+  ++S().ints["ptx_jits"];
+  if (CUresult r = Jit(n, options, values); r != CUDA_SUCCESS) return r;
+  *module = reinterpret_cast<CUmodule>(new FakeModule{text});
+  return CUDA_SUCCESS;
+}
+CUresult cuModuleUnload(CUmodule module) {
+  std::lock_guard<std::mutex> lock(mu);
+  ++S().ints["unloads"];
+  delete reinterpret_cast<FakeModule*>(module);
+  return CUDA_SUCCESS;
+}
+CUresult cuModuleGetFunction(CUfunction* function, CUmodule module, const char* name) {
+  auto* m = reinterpret_cast<FakeModule*>(module);
+  std::string entry = std::string(".entry ") + name + "(";
+  size_t at = m->text.find(entry);
+  if (at == std::string::npos) return CUDA_ERROR_NOT_FOUND;
+  size_t end = m->text.find(')', at);
+  int params = 0;
+  for (size_t p = m->text.find(".param", at); p < end; p = m->text.find(".param", p + 1)) ++params;
+  // Leaked on purpose: functions live as long as their module, which tests do not track.
+  *function = reinterpret_cast<CUfunction>(new FakeFunction{m, name, params});
+  return CUDA_SUCCESS;
+}
+CUresult cuLinkCreate_v2(unsigned int n, CUjit_option* options, void** values, CUlinkState* state) {
+  auto* link = new FakeLink{std::vector<CUjit_option>(options, options + n), std::vector<void*>(values, values + n),
+                            values, "", ""};
+  *state = reinterpret_cast<CUlinkState>(link);
+  return CUDA_SUCCESS;
+}
+CUresult cuLinkAddData_v2(CUlinkState state, CUjitInputType type, void* data, size_t size, const char*,
+                          unsigned int, CUjit_option*, void**) {
+  auto* link = reinterpret_cast<FakeLink*>(state);
+  if (type != CU_JIT_INPUT_PTX || size == 0) return CUDA_ERROR_INVALID_VALUE;
+  link->ptx.assign(static_cast<const char*>(data), size - 1);
+  std::lock_guard<std::mutex> lock(mu);
+  // The driver writes the logs into the buffers given to cuLinkCreate.
+  return Jit(static_cast<unsigned>(link->options.size()), link->options.data(), link->caller_values);
+}
+CUresult cuLinkComplete(CUlinkState state, void** cubin, size_t* size) {
+  auto* link = reinterpret_cast<FakeLink*>(state);
+  std::lock_guard<std::mutex> lock(mu);
+  ++S().ints["links"];
+  link->cubin = "FAKECUBIN\n" + link->ptx;
+  *cubin = link->cubin.data();
+  *size = link->cubin.size();
+  return CUDA_SUCCESS;
+}
+CUresult cuLinkDestroy(CUlinkState state) {
+  delete reinterpret_cast<FakeLink*>(state);
+  return CUDA_SUCCESS;
+}
+CUresult cuFuncGetAttribute(int* value, CUfunction_attribute attribute, CUfunction) {
+  std::lock_guard<std::mutex> lock(mu);
+  switch (attribute) {
+    case CU_FUNC_ATTRIBUTE_NUM_REGS: *value = Int("num_regs"); break;
+    case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *value = Int("max_threads"); break;
+    case CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES: *value = 1024; break;
+    case CU_FUNC_ATTRIBUTE_PTX_VERSION: *value = 70; break;
+    case CU_FUNC_ATTRIBUTE_BINARY_VERSION: *value = Int("cc_major") * 10 + Int("cc_minor"); break;
+    default: *value = 0; break;
+  }
+  return CUDA_SUCCESS;
+}
+CUresult cuFuncSetAttribute(CUfunction, CUfunction_attribute attribute, int value) {
+  std::lock_guard<std::mutex> lock(mu);
+  if (attribute == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) S().ints["max_dynamic_shared"] = value;
+  return CUDA_SUCCESS;
+}
+CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int* blocks, CUfunction, int block_size, size_t) {
+  if (block_size <= 0) return CUDA_ERROR_INVALID_VALUE;
+  *blocks = std::min(32, 1536 / block_size);
+  return CUDA_SUCCESS;
+}
+CUresult cuLaunchKernel(CUfunction function, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
+                        unsigned int by, unsigned int bz, unsigned int shared, CUstream, void** params, void**) {
+  if (context_depth == 0) return CUDA_ERROR_INVALID_CONTEXT;
+  auto* f = reinterpret_cast<FakeFunction*>(function);
+  std::lock_guard<std::mutex> lock(mu);
+  State& s = S();
+  ++s.ints["launches"];
+  unsigned dims[7] = {gx, gy, gz, bx, by, bz, shared};
+  std::memcpy(s.last_dims, dims, sizeof(dims));
+  s.last_params.assign(static_cast<size_t>(f->params), 0);
+  for (int i = 0; i < f->params; ++i) std::memcpy(&s.last_params[i], params[i], sizeof(uint64_t));
+  return CUDA_SUCCESS;
+}
+CUresult cuStreamCreate(CUstream* stream, unsigned int) {
+  *stream = reinterpret_cast<CUstream>(new int(0));
+  std::lock_guard<std::mutex> lock(mu);
+  ++S().ints["live_streams"];
+  return CUDA_SUCCESS;
+}
+CUresult cuStreamDestroy_v2(CUstream stream) {
+  delete reinterpret_cast<int*>(stream);
+  std::lock_guard<std::mutex> lock(mu);
+  --S().ints["live_streams"];
+  return CUDA_SUCCESS;
+}
+CUresult cuStreamSynchronize(CUstream) { return CUDA_SUCCESS; }
+CUresult cuEventCreate(CUevent* event, unsigned int) {
+  *event = reinterpret_cast<CUevent>(new int(0));
+  std::lock_guard<std::mutex> lock(mu);
+  ++S().ints["live_events"];
+  return CUDA_SUCCESS;
+}
+CUresult cuEventDestroy_v2(CUevent event) {
+  delete reinterpret_cast<int*>(event);
+  std::lock_guard<std::mutex> lock(mu);
+  --S().ints["live_events"];
+  return CUDA_SUCCESS;
+}
+CUresult cuEventRecord(CUevent event, CUstream) {
+  *reinterpret_cast<int*>(event) = 1;
+  return CUDA_SUCCESS;
+}
+CUresult cuEventSynchronize(CUevent) { return CUDA_SUCCESS; }
+CUresult cuEventElapsedTime_v2(float* ms, CUevent start, CUevent end) {
+  if (*reinterpret_cast<int*>(start) == 0 || *reinterpret_cast<int*>(end) == 0) return CUDA_ERROR_INVALID_VALUE;
+  *ms = 0.25f;
+  return CUDA_SUCCESS;
+}
+
+}  // extern "C"
