@@ -74,7 +74,8 @@ class Verifier {
     const Instruction& inst = k_.body[index];
     std::string where = ir::FormatLoc(inst.loc);
     if (where.empty()) where = StrCat("instruction ", index);
-    std::string text = ir::InstructionText(k_, inst);
+    std::string text;
+    ir::AppendInstruction(text, k_, inst, ir::AppendVirtualRegName, ir::FormatStyle{.semicolon = false});
     if (text.size() > 120) text = text.substr(0, 117) + "...";
     return absl::InvalidArgumentError(StrCat("kernel ", k_.name, ": ", where, ": ", text, ": ", msg));
   }
