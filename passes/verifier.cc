@@ -553,6 +553,10 @@ class Verifier {
         bool atom = info.rule == OpRule::kAtom;
         ir::AtomOp op = inst.mods.atom;
         size_t srcs = op == ir::AtomOp::kCas ? 3 : 2;
+        if (op == ir::AtomOp::kNone) {
+          return Error(i, StrCat(info.mnemonic, " needs an operation (.add, .min, .max, .inc, .dec, .and, .or, .xor",
+                                 atom ? ", .exch, .cas)" : ")"));
+        }
         if (!atom && op == ir::AtomOp::kCas) return Error(i, "red has no .cas (use atom.cas)");
         if (absl::Status s = ExpectCount(i, atom ? 1 : 0, srcs); !s.ok()) return s;
         if (!ir::AtomOpAllowsType(op, t)) {
