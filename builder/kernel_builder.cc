@@ -90,7 +90,9 @@ absl::StatusOr<ir::Kernel> KernelBuilder::Finish() {
   }
   absl::Status verified = passes::VerifyKernel(kernel_);
   if (!verified.ok()) return verified;
-  return std::move(kernel_);
+  ir::Kernel result = std::move(kernel_);
+  kernel_.name = result.name;  // later errors still name the kernel
+  return result;
 }
 
 // ---- declarations
