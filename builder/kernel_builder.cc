@@ -541,6 +541,7 @@ void KernelBuilder::Bra(ir::Label target, Loc loc) {
 }
 
 void KernelBuilder::BraIf(Value<Pred> p, ir::Label target, Loc loc) {
+  if (!CheckReg(p.reg, "a guard predicate", loc)) return;
   ir::Instruction inst;
   inst.op = Opcode::kBra;
   inst.srcs.push_back(Operand::FromLabel(target));
@@ -549,6 +550,7 @@ void KernelBuilder::BraIf(Value<Pred> p, ir::Label target, Loc loc) {
 }
 
 void KernelBuilder::BraIfNot(Value<Pred> p, ir::Label target, Loc loc) {
+  if (!CheckReg(p.reg, "a guard predicate", loc)) return;
   ir::Instruction inst;
   inst.op = Opcode::kBra;
   inst.srcs.push_back(Operand::FromLabel(target));
