@@ -100,7 +100,10 @@ void AppendOperand(std::string& out, const Kernel& kernel, const Operand& op, Re
   switch (op.kind) {
     case OperandKind::kReg: reg_name(out, op.reg()); return;
     case OperandKind::kImm: AppendImmediate(out, op.type, op.bits()); return;
-    case OperandKind::kSpecial: out.append(SpecialRegName(static_cast<SpecialReg>(op.id))); return;
+    case OperandKind::kSpecial:
+      out.append(op.id < static_cast<uint32_t>(kNumSpecialRegs) ? SpecialRegName(static_cast<SpecialReg>(op.id))
+                                                                 : "<bad special register>");
+      return;
     case OperandKind::kSymbol:
       out.append(op.id < kernel.variables.size() ? std::string_view(kernel.variables[op.id].name) : "<bad variable>");
       return;
