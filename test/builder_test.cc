@@ -1,0 +1,365 @@
+// Tests of KernelBuilder: the IR it records and every error it reports.
+#include <catch2/catch.hpp>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "builder/kernel_builder.h"
+#include "emit/ir_printer.h"
+#include "test/test_util.h"
+
+namespace ptxforge {
+namespace {
+
+using ir::ScalarType;
+using ir::StateSpace;
+using testing::Msg;
+
+// The prefix of a builder error made by a call on `line` of this file.
+std::string At(int line, std::string_view kernel = "k") {
+  return StrCat("kernel ", kernel, ": builder_test.cc:", line, ": ");
+}
+
+TEST_CASE("the builder records typed calls with PTX's required defaults", "[builder]") {
+  KernelBuilder b("defaults", ir::Target::kSm80);
+  Value<U64> out = b.CvtaToGlobal(b.Param<U64>("out"));
+  Value<F32> x = b.Param<F32>("x");
+  Value<U32> n = b.Param<U32>("n");
+  Value<F16> h = b.Const<F16>(1.5f);
+  Value<F16> h2 = b.Add<F16>(h, 2.0f);  // f16 immediates go through a register
+  Value<F32> f = b.Fma(x, x, 1.0f);
+  Value<F32> q = b.Div(f, x);
+  Value<F32> qa = b.Div(q, x, FloatOpts{.mode = ir::Mode::kApprox});
+  Value<U32> m = b.Mul(n, 3u);
+  Value<U64> w = b.MulWide(m, n);
+  Value<S32> s = b.Cvt<S32>(qa);
+  Value<F32> back = b.Cvt<F32>(s);
+  Value<F16> narrow = b.Cvt<F16>(back);
+  Value<F64> wide = b.Cvt<F64>(b.Cvt<F32>(h2));
+  Value<Pred> p = b.Cvt<Pred>(m);
+  Value<U32> one = b.Cvt<U32>(p);
+  Value<F32> same = b.Cvt<F32>(back);  // no instruction
+  Value<U32> bits = b.Bitcast<U32>(same);
+  Value<U32> sel = b.Select(p, bits, one);
+  b.Store(StateSpace::kGlobal, out, b.Add(sel, b.ShflXor(sel, 1)));
+  b.Store(StateSpace::kGlobal, Address(out, 8), w);
+  b.Store(StateSpace::kGlobal, Address(out, 16), wide);
+  b.Store(StateSpace::kGlobal, Address(out, 24), narrow);
+  absl::StatusOr<ir::Kernel> k = b.Finish();
+  REQUIRE(Msg(k) == "OK");
+  REQUIRE(emit::PrintIr(*k) ==
+          "kernel defaults target sm_80\n"
+          "  param u64 out\n"
+          "  param f32 x\n"
+          "  param u32 n\n"
+          "{\n"
+          "  %0:u64 = ld.param.u64 [out]  // out\n"
+          "  %1:u64 = cvta.to.global.u64 %0\n"
+          "  %2:f32 = ld.param.f32 [x]  // x\n"
+          "  %3:u32 = ld.param.u32 [n]  // n\n"
+          "  %4:f16 = mov.b16 0x3E00\n"
+          "  %5:f16 = mov.b16 0x4000\n"
+          "  %6:f16 = add.f16 %4, %5\n"
+          "  %7:f32 = fma.rn.f32 %2, %2, 0f3F800000\n"
+          "  %8:f32 = div.rn.f32 %7, %2\n"
+          "  %9:f32 = div.approx.f32 %8, %2\n"
+          "  %10:u32 = mul.lo.u32 %3, 3\n"
+          "  %11:u64 = mul.wide.u32 %10, %3\n"
+          "  %12:s32 = cvt.rzi.s32.f32 %9\n"
+          "  %13:f32 = cvt.rn.f32.s32 %12\n"
+          "  %14:f16 = cvt.rn.f16.f32 %13\n"
+          "  %15:f32 = cvt.f32.f16 %6\n"
+          "  %16:f64 = cvt.f64.f32 %15\n"
+          "  %17:pred = setp.ne.u32 %10, 0\n"
+          "  %18:u32 = selp.u32 1, 0, %17\n"
+          "  %19:u32 = mov.b32 %13\n"
+          "  %20:u32 = selp.u32 %19, %18, %17\n"
+          "  %21:u32 = shfl.sync.bfly.b32 %20, 1, 31, 0xFFFFFFFF\n"
+          "  %22:u32 = add.u32 %20, %21\n"
+          "  st.global.u32 [%1], %22\n"
+          "  st.global.u64 [%1+8], %11\n"
+          "  st.global.f64 [%1+16], %16\n"
+          "  st.global.b16 [%1+24], %14\n"
+          "  ret\n"
+          "}\n");
+}
+
+TEST_CASE("structured control flow, mutable registers and launch bounds", "[builder]") {
+  KernelBuilder b("flow", ir::Target::kSm80);
+  b.SetMaxThreads(128, 2);
+  b.SetMinBlocksPerSM(3);
+  Symbol<F32> tile = b.Shared<F32>("tile", 64, 16);
+  Value<U32> n = b.Param<U32>("n");
+  Var<U32> acc = b.Mutable<U32>(0u, "acc");
+  b.ForRange<U32>(0u, n, 2u, [&](Value<U32> i) { b.Assign(acc, b.Add<U32>(acc, i)); });
+  b.IfElse(
+      b.Gt(acc, 10u), [&] { b.Store(StateSpace::kShared, tile, b.Const<F32>(1.0f)); },
+      [&] { b.BarSync(1, 64); });
+  absl::StatusOr<ir::Kernel> k = b.Finish();
+  REQUIRE(Msg(k) == "OK");
+  REQUIRE(emit::PrintIr(*k) ==
+          "kernel flow target sm_80\n"
+          "  param u32 n\n"
+          "  shared f32 tile[64] align 16\n"
+          "  maxntid 128 2 1\n"
+          "  minnctapersm 3\n"
+          "{\n"
+          "  %0:u32 = ld.param.u32 [n]  // n\n"
+          "  %1:u32 = mov.u32 0  // acc mutable\n"
+          "  %2:u32 = mov.u32 0  // i mutable\n"
+          "$L0_loop:\n"
+          "  %3:pred = setp.ge.u32 %2, %0\n"
+          "  @%3 bra $L1_endloop\n"
+          "  %4:u32 = add.u32 %1, %2\n"
+          "  %1:u32 = mov.u32 %4  // acc mutable\n"
+          "  %5:u32 = add.u32 %2, 2\n"
+          "  %2:u32 = mov.u32 %5  // i mutable\n"
+          "  bra $L0_loop\n"
+          "$L1_endloop:\n"
+          "  %6:pred = setp.gt.u32 %1, 10\n"
+          "  @!%6 bra $L2_else\n"
+          "  %7:f32 = mov.f32 0f3F800000\n"
+          "  st.shared.f32 [tile], %7\n"
+          "  bra $L3_endif\n"
+          "$L2_else:\n"
+          "  bar.sync 1, 64\n"
+          "$L3_endif:\n"
+          "  ret\n"
+          "}\n");
+}
+
+TEST_CASE("predicate constants and predicate logic", "[builder]") {
+  KernelBuilder b("preds");
+  Value<Pred> yes = b.Const<Pred>(true);
+  Var<Pred> flag = b.Mutable<Pred>(false, "flag");
+  b.Assign(flag, b.Xor(b.And(yes, flag), b.Not(yes)));
+  b.If(flag, [&] { b.Exit(); });
+  absl::StatusOr<ir::Kernel> k = b.Finish();
+  REQUIRE(Msg(k) == "OK");
+  REQUIRE(emit::PrintIr(*k) ==
+          "kernel preds target sm_80\n"
+          "{\n"
+          "  %0:pred = mov.pred 1\n"
+          "  %1:pred = mov.pred 0  // flag mutable\n"
+          "  %2:pred = not.pred %0\n"
+          "  %3:pred = and.pred %0, %1\n"
+          "  %4:pred = xor.pred %3, %2\n"
+          "  %1:pred = mov.pred %4  // flag mutable\n"
+          "  @!%1 bra $L0_endif\n"
+          "  exit\n"
+          "$L0_endif:\n"
+          "  ret\n"
+          "}\n");
+}
+
+TEST_CASE("Finish() adds ret only when the body can fall off its end", "[builder]") {
+  {
+    KernelBuilder b("ends_in_exit");
+    b.Exit();
+    absl::StatusOr<ir::Kernel> k = b.Finish();
+    REQUIRE(Msg(k) == "OK");
+    REQUIRE(k->body.size() == 1);
+    REQUIRE(k->body[0].op == ir::Opcode::kExit);
+  }
+  {
+    KernelBuilder b("empty");
+    absl::StatusOr<ir::Kernel> k = b.Finish();
+    REQUIRE(Msg(k) == "OK");
+    REQUIRE(emit::PrintIr(*k) == "kernel empty target sm_80\n{\n  ret\n}\n");
+  }
+  {
+    KernelBuilder b("spin");
+    ir::Label top = b.NewLabel("top");
+    b.Bind(top);
+    b.Bra(top);
+    absl::StatusOr<ir::Kernel> k = b.Finish();
+    REQUIRE(Msg(k) == "OK");
+    REQUIRE(emit::PrintIr(*k) == "kernel spin target sm_80\n{\n$L0_top:\n  bra $L0_top\n}\n");
+  }
+}
+
+TEST_CASE("Finish() runs the verifier", "[builder]") {
+  KernelBuilder b("late", ir::Target::kSm80);
+  Value<BF16> x = b.Param<BF16>("x");
+  const int line = __LINE__; b.Add(x, x);
+  REQUIRE(Msg(b.status()) == "OK");  // the builder itself does not check targets
+  REQUIRE(Msg(b.Finish()) == At(line, "late") +
+                                 "add.bf16 %1, %0, %0: add.bf16 requires sm_90 or newer; the kernel targets sm_80");
+}
+
+TEST_CASE("a bad kernel name is reported", "[builder]") {
+  const int line = __LINE__; KernelBuilder b("1bad");
+  REQUIRE(Msg(b.Finish()) == At(line, "1bad") +
+                                 "kernel name '1bad' is not a PTX identifier (a letter or '_', then letters, "
+                                 "digits or '_')");
+}
+
+TEST_CASE("Finish() twice", "[builder]") {
+  KernelBuilder b("k");
+  REQUIRE(Msg(b.Finish()) == "OK");
+  absl::StatusOr<ir::Kernel> again = b.Finish();
+  REQUIRE(again.status().code() == absl::StatusCode::kFailedPrecondition);
+  REQUIRE(Msg(again) == "kernel k: Finish() called twice");
+}
+
+TEST_CASE("using the builder after Finish() is an error that names the kernel", "[builder]") {
+  KernelBuilder b("k");
+  REQUIRE(Msg(b.Finish()) == "OK");
+  const int line = __LINE__; b.Ret();
+  REQUIRE(Msg(b.status()) == At(line) + "the builder was used after Finish()");
+}
+
+TEST_CASE("the first error sticks", "[builder]") {
+  KernelBuilder b("k");
+  const int line = __LINE__; b.SetMinBlocksPerSM(0);
+  b.BarSync(99);
+  b.Membar(ir::Scope::kNone);
+  REQUIRE(Msg(b.status()) == At(line) + ".minnctapersm must be positive");
+  REQUIRE(Msg(b.Finish()) == At(line) + ".minnctapersm must be positive");
+}
+
+// One builder error: `make` performs the failing call and returns its line.
+struct ErrorCase {
+  std::string expected;
+  std::function<int(KernelBuilder&)> make;
+};
+
+TEST_CASE("every builder error, with its exact message", "[builder]") {
+  const std::string not_reg = " is not a register of this kernel (a value from another builder, or default-constructed?)";
+  const std::vector<ErrorCase> cases = {
+      {"param name 'a b' is not a PTX identifier", [](KernelBuilder& b) { b.Param<U32>("a b"); return __LINE__; }},
+      {"param 'p' cannot be a predicate; pass a u32 and compare it",
+       [](KernelBuilder& b) { b.Param<Pred>("p"); return __LINE__; }},
+      {"param 'x' is declared twice",
+       [](KernelBuilder& b) { b.Param<U32>("x"); b.Param<U64>("x"); return __LINE__; }},
+      {"param 't' has the name of a shared variable",
+       [](KernelBuilder& b) { b.Shared<F32>("t", 4); b.Param<U64>("t"); return __LINE__; }},
+      {"shared variable name '9t' is not a PTX identifier",
+       [](KernelBuilder& b) { b.Shared<F32>("9t", 4); return __LINE__; }},
+      {"shared variable 'p' cannot hold predicates", [](KernelBuilder& b) { b.Shared<Pred>("p", 4); return __LINE__; }},
+      {"shared variable 't' has 0 elements", [](KernelBuilder& b) { b.Shared<F32>("t", 0); return __LINE__; }},
+      {"local variable 't': alignment 12 is not a power of two",
+       [](KernelBuilder& b) { b.Local<F32>("t", 4, 12); return __LINE__; }},
+      {"shared variable 't' is declared twice",
+       [](KernelBuilder& b) { b.Local<U32>("t", 4); b.Shared<F32>("t", 4); return __LINE__; }},
+      {"dynamic shared memory is declared twice ('a' and 'b')",
+       [](KernelBuilder& b) { b.DynamicShared<F32>("a"); b.DynamicShared<U8>("b"); return __LINE__; }},
+      {"local variable 'n' has the name of a param",
+       [](KernelBuilder& b) { b.Param<U32>("n"); b.Local<U32>("n", 2); return __LINE__; }},
+      {".maxntid dimensions must be positive", [](KernelBuilder& b) { b.SetMaxThreads(0); return __LINE__; }},
+      {".maxntid 32x32x2 exceeds 1024 threads", [](KernelBuilder& b) { b.SetMaxThreads(32, 32, 2); return __LINE__; }},
+      {".reqntid dimensions must be positive", [](KernelBuilder& b) { b.SetRequiredThreads(1, 0); return __LINE__; }},
+      {".reqntid 2048x1x1 exceeds 1024 threads", [](KernelBuilder& b) { b.SetRequiredThreads(2048); return __LINE__; }},
+      {".minnctapersm must be positive", [](KernelBuilder& b) { b.SetMinBlocksPerSM(0); return __LINE__; }},
+      {"an operand" + not_reg, [](KernelBuilder& b) { b.Add(Value<U32>(), 1u); return __LINE__; }},
+      {"a destination" + not_reg,
+       [](KernelBuilder& b) {
+         ir::Instruction inst;
+         inst.op = ir::Opcode::kActiveMask;
+         inst.mods.type = ScalarType::kB32;
+         inst.dsts.push_back(ir::Reg{99});
+         b.EmitInstruction(inst); return __LINE__;
+       }},
+      {"an address base" + not_reg,
+       [](KernelBuilder& b) { b.Load<F32>(StateSpace::kGlobal, Value<U64>()); return __LINE__; }},
+      {"a guard predicate" + not_reg,
+       [](KernelBuilder& b) { b.BraIf(Value<Pred>(), b.NewLabel()); return __LINE__; }},
+      {"an address names a variable of another kernel",
+       [](KernelBuilder& b) { b.Load<F32>(StateSpace::kShared, Symbol<F32>{5}); return __LINE__; }},
+      {"an address names a param of another kernel",
+       [](KernelBuilder& b) {
+         ir::Modifiers m{.type = ScalarType::kU32, .space = StateSpace::kParam};
+         b.Emit(ir::Opcode::kLd, m, ScalarType::kU32, {ir::Operand::AddrParam(7)}); return __LINE__;
+       }},
+      {"an operand names a variable of another kernel",
+       [](KernelBuilder& b) { b.SymbolAddr(Symbol<F32>{9}); return __LINE__; }},
+      {"a label of another kernel (or a default-constructed one) is used",
+       [](KernelBuilder& b) { b.Bra(ir::Label{}); return __LINE__; }},
+      {"unknown special register",
+       [](KernelBuilder& b) {
+         auto bad = ir::Operand::Special(static_cast<ir::SpecialReg>(200));
+         b.Emit(ir::Opcode::kMov, ir::Modifiers{.type = ScalarType::kU32}, ScalarType::kU32, {bad}); return __LINE__;
+       }},
+      {"an operand is empty",
+       [](KernelBuilder& b) {
+         b.Emit(ir::Opcode::kNeg, ir::Modifiers{.type = ScalarType::kS32}, ScalarType::kS32, {ir::Operand()}); return __LINE__;
+       }},
+      {"%clock64 is 64-bit; read it with Special64()",
+       [](KernelBuilder& b) { b.Special(ir::SpecialReg::kClock64); return __LINE__; }},
+      {"%tid.x is 32-bit; read it with Special()",
+       [](KernelBuilder& b) { b.Special64(ir::SpecialReg::kTidX); return __LINE__; }},
+      {"cvt from pred to f16 is not supported; convert to f32 first",
+       [](KernelBuilder& b) { Value<Pred> p = b.Const<Pred>(true); b.Cvt<F16>(p); return __LINE__; }},
+      {"a predicate has no bits to reinterpret",
+       [](KernelBuilder& b) { Value<Pred> p = b.Const<Pred>(true); b.Bitcast<Pred>(p); return __LINE__; }},
+      {".nc applies to loads only",
+       [](KernelBuilder& b) {
+         Value<U64> a = b.Param<U64>("a");
+         b.Store(StateSpace::kGlobal, a, a, MemOpts{.nc = true}); return __LINE__;
+       }},
+      {"Bind() of a label that is not of this kernel", [](KernelBuilder& b) { b.Bind(ir::Label{3}); return __LINE__; }},
+      {"label 0 (done) is bound twice",
+       [](KernelBuilder& b) { ir::Label l = b.NewLabel("done"); b.Bind(l); b.Bind(l); return __LINE__; }},
+      {"label 1 is bound twice",
+       [](KernelBuilder& b) { b.NewLabel(); ir::Label l = b.NewLabel(); b.Bind(l); b.Bind(l); return __LINE__; }},
+      {"barrier 16 is out of range (0..15)", [](KernelBuilder& b) { b.BarSync(16); return __LINE__; }},
+      {"barrier 20 is out of range (0..15)", [](KernelBuilder& b) { b.BarSync(20, 64); return __LINE__; }},
+      {"bar.sync thread count 48 must be a positive multiple of 32",
+       [](KernelBuilder& b) { b.BarSync(0, 48); return __LINE__; }},
+      {"bar.sync thread count 0 must be a positive multiple of 32",
+       [](KernelBuilder& b) { b.BarSync(0, 0); return __LINE__; }},
+      {"membar needs a scope (cta, gpu or sys)", [](KernelBuilder& b) { b.Membar(ir::Scope::kNone); return __LINE__; }},
+      {"raw PTX refers to {2} but declares only 2 registers (1 outputs, 1 inputs)",
+       [](KernelBuilder& b) {
+         Value<U32> in = b.Const<U32>(1u);
+         Value<U32> out = b.Undefined<U32>();
+         b.RawPtx("add.u32 {0}, {1}, {2};", {out}, {in}); return __LINE__;
+       }},
+      {"raw PTX declares register {1} but its text does not use it",
+       [](KernelBuilder& b) {
+         Value<U32> in = b.Const<U32>(1u);
+         Value<U32> out = b.Undefined<U32>();
+         b.RawPtx("mov.u32 {0}, 7;", {out}, {in}); return __LINE__;
+       }},
+      {"raw PTX names register '%f1' directly; pass it as an input or output and write {N}",
+       [](KernelBuilder& b) {
+         Value<F32> out = b.Undefined<F32>();
+         b.RawPtx("mov.f32 {0}, %f1;", {out}, {}); return __LINE__;
+       }},
+  };
+  for (const ErrorCase& c : cases) {
+    KernelBuilder b("k");
+    int line = c.make(b);
+    INFO("expected: " << c.expected);
+    REQUIRE(Msg(b.status()) == At(line) + c.expected);
+    absl::StatusOr<ir::Kernel> k = b.Finish();
+    REQUIRE(k.status().code() == absl::StatusCode::kInvalidArgument);
+    REQUIRE(Msg(k) == At(line) + c.expected);
+  }
+}
+
+TEST_CASE("raw PTX: literal braces and non-register % names are allowed", "[builder]") {
+  KernelBuilder b("raw", ir::Target::kSm80);
+  Value<U32> in = b.Param<U32>("n");
+  Value<U32> out = b.Undefined<U32>("lane");
+  b.RawPtx("{ .reg .u32 t; mov.u32 t, %laneid; add.u32 {0}, t, {1}; }", {out}, {in}, RawPtxOpts{.min_ptx = 71});
+  b.Store(StateSpace::kGlobal, Address(b.Param<U64>("p")), out);
+  absl::StatusOr<ir::Kernel> k = b.Finish();
+  REQUIRE(Msg(k) == "OK");
+  REQUIRE(emit::PrintIr(*k) ==
+          "kernel raw target sm_80\n"
+          "  param u32 n\n"
+          "  param u64 p\n"
+          "{\n"
+          "  %0:u32 = ld.param.u32 [n]  // n\n"
+          "  %1:u32 = raw \"{ .reg .u32 t; mov.u32 t, %laneid; add.u32 %1, t, %0; }\"  // lane\n"
+          "  %2:u64 = ld.param.u64 [p]  // p\n"
+          "  st.global.u32 [%2], %1\n"
+          "  ret\n"
+          "}\n");
+  REQUIRE(ir::RequiredPtxVersion(k->target, {&*k}).ToString() == "7.1");
+}
+
+}  // namespace
+}  // namespace ptxforge

@@ -1,0 +1,772 @@
+// Tests of the verifier: every error path in passes/verifier.cc, on IR built by hand.
+#include <catch2/catch.hpp>
+
+#include <functional>
+#include <source_location>
+#include <string>
+#include <vector>
+
+#include "builder/kernel_builder.h"
+#include "passes/verifier.h"
+#include "test/test_util.h"
+
+namespace ptxforge {
+namespace {
+
+using ir::Opcode;
+using ir::Operand;
+using ir::ScalarType;
+using ir::StateSpace;
+using testing::HandKernel;
+using testing::Imm;
+using testing::Msg;
+using T = ScalarType;
+
+// The kernel every case starts from: one register per common type, a u64
+// param `a`, a shared array `tile` and a label `done` (not bound).
+struct Fixture {
+  HandKernel h{"k"};
+  ir::Reg u64 = h.Reg(T::kU64);    // %0
+  ir::Reg u32 = h.Reg(T::kU32);    // %1
+  ir::Reg f32 = h.Reg(T::kF32);    // %2
+  ir::Reg pred = h.Reg(T::kPred);  // %3
+  ir::Reg f64 = h.Reg(T::kF64);    // %4
+  ir::Reg f16 = h.Reg(T::kF16);    // %5
+  ir::Reg s32 = h.Reg(T::kS32);    // %6
+  ir::Reg b32 = h.Reg(T::kB32);    // %7
+  ir::Reg bf16 = h.Reg(T::kBF16);  // %8
+  ir::Reg u16 = h.Reg(T::kU16);    // %9
+  uint32_t param = h.Param("a", T::kU64);
+  uint32_t tile = h.Variable(ir::Variable{"tile", StateSpace::kShared, T::kF32, 64, 4, false});
+  ir::Label done = h.NewLabel("done");
+
+  ir::Instruction& Add(Opcode op, ir::Modifiers m, std::initializer_list<ir::Reg> d,
+                       std::initializer_list<Operand> s) {
+    return h.Add(op, m, d, s);
+  }
+};
+
+ir::Modifiers Ty(ScalarType t) { return ir::Modifiers{.type = t}; }
+ir::Modifiers Mem(ScalarType t, StateSpace space) { return ir::Modifiers{.type = t, .space = space}; }
+
+struct Case {
+  std::string expected;  // after "kernel k: "
+  std::function<void(Fixture&)> build;
+  bool add_ret = true;
+};
+
+void RunCases(const std::vector<Case>& cases) {
+  for (const Case& c : cases) {
+    Fixture f;
+    c.build(f);
+    if (c.add_ret) f.h.Ret();
+    INFO("expected: " << c.expected);
+    absl::Status s = passes::VerifyKernel(f.h.kernel());
+    REQUIRE(s.code() == (c.expected == "OK" ? absl::StatusCode::kOk : absl::StatusCode::kInvalidArgument));
+    REQUIRE(Msg(s) == (c.expected == "OK" ? "OK" : "kernel k: " + c.expected));
+  }
+}
+
+TEST_CASE("a well-formed hand-built kernel verifies", "[verifier]") {
+  Fixture f;
+  f.Add(Opcode::kLd, Mem(T::kU64, StateSpace::kParam), {f.u64}, {Operand::AddrParam(f.param)});
+  f.Add(Opcode::kCvta, ir::Modifiers{.type = T::kU64, .space = StateSpace::kGlobal, .cvta_to = true}, {f.u64},
+        {f.u64}).dsts[0] = f.h.Reg(T::kU64);  // %10
+  f.Add(Opcode::kMov, Ty(T::kU32), {f.u32}, {Operand::Special(ir::SpecialReg::kTidX)});
+  f.Add(Opcode::kSetp, ir::Modifiers{.type = T::kU32, .cmp = ir::CmpOp::kLt}, {f.pred}, {f.u32, Imm(T::kU32, 32)});
+  f.Add(Opcode::kBra, {}, {}, {Operand::FromLabel(f.done)}).guard = f.pred;
+  f.Add(Opcode::kLd, Mem(T::kF32, StateSpace::kShared), {f.f32}, {Operand::AddrSymbol(f.tile, 4)});
+  f.Add(Opcode::kSt, Mem(T::kF32, StateSpace::kGlobal), {}, {Operand::AddrReg(ir::Reg{10}, 8), f.f32});
+  f.h.Bind(f.done);
+  f.h.Ret();
+  REQUIRE(Msg(passes::VerifyKernel(f.h.kernel())) == "OK");
+}
+
+TEST_CASE("declaration errors", "[verifier]") {
+  {
+    HandKernel h("1k");
+    h.Ret();
+    REQUIRE(Msg(passes::VerifyKernel(h.kernel())) == "kernel 1k: kernel name '1k' is not a PTX identifier");
+  }
+  auto var = [](std::string name, StateSpace space, uint32_t count, uint32_t align, bool is_extern) {
+    return ir::Variable{std::move(name), space, T::kF32, count, align, is_extern};
+  };
+  RunCases({
+      {"param name 'a-b' is not a PTX identifier", [](Fixture& f) { f.h.Param("a-b", T::kU32); }},
+      {"param 'p' has type pred", [](Fixture& f) { f.h.Param("p", T::kPred); }},
+      {"param 'q' has type none", [](Fixture& f) { f.h.Param("q", T::kNone); }},
+      {"param 'a' is declared twice", [](Fixture& f) { f.h.Param("a", T::kU32); }},
+      {"variable name '2v' is not a PTX identifier",
+       [&](Fixture& f) { f.h.Variable(var("2v", StateSpace::kShared, 1, 4, false)); }},
+      {"variable 'g' must be in shared or local memory",
+       [&](Fixture& f) { f.h.Variable(var("g", StateSpace::kGlobal, 1, 4, false)); }},
+      {"variable 'l': only shared memory can be extern (dynamic)",
+       [&](Fixture& f) { f.h.Variable(var("l", StateSpace::kLocal, 0, 4, true)); }},
+      {"variable 'z' has 0 elements", [&](Fixture& f) { f.h.Variable(var("z", StateSpace::kLocal, 0, 4, false)); }},
+      {"variable 'z': alignment 0 is not a power of two",
+       [&](Fixture& f) { f.h.Variable(var("z", StateSpace::kLocal, 1, 0, false)); }},
+      {"variable 'z': alignment 6 is not a power of two",
+       [&](Fixture& f) { f.h.Variable(var("z", StateSpace::kShared, 1, 6, false)); }},
+      {"variable 'tile' is declared twice",
+       [&](Fixture& f) { f.h.Variable(var("tile", StateSpace::kLocal, 1, 4, false)); }},
+      {"variable 'a' has the name of a param", [&](Fixture& f) { f.h.Variable(var("a", StateSpace::kLocal, 1, 4, false)); }},
+      {"more than one dynamic (extern) shared variable",
+       [&](Fixture& f) {
+         f.h.Variable(var("d1", StateSpace::kShared, 0, 16, true));
+         f.h.Variable(var("d2", StateSpace::kShared, 0, 16, true));
+       }},
+      {"register %10 has no type", [](Fixture& f) { f.h.Reg(T::kNone); }},
+      {"the body is empty (it must end with ret or exit)", [](Fixture&) {}, /*add_ret=*/false},
+  });
+}
+
+TEST_CASE("instruction structure errors", "[verifier]") {
+  RunCases({
+      {"instruction 0 has a bad opcode",
+       [](Fixture& f) { f.Add(static_cast<Opcode>(200), {}, {}, {}); }},
+      {"instruction 0: $L0_done:: a label cannot be guarded", [](Fixture& f) { f.h.Bind(f.done).guard = f.pred; }},
+      {"instruction 0: @%99 bra $L0_done: the guard is not a register of this kernel",
+       [](Fixture& f) { f.h.Bra(f.done).guard = ir::Reg{99}; }},
+      {"instruction 0: @%1 bra $L0_done: the guard is %1 (u32), expected pred",
+       [](Fixture& f) { f.h.Bra(f.done).guard = f.u32; }},
+      {"instruction 0: mov.u32 %99, %1: operand 0 is not a register of this kernel",
+       [](Fixture& f) { f.Add(Opcode::kMov, Ty(T::kU32), {ir::Reg{99}}, {f.u32}); }},
+      {"instruction 0: add.u32 %1, %1, %98: operand 2 is not a register of this kernel",
+       [](Fixture& f) { f.Add(Opcode::kAdd, Ty(T::kU32), {f.u32}, {f.u32, ir::Reg{98}}); }},
+      {"instruction 0: ld.global.u32 %1, [%97]: operand 1 is not a register of this kernel",
+       [](Fixture& f) {
+         f.Add(Opcode::kLd, Mem(T::kU32, StateSpace::kGlobal), {f.u32}, {Operand::AddrReg(ir::Reg{97}, 0)});
+       }},
+      {"instruction 0: mov.u32 %1, <bad special register>: unknown special register",
+       [](Fixture& f) {
+         f.Add(Opcode::kMov, Ty(T::kU32), {f.u32}, {Operand::Special(static_cast<ir::SpecialReg>(200))});
+       }},
+      {"instruction 0: mov.u32 %1, <bad variable>: operand 1 names variable 7, which does not exist",
+       [](Fixture& f) { f.Add(Opcode::kMov, Ty(T::kU32), {f.u32}, {Operand::Symbol(7)}); }},
+      {"instruction 0: add.bf16 %8, %8, %8: add.bf16 requires sm_90 or newer; the kernel targets sm_80",
+       [](Fixture& f) { f.Add(Opcode::kAdd, Ty(T::kBF16), {f.bf16}, {f.bf16, f.bf16}); }},
+      {"instruction 0: setmaxnreg.inc.sync.aligned.u32 64;: raw PTX requires sm_90a; the kernel targets sm_80",
+       [](Fixture& f) {
+         f.h.kernel().raw_ptx.push_back({"setmaxnreg.inc.sync.aligned.u32 64;", {90, true, {80}}});
+         f.Add(Opcode::kRaw, {}, {}, {}).raw_index = 0;
+       }},
+      {"instruction 0: <bad raw PTX>: raw PTX block does not exist",
+       [](Fixture& f) { f.Add(Opcode::kRaw, {}, {}, {}).raw_index = 5; }},
+      {"instruction 0: mov.u32 %1, 3;: raw PTX inputs must be registers",
+       [](Fixture& f) {
+         f.h.kernel().raw_ptx.push_back({"mov.u32 {0}, {1};", {}});
+         f.Add(Opcode::kRaw, {}, {f.u32}, {Imm(T::kU32, 3)});
+       }},
+  });
+}
+
+TEST_CASE("operand type and count errors", "[verifier]") {
+  RunCases({
+      {"instruction 0: add.f32 %2, %2, %0: operand 2 is %0 (u64), expected f32",
+       [](Fixture& f) { f.Add(Opcode::kAdd, Ty(T::kF32), {f.f32}, {f.f32, f.u64}); }},
+      {"instruction 0: add.f32 %4, %2, %2: operand 0 is %4 (f64), expected f32",
+       [](Fixture& f) { f.Add(Opcode::kAdd, Ty(T::kF32), {f.f64}, {f.f32, f.f32}); }},
+      {"instruction 0: add.f16 %5, %5, 0x3C00: operand 2 is an immediate; PTX has no f16 immediates (move it to a "
+       "register with mov.b16 first)",
+       [](Fixture& f) { f.Add(Opcode::kAdd, Ty(T::kF16), {f.f16}, {f.f16, Imm(T::kF16, 0x3C00)}); }},
+      {"instruction 0: add.f32 %2, %2, 1: operand 2 is an immediate (u64), expected f32",
+       [](Fixture& f) { f.Add(Opcode::kAdd, Ty(T::kF32), {f.f32}, {f.f32, Imm(T::kU64, 1)}); }},
+      {"instruction 0: and.b32 %7, %7, 1: operand 2 is an immediate (pred), expected b32",
+       [](Fixture& f) { f.Add(Opcode::kAnd, Ty(T::kB32), {f.b32}, {f.b32, Imm(T::kPred, 1)}); }},
+      {"instruction 0: add.u32 %1, %1, 0: operand 2: immediate 0x100000000 does not fit u32",
+       [](Fixture& f) { f.Add(Opcode::kAdd, Ty(T::kU32), {f.u32}, {f.u32, Imm(T::kU32, 0x100000000)}); }},
+      {"instruction 0: add.u32 %1, %1, $L0_done: operand 2 is a label, expected a register or immediate of type u32",
+       [](Fixture& f) { f.Add(Opcode::kAdd, Ty(T::kU32), {f.u32}, {f.u32, Operand::FromLabel(f.done)}); }},
+      {"instruction 0: add.u32 %1, %1, tile: operand 2 is a variable address, expected a register or immediate of "
+       "type u32",
+       [](Fixture& f) { f.Add(Opcode::kAdd, Ty(T::kU32), {f.u32}, {f.u32, Operand::Symbol(f.tile)}); }},
+      {"instruction 0: add.u32 %1, %1, [a]: operand 2 is an address, expected a register or immediate of type u32",
+       [](Fixture& f) { f.Add(Opcode::kAdd, Ty(T::kU32), {f.u32}, {f.u32, Operand::AddrParam(f.param)}); }},
+      {"instruction 0: add.u32 %1, %1, %tid.x: operand 2 is %tid.x, expected a register or immediate of type u32",
+       [](Fixture& f) {
+         f.Add(Opcode::kAdd, Ty(T::kU32), {f.u32}, {f.u32, Operand::Special(ir::SpecialReg::kTidX)});
+       }},
+      {"instruction 0: add.u32 %1, %1, <none>: operand 2 is empty, expected a register or immediate of type u32",
+       [](Fixture& f) { f.Add(Opcode::kAdd, Ty(T::kU32), {f.u32}, {f.u32, Operand()}); }},
+      {"instruction 0: cvt.rn.f32.s32 %2, 5: operand 1 is an immediate (s32), expected a register of type s32",
+       [](Fixture& f) {
+         f.Add(Opcode::kCvt, ir::Modifiers{.type = T::kF32, .type2 = T::kS32, .rounding = ir::Rounding::kRn},
+               {f.f32}, {Imm(T::kS32, 5)});
+       }},
+      {"instruction 0: add.u32 %1, %1: add takes 1 destination(s) and 2 source(s), got 1 and 1",
+       [](Fixture& f) { f.Add(Opcode::kAdd, Ty(T::kU32), {f.u32}, {f.u32}); }},
+      {"instruction 0: neg.s32 %6, %6, %6: neg takes 1 destination(s) and 1 source(s), got 1 and 2",
+       [](Fixture& f) { f.Add(Opcode::kNeg, Ty(T::kS32), {f.s32}, {f.s32, f.s32}); }},
+      {"instruction 0: popc.b32 %2, %7: operand 0 is %2 (f32), expected u32",
+       [](Fixture& f) { f.Add(Opcode::kPopc, Ty(T::kB32), {f.f32}, {f.b32}); }},
+      {"instruction 0: shl.b32 %7, %7, %0: operand 2 is %0 (u64), expected u32",
+       [](Fixture& f) { f.Add(Opcode::kShl, Ty(T::kB32), {f.b32}, {f.b32, f.u64}); }},
+      {"instruction 0: bfe.u32 %1, %1, 0, %2: operand 3 is %2 (f32), expected u32",
+       [](Fixture& f) { f.Add(Opcode::kBfe, Ty(T::kU32), {f.u32}, {f.u32, Imm(T::kU32, 0), f.f32}); }},
+      {"instruction 0: bfi.b32 %7, %7, %7, 0, %0: operand 4 is %0 (u64), expected u32",
+       [](Fixture& f) { f.Add(Opcode::kBfi, Ty(T::kB32), {f.b32}, {f.b32, f.b32, Imm(T::kU32, 0), f.u64}); }},
+      {"instruction 0: selp.u32 %1, %1, %1, %1: operand 3 is %1 (u32), expected pred",
+       [](Fixture& f) { f.Add(Opcode::kSelp, Ty(T::kU32), {f.u32}, {f.u32, f.u32, f.u32}); }},
+      {"instruction 0: setp.eq.and.u32 %3, %1, %1, 1: operand 3 is an immediate (pred), expected a register of "
+       "type pred",
+       [](Fixture& f) {
+         f.Add(Opcode::kSetp, ir::Modifiers{.type = T::kU32, .cmp = ir::CmpOp::kEq, .bool_op = ir::BoolOp::kAnd},
+               {f.pred}, {f.u32, f.u32, Imm(T::kPred, 1)});
+       }},
+      {"instruction 0: mad.wide.u32 %0, %1, %1, %1: operand 3 is %1 (u32), expected u64",
+       [](Fixture& f) {
+         f.Add(Opcode::kMad, ir::Modifiers{.type = T::kU32, .mode = ir::Mode::kWide}, {f.u64}, {f.u32, f.u32, f.u32});
+       }},
+      {"instruction 0: mul.wide.u32 %1, %1, %1: operand 0 is %1 (u32), expected u64",
+       [](Fixture& f) {
+         f.Add(Opcode::kMul, ir::Modifiers{.type = T::kU32, .mode = ir::Mode::kWide}, {f.u32}, {f.u32, f.u32});
+       }},
+      {"instruction 0: activemask.b32 %0: operand 0 is %0 (u64), expected b32",
+       [](Fixture& f) { f.Add(Opcode::kActiveMask, Ty(T::kB32), {f.u64}, {}); }},
+  });
+}
+
+TEST_CASE("address and state space errors", "[verifier]") {
+  RunCases({
+      {"instruction 0: ld.global.f32 %2, %0: operand 1 is %0 (u64), expected an address",
+       [](Fixture& f) { f.Add(Opcode::kLd, Mem(T::kF32, StateSpace::kGlobal), {f.f32}, {f.u64}); }},
+      {"instruction 0: ld.param.u32 %1, [%0]: ld.param must address a param by name",
+       [](Fixture& f) { f.Add(Opcode::kLd, Mem(T::kU32, StateSpace::kParam), {f.u32}, {Operand::AddrReg(f.u64, 0)}); }},
+      {"instruction 0: ld.global.f32 %2, [%2]: operand 1: the address register is %2 (f32), expected u64 (or u32 "
+       "for shared and local)",
+       [](Fixture& f) {
+         f.Add(Opcode::kLd, Mem(T::kF32, StateSpace::kGlobal), {f.f32}, {Operand::AddrReg(f.f32, 0)});
+       }},
+      {"instruction 0: ld.global.f32 %2, [%1+4]: operand 1: the address register is %1 (u32), expected u64 (or u32 "
+       "for shared and local)",
+       [](Fixture& f) {
+         f.Add(Opcode::kLd, Mem(T::kF32, StateSpace::kGlobal), {f.f32}, {Operand::AddrReg(f.u32, 4)});
+       }},
+      {"instruction 0: ld.shared.f32 %2, [<bad variable>-4]: operand 1 names variable 9, which does not exist",
+       [](Fixture& f) {
+         f.Add(Opcode::kLd, Mem(T::kF32, StateSpace::kShared), {f.f32}, {Operand::AddrSymbol(9, -4)});
+       }},
+      {"instruction 0: ld.global.f32 %2, [tile]: operand 1 addresses shared variable 'tile' from global space",
+       [](Fixture& f) {
+         f.Add(Opcode::kLd, Mem(T::kF32, StateSpace::kGlobal), {f.f32}, {Operand::AddrSymbol(f.tile, 0)});
+       }},
+      {"instruction 0: st.f32 [tile], %2: operand 0 addresses shared variable 'tile' from generic space",
+       [](Fixture& f) { f.Add(Opcode::kSt, Ty(T::kF32), {}, {Operand::AddrSymbol(f.tile, 0), f.f32}); }},
+      {"instruction 0: ld.param.u32 %1, [<bad param>]: operand 1 names param 4, which does not exist",
+       [](Fixture& f) { f.Add(Opcode::kLd, Mem(T::kU32, StateSpace::kParam), {f.u32}, {Operand::AddrParam(4)}); }},
+      {"instruction 0: ld.global.u64 %0, [a]: a param can only be read with ld.param",
+       [](Fixture& f) {
+         f.Add(Opcode::kLd, Mem(T::kU64, StateSpace::kGlobal), {f.u64}, {Operand::AddrParam(f.param)});
+       }},
+      {"instruction 0: st.param.u64 [a], %0: params are read-only",
+       [](Fixture& f) { f.Add(Opcode::kSt, Mem(T::kU64, StateSpace::kParam), {}, {Operand::AddrParam(f.param), f.u64}); }},
+      {"instruction 0: st.const.u32 [%0], %1: const memory is read-only",
+       [](Fixture& f) { f.Add(Opcode::kSt, Mem(T::kU32, StateSpace::kConst), {}, {Operand::AddrReg(f.u64, 0), f.u32}); }},
+      {"instruction 0: ld.global.v3.f32 %2, [%0]: vector width 3 is not 1, 2 or 4",
+       [](Fixture& f) {
+         ir::Modifiers m = Mem(T::kF32, StateSpace::kGlobal);
+         m.vec = 3;
+         f.Add(Opcode::kLd, m, {f.f32}, {Operand::AddrReg(f.u64, 0)});
+       }},
+      {"instruction 0: ld.global.v2.f32 %2, [%0]: ld takes 2 destination(s) and 1 source(s), got 1 and 1",
+       [](Fixture& f) {
+         ir::Modifiers m = Mem(T::kF32, StateSpace::kGlobal);
+         m.vec = 2;
+         f.Add(Opcode::kLd, m, {f.f32}, {Operand::AddrReg(f.u64, 0)});
+       }},
+      {"instruction 0: st.global.v2.f32 [%0], {%2, 0f3F800000}: operand 2 is an immediate (f32), expected a "
+       "register of type f32",
+       [](Fixture& f) {
+         ir::Modifiers m = Mem(T::kF32, StateSpace::kGlobal);
+         m.vec = 2;
+         f.Add(Opcode::kSt, m, {}, {Operand::AddrReg(f.u64, 0), f.f32, Imm(T::kF32, 0x3F800000)});
+       }},
+      {"instruction 0: ld.shared.nc.f32 %2, [tile]: .nc applies to ld.global only",
+       [](Fixture& f) {
+         ir::Modifiers m = Mem(T::kF32, StateSpace::kShared);
+         m.nc = true;
+         f.Add(Opcode::kLd, m, {f.f32}, {Operand::AddrSymbol(f.tile, 0)});
+       }},
+      {"instruction 0: ld.param.v2.u32 {%1, %1}, [a]: ld.param of a vector is not supported",
+       [](Fixture& f) {
+         ir::Modifiers m = Mem(T::kU32, StateSpace::kParam);
+         m.vec = 2;
+         f.Add(Opcode::kLd, m, {f.u32, f.u32}, {Operand::AddrParam(f.param)});
+       }},
+      {"instruction 0: ld.global.wb.f32 %2, [%0]: cache operator .wb does not apply to ld",
+       [](Fixture& f) {
+         ir::Modifiers m = Mem(T::kF32, StateSpace::kGlobal);
+         m.cache = ir::CacheOp::kWb;
+         f.Add(Opcode::kLd, m, {f.f32}, {Operand::AddrReg(f.u64, 0)});
+       }},
+      {"instruction 0: st.global.ca.f32 [%0], %2: cache operator .ca does not apply to st",
+       [](Fixture& f) {
+         ir::Modifiers m = Mem(T::kF32, StateSpace::kGlobal);
+         m.cache = ir::CacheOp::kCa;
+         f.Add(Opcode::kSt, m, {}, {Operand::AddrReg(f.u64, 0), f.f32});
+       }},
+      {"instruction 0: cvta.u64 %0, %0: cvta needs a state space (global, shared, local, const or param)",
+       [](Fixture& f) { f.Add(Opcode::kCvta, Ty(T::kU64), {f.u64}, {f.u64}); }},
+      {"instruction 0: cvta.to.shared.u64 %0, tile: cvta.to converts a generic address register, not a variable",
+       [](Fixture& f) {
+         f.Add(Opcode::kCvta, ir::Modifiers{.type = T::kU64, .space = StateSpace::kShared, .cvta_to = true}, {f.u64},
+               {Operand::Symbol(f.tile)});
+       }},
+      {"instruction 0: cvta.local.u64 %0, tile: variable 'tile' is not in local memory",
+       [](Fixture& f) { f.Add(Opcode::kCvta, Mem(T::kU64, StateSpace::kLocal), {f.u64}, {Operand::Symbol(f.tile)}); }},
+      {"instruction 0: cvta.global.u64 %0, 0: operand 1 is an immediate (u64), expected a register of type u64",
+       [](Fixture& f) { f.Add(Opcode::kCvta, Mem(T::kU64, StateSpace::kGlobal), {f.u64}, {Imm(T::kU64, 0)}); }},
+  });
+}
+
+TEST_CASE("modifier errors", "[verifier]") {
+  auto add_u32 = [](ir::Modifiers m) {
+    return [m](Fixture& f) { f.Add(Opcode::kAdd, m, {f.u32}, {f.u32, f.u32}); };
+  };
+  auto with = [](std::function<void(ir::Modifiers&)> edit) {
+    ir::Modifiers m = Ty(T::kU32);
+    edit(m);
+    return m;
+  };
+  const std::string add = "instruction 0: add.u32 %1, %1, %1: ";
+  RunCases({
+      {add + ".relaxed does not apply to add", add_u32(with([](auto& m) { m.sem = ir::MemSem::kRelaxed; }))},
+      {add + ".cta does not apply to add", add_u32(with([](auto& m) { m.scope = ir::Scope::kCta; }))},
+      {add + ".global does not apply to add", add_u32(with([](auto& m) { m.space = StateSpace::kGlobal; }))},
+      {add + ".to does not apply to add", add_u32(with([](auto& m) { m.cvta_to = true; }))},
+      {add + ".nc does not apply to add", add_u32(with([](auto& m) { m.nc = true; }))},
+      {add + ".cs does not apply to add", add_u32(with([](auto& m) { m.cache = ir::CacheOp::kCs; }))},
+      {add + ".v2 does not apply to add", add_u32(with([](auto& m) { m.vec = 2; }))},
+      {add + ".add does not apply to add", add_u32(with([](auto& m) { m.atom = ir::AtomOp::kAdd; }))},
+      {add + ".bfly does not apply to add", add_u32(with([](auto& m) { m.shfl = ir::ShflMode::kBfly; }))},
+      {add + ".ballot does not apply to add", add_u32(with([](auto& m) { m.vote = ir::VoteMode::kBallot; }))},
+      {add + ".eq does not apply to add", add_u32(with([](auto& m) { m.cmp = ir::CmpOp::kEq; }))},
+      {add + ".or does not apply to add", add_u32(with([](auto& m) { m.bool_op = ir::BoolOp::kOr; }))},
+      {add + ".lo does not apply to add", add_u32(with([](auto& m) { m.mode = ir::Mode::kLo; }))},
+      {add + ".approx does not apply to add", add_u32(with([](auto& m) { m.mode = ir::Mode::kApprox; }))},
+      {add + ".noftz does not apply to add", add_u32(with([](auto& m) { m.noftz = true; }))},
+      {add + ".uni does not apply to add", add_u32(with([](auto& m) { m.uni = true; }))},
+      {add + "a second type does not apply to add", add_u32(with([](auto& m) { m.type2 = T::kS32; }))},
+      {"instruction 0: and.b32 %7, %7, %7: .rn does not apply to and",
+       [](Fixture& f) {
+         f.Add(Opcode::kAnd, ir::Modifiers{.type = T::kB32, .rounding = ir::Rounding::kRn}, {f.b32}, {f.b32, f.b32});
+       }},
+      {"instruction 0: mov.f32 %2, %2: .ftz does not apply to mov",
+       [](Fixture& f) {
+         ir::Modifiers m = Ty(T::kF32);
+         m.ftz = true;
+         f.Add(Opcode::kMov, m, {f.f32}, {f.f32});
+       }},
+      {"instruction 0: and.b32 %7, %7, %7: .sat does not apply to and",
+       [](Fixture& f) {
+         ir::Modifiers m = Ty(T::kB32);
+         m.sat = true;
+         f.Add(Opcode::kAnd, m, {f.b32}, {f.b32, f.b32});
+       }},
+      {"instruction 0: bar.sync 0: a type does not apply to bar.sync",
+       [](Fixture& f) { f.Add(Opcode::kBarSync, Ty(T::kU32), {}, {Imm(T::kU32, 0)}); }},
+      {"instruction 0: add.b32 %7, %7, %7: add does not support type b32 (supported: u16, u32, u64, s16, s32, s64, "
+       "f16, f16x2, bf16, bf16x2, f32, f64)",
+       [](Fixture& f) { f.Add(Opcode::kAdd, Ty(T::kB32), {f.b32}, {f.b32, f.b32}); }},
+      {"instruction 0: add %1, %1, %1: add needs a type",
+       [](Fixture& f) { f.Add(Opcode::kAdd, {}, {f.u32}, {f.u32, f.u32}); }},
+      {"instruction 0: add.rn.u32 %1, %1, %1: .rn applies to float types only",
+       add_u32(with([](auto& m) { m.rounding = ir::Rounding::kRn; }))},
+      {"instruction 0: add.rni.f32 %2, %2, %2: .rni (round to integer) applies to cvt only",
+       [](Fixture& f) {
+         f.Add(Opcode::kAdd, ir::Modifiers{.type = T::kF32, .rounding = ir::Rounding::kRni}, {f.f32}, {f.f32, f.f32});
+       }},
+      {"instruction 0: add.ftz.f64 %4, %4, %4: .ftz applies to f32 (and f16) only, not f64",
+       [](Fixture& f) {
+         ir::Modifiers m = Ty(T::kF64);
+         m.ftz = true;
+         f.Add(Opcode::kAdd, m, {f.f64}, {f.f64, f.f64});
+       }},
+      {"instruction 0: add.sat.u32 %1, %1, %1: .sat applies to floats (and s32 add/sub) only, not u32",
+       add_u32(with([](auto& m) { m.sat = true; }))},
+      {"instruction 0: mul.u32 %1, %1, %1: integer mul needs .lo, .hi or .wide",
+       [](Fixture& f) { f.Add(Opcode::kMul, Ty(T::kU32), {f.u32}, {f.u32, f.u32}); }},
+      {"instruction 0: mad.approx.u32 %1, %1, %1, %1: integer mad needs .lo, .hi or .wide",
+       [](Fixture& f) {
+         f.Add(Opcode::kMad, ir::Modifiers{.type = T::kU32, .mode = ir::Mode::kApprox}, {f.u32}, {f.u32, f.u32, f.u32});
+       }},
+      {"instruction 0: mul.wide.u64 %0, %0, %0: mul.wide applies to 16- and 32-bit integers only",
+       [](Fixture& f) {
+         f.Add(Opcode::kMul, ir::Modifiers{.type = T::kU64, .mode = ir::Mode::kWide}, {f.u64}, {f.u64, f.u64});
+       }},
+      {"instruction 0: mul.wide.f32 %2, %2, %2: .wide applies to integer mul only",
+       [](Fixture& f) {
+         f.Add(Opcode::kMul, ir::Modifiers{.type = T::kF32, .mode = ir::Mode::kWide}, {f.f32}, {f.f32, f.f32});
+       }},
+      {"instruction 0: fma.f32 %2, %2, %2, %2: fma needs a rounding modifier (.rn, .rz, .rm or .rp)",
+       [](Fixture& f) { f.Add(Opcode::kFma, Ty(T::kF32), {f.f32}, {f.f32, f.f32, f.f32}); }},
+      {"instruction 0: div.lo.f32 %2, %2, %2: .lo does not apply to div",
+       [](Fixture& f) {
+         f.Add(Opcode::kDiv, ir::Modifiers{.type = T::kF32, .mode = ir::Mode::kLo}, {f.f32}, {f.f32, f.f32});
+       }},
+      {"instruction 0: div.f32 %2, %2, %2: div.f32 needs exactly one of a rounding modifier (.rn, .rz, .rm, .rp) or "
+       ".approx/.full",
+       [](Fixture& f) { f.Add(Opcode::kDiv, Ty(T::kF32), {f.f32}, {f.f32, f.f32}); }},
+      {"instruction 0: div.full.rn.f32 %2, %2, %2: div.f32 needs exactly one of a rounding modifier (.rn, .rz, .rm, "
+       ".rp) or .approx/.full",
+       [](Fixture& f) {
+         f.Add(Opcode::kDiv, ir::Modifiers{.type = T::kF32, .rounding = ir::Rounding::kRn, .mode = ir::Mode::kFull},
+               {f.f32}, {f.f32, f.f32});
+       }},
+      {"instruction 0: sqrt.f32 %2, %2: sqrt.f32 needs exactly one of a rounding modifier (.rn, .rz, .rm, .rp) or "
+       ".approx",
+       [](Fixture& f) { f.Add(Opcode::kSqrt, Ty(T::kF32), {f.f32}, {f.f32}); }},
+      {"instruction 0: div.approx.f64 %4, %4, %4: div.f64 needs a rounding modifier (only rcp.approx.ftz.f64 is "
+       "approximate)",
+       [](Fixture& f) {
+         f.Add(Opcode::kDiv, ir::Modifiers{.type = T::kF64, .mode = ir::Mode::kApprox}, {f.f64}, {f.f64, f.f64});
+       }},
+      {"OK",
+       [](Fixture& f) {
+         ir::Modifiers m{.type = T::kF64, .mode = ir::Mode::kApprox};
+         m.ftz = true;
+         f.Add(Opcode::kMov, Ty(T::kF64), {f.f64}, {Imm(T::kF64, 0)});
+         f.Add(Opcode::kRcp, m, {f.f64}, {f.f64});
+         f.h.kernel().regs[f.f64.id].is_mutable = true;
+       }},
+      {"instruction 0: div.approx.u32 %1, %1, %1: .approx applies to float div only",
+       [](Fixture& f) {
+         f.Add(Opcode::kDiv, ir::Modifiers{.type = T::kU32, .mode = ir::Mode::kApprox}, {f.u32}, {f.u32, f.u32});
+       }},
+      {"instruction 0: rsqrt.f32 %2, %2: rsqrt needs .approx",
+       [](Fixture& f) { f.Add(Opcode::kRsqrt, Ty(T::kF32), {f.f32}, {f.f32}); }},
+      {"instruction 0: tanh.f32 %2, %2: tanh needs .approx",
+       [](Fixture& f) { f.Add(Opcode::kTanh, Ty(T::kF32), {f.f32}, {f.f32}); }},
+  });
+}
+
+TEST_CASE("cvt rounding rules", "[verifier]") {
+  auto cvt = [](ScalarType to, ScalarType from, ir::Rounding r, bool ftz = false) {
+    return [=](Fixture& f) {
+      ir::Modifiers m{.type = to, .type2 = from, .rounding = r};
+      m.ftz = ftz;
+      ir::Reg d = f.h.Reg(to);
+      ir::Reg s = f.h.Reg(from);
+      f.h.MovImm(s, from == T::kF16 || from == T::kBF16 ? T::kB16 : from, 0);
+      f.Add(Opcode::kCvt, m, {d}, {s});
+    };
+  };
+  using ir::Rounding;
+  RunCases({
+      {"instruction 1: cvt.s32 %10, %11: cvt source type none is not supported (supported: u8, u16, u32, u64, s8, "
+       "s16, s32, s64, f16, bf16, f32, f64)",
+       [](Fixture& f) {
+         ir::Reg d = f.h.Reg(T::kS32);
+         ir::Reg s = f.h.Reg(T::kS32);
+         f.h.MovImm(s, T::kS32, 0);
+         f.Add(Opcode::kCvt, Ty(T::kS32), {d}, {s});
+       }},
+      {"instruction 1: cvt.s32.f32 %10, %11: cvt.s32.f32 (float to integer) needs an integer rounding modifier "
+       "(.rni, .rzi, .rmi, .rpi)",
+       cvt(T::kS32, T::kF32, Rounding::kNone)},
+      {"instruction 1: cvt.rn.u8.f64 %10, %11: cvt.u8.f64 (float to integer) needs an integer rounding modifier "
+       "(.rni, .rzi, .rmi, .rpi)",
+       cvt(T::kU8, T::kF64, Rounding::kRn)},
+      {"OK", cvt(T::kS32, T::kF32, Rounding::kRmi)},
+      {"instruction 1: cvt.f32.s32 %10, %11: cvt.f32.s32 (integer to float) needs a rounding modifier (.rn, .rz, .rm, "
+       ".rp)",
+       cvt(T::kF32, T::kS32, Rounding::kNone)},
+      {"instruction 1: cvt.rzi.f64.u64 %10, %11: cvt.f64.u64 (integer to float) needs a rounding modifier (.rn, .rz, "
+       ".rm, .rp)",
+       cvt(T::kF64, T::kU64, Rounding::kRzi)},
+      {"instruction 1: cvt.f16.f32 %10, %11: cvt.f16.f32 (narrowing) needs a rounding modifier (.rn, .rz, .rm, .rp)",
+       cvt(T::kF16, T::kF32, Rounding::kNone)},
+      {"instruction 1: cvt.f32.f64 %10, %11: cvt.f32.f64 (narrowing) needs a rounding modifier (.rn, .rz, .rm, .rp)",
+       cvt(T::kF32, T::kF64, Rounding::kNone)},
+      {"OK", cvt(T::kF16, T::kF32, Rounding::kRz)},
+      {"instruction 1: cvt.rn.f64.f32 %10, %11: cvt.f64.f32 (widening) takes no rounding modifier",
+       cvt(T::kF64, T::kF32, Rounding::kRn)},
+      {"OK", cvt(T::kF64, T::kF32, Rounding::kNone)},
+      {"instruction 1: cvt.rn.f32.f32 %10, %11: cvt.f32.f32 takes only an integer rounding modifier (.rni, .rzi, "
+       ".rmi, .rpi)",
+       cvt(T::kF32, T::kF32, Rounding::kRn)},
+      {"OK", cvt(T::kF32, T::kF32, Rounding::kRni)},
+      {"instruction 1: cvt.rn.u32.s32 %10, %11: cvt.u32.s32 (integer to integer) takes no rounding modifier",
+       cvt(T::kU32, T::kS32, Rounding::kRn)},
+      {"instruction 1: cvt.rn.ftz.f64.s32 %10, %11: .ftz applies to cvt with an f32 operand only",
+       cvt(T::kF64, T::kS32, Rounding::kRn, /*ftz=*/true)},
+      {"OK", cvt(T::kF16, T::kF32, Rounding::kRn, /*ftz=*/true)},
+      {"instruction 0: cvt.f32.f16 %2, %2: operand 1 is %2 (f32), expected f16",
+       [](Fixture& f) { f.Add(Opcode::kCvt, ir::Modifiers{.type = T::kF32, .type2 = T::kF16}, {f.f32}, {f.f32}); }},
+      {"instruction 0: cvt.f32.f16 %5, %5: operand 0 is %5 (f16), expected f32",
+       [](Fixture& f) { f.Add(Opcode::kCvt, ir::Modifiers{.type = T::kF32, .type2 = T::kF16}, {f.f16}, {f.f16}); }},
+      {"instruction 0: cvt.f32.f16 %2: cvt takes 1 destination(s) and 1 source(s), got 1 and 0",
+       [](Fixture& f) { f.Add(Opcode::kCvt, ir::Modifiers{.type = T::kF32, .type2 = T::kF16}, {f.f32}, {}); }},
+  });
+}
+
+TEST_CASE("rules of individual opcodes", "[verifier]") {
+  RunCases({
+      {"instruction 0: mov.u32 %1, %clock64: %clock64 is u64; mov.u32 cannot read it",
+       [](Fixture& f) { f.Add(Opcode::kMov, Ty(T::kU32), {f.u32}, {Operand::Special(ir::SpecialReg::kClock64)}); }},
+      {"instruction 0: mov.u16 %9, tile: a variable's address is u32 or u64",
+       [](Fixture& f) { f.Add(Opcode::kMov, Ty(T::kU16), {f.u16}, {Operand::Symbol(f.tile)}); }},
+      {"instruction 0: setp.u32 %3, %1, %1: setp needs a comparison",
+       [](Fixture& f) { f.Add(Opcode::kSetp, Ty(T::kU32), {f.pred}, {f.u32, f.u32}); }},
+      {"instruction 0: setp.lo.s32 %3, %6, %6: comparison .lo does not apply to s32",
+       [](Fixture& f) {
+         f.Add(Opcode::kSetp, ir::Modifiers{.type = T::kS32, .cmp = ir::CmpOp::kLo}, {f.pred}, {f.s32, f.s32});
+       }},
+      {"instruction 0: setp.eq.u32 %1, %1, %1: operand 0 is %1 (u32), expected pred",
+       [](Fixture& f) {
+         f.Add(Opcode::kSetp, ir::Modifiers{.type = T::kU32, .cmp = ir::CmpOp::kEq}, {f.u32}, {f.u32, f.u32});
+       }},
+      {"instruction 0: red.global.cas.b32 [%0], %7: red has no .cas (use atom.cas)",
+       [](Fixture& f) {
+         f.Add(Opcode::kRed, ir::Modifiers{.type = T::kB32, .space = StateSpace::kGlobal, .atom = ir::AtomOp::kCas},
+               {}, {Operand::AddrReg(f.u64, 0), f.b32});
+       }},
+      {"instruction 0: atom.global.inc.u64 %0, [%0], %0: .inc does not apply to u64",
+       [](Fixture& f) {
+         f.Add(Opcode::kAtom, ir::Modifiers{.type = T::kU64, .space = StateSpace::kGlobal, .atom = ir::AtomOp::kInc},
+               {f.u64}, {Operand::AddrReg(f.u64, 0), f.u64});
+       }},
+      {"instruction 0: atom.global.u32 %1, [%0], %1: atom needs an operation (.add, .min, .max, .inc, .dec, .and, "
+       ".or, .xor, .exch, .cas)",
+       [](Fixture& f) {
+         f.Add(Opcode::kAtom, Mem(T::kU32, StateSpace::kGlobal), {f.u32}, {Operand::AddrReg(f.u64, 0), f.u32});
+       }},
+      {"instruction 0: red.global.u32 [%0], %1: red needs an operation (.add, .min, .max, .inc, .dec, .and, .or, "
+       ".xor)",
+       [](Fixture& f) { f.Add(Opcode::kRed, Mem(T::kU32, StateSpace::kGlobal), {}, {Operand::AddrReg(f.u64, 0), f.u32}); }},
+      {"instruction 0: atom.local.add.u32 %1, [%0], %1: atom works on global, shared or generic addresses, not local",
+       [](Fixture& f) {
+         f.Add(Opcode::kAtom, ir::Modifiers{.type = T::kU32, .space = StateSpace::kLocal, .atom = ir::AtomOp::kAdd},
+               {f.u32}, {Operand::AddrReg(f.u64, 0), f.u32});
+       }},
+      {"instruction 0: atom.global.add.f16 %5, [%0], %5: .noftz is required for (and only for) f16/bf16 add",
+       [](Fixture& f) {
+         f.Add(Opcode::kAtom, ir::Modifiers{.type = T::kF16, .space = StateSpace::kGlobal, .atom = ir::AtomOp::kAdd},
+               {f.f16}, {Operand::AddrReg(f.u64, 0), f.f16});
+       }},
+      {"instruction 0: red.shared.add.noftz.f32 [tile], %2: .noftz is required for (and only for) f16/bf16 add",
+       [](Fixture& f) {
+         ir::Modifiers m{.type = T::kF32, .space = StateSpace::kShared, .atom = ir::AtomOp::kAdd};
+         m.noftz = true;
+         f.Add(Opcode::kRed, m, {}, {Operand::AddrSymbol(f.tile, 0), f.f32});
+       }},
+      {"instruction 0: atom.global.cas.b32 %7, [%0], %7: atom takes 1 destination(s) and 3 source(s), got 1 and 2",
+       [](Fixture& f) {
+         f.Add(Opcode::kAtom, ir::Modifiers{.type = T::kB32, .space = StateSpace::kGlobal, .atom = ir::AtomOp::kCas},
+               {f.b32}, {Operand::AddrReg(f.u64, 0), f.b32});
+       }},
+      {"instruction 0: bra %1: bra needs a label of this kernel", [](Fixture& f) { f.Add(Opcode::kBra, {}, {}, {f.u32}); }},
+      {"instruction 0: bra $L9: bra needs a label of this kernel",
+       [](Fixture& f) { f.Add(Opcode::kBra, {}, {}, {Operand::FromLabel(ir::Label{9})}); }},
+      {"instruction 0: bar.sync: bar.sync takes a barrier id and optionally a thread count",
+       [](Fixture& f) { f.Add(Opcode::kBarSync, {}, {}, {}); }},
+      {"instruction 0: bar.sync 16: barrier ids are 0..15",
+       [](Fixture& f) { f.Add(Opcode::kBarSync, {}, {}, {Imm(T::kU32, 16)}); }},
+      {"instruction 0: bar.sync 0, 48: the bar.sync thread count must be a positive multiple of 32",
+       [](Fixture& f) { f.Add(Opcode::kBarSync, {}, {}, {Imm(T::kU32, 0), Imm(T::kU32, 48)}); }},
+      {"instruction 0: bar.sync %2: operand 0 is %2 (f32), expected u32",
+       [](Fixture& f) { f.Add(Opcode::kBarSync, {}, {}, {f.f32}); }},
+      {"instruction 0: shfl.sync.bfly.b32 %7, %7, 1, 31: shfl.sync takes 1 or 2 destinations and 4 sources",
+       [](Fixture& f) {
+         f.Add(Opcode::kShfl, ir::Modifiers{.type = T::kB32, .shfl = ir::ShflMode::kBfly}, {f.b32},
+               {f.b32, Imm(T::kU32, 1), Imm(T::kU32, 31)});
+       }},
+      {"instruction 0: shfl.sync.b32 %7, %7, 1, 31, -1: shfl.sync needs a mode (up, down, bfly, idx)",
+       [](Fixture& f) {
+         f.Add(Opcode::kShfl, Ty(T::kB32), {f.b32}, {f.b32, Imm(T::kU32, 1), Imm(T::kU32, 31), Imm(T::kS32, 0xFFFFFFFF)});
+       }},
+      {"instruction 0: shfl.sync.idx.b32 %7|%1, %7, 1, 31, %1: operand 1 is %1 (u32), expected pred",
+       [](Fixture& f) {
+         f.Add(Opcode::kShfl, ir::Modifiers{.type = T::kB32, .shfl = ir::ShflMode::kIdx}, {f.b32, f.u32},
+               {f.b32, Imm(T::kU32, 1), Imm(T::kU32, 31), f.u32});
+       }},
+      {"instruction 0: vote.sync.pred %3, %3, -1: vote.sync needs a mode (all, any, uni, ballot)",
+       [](Fixture& f) { f.Add(Opcode::kVote, Ty(T::kPred), {f.pred}, {f.pred, Imm(T::kS32, 0xFFFFFFFF)}); }},
+      {"instruction 0: vote.sync.ballot.pred %3, %3, -1: vote.sync.ballot is .b32; all, any and uni are .pred",
+       [](Fixture& f) {
+         f.Add(Opcode::kVote, ir::Modifiers{.type = T::kPred, .vote = ir::VoteMode::kBallot}, {f.pred},
+               {f.pred, Imm(T::kS32, 0xFFFFFFFF)});
+       }},
+      {"instruction 0: vote.sync.all.b32 %7, %3, -1: vote.sync.ballot is .b32; all, any and uni are .pred",
+       [](Fixture& f) {
+         f.Add(Opcode::kVote, ir::Modifiers{.type = T::kB32, .vote = ir::VoteMode::kAll}, {f.b32},
+               {f.pred, Imm(T::kS32, 0xFFFFFFFF)});
+       }},
+      {"instruction 0: membar: membar needs a level (cta, gl, sys)",
+       [](Fixture& f) { f.Add(Opcode::kMembar, {}, {}, {}); }},
+      {"instruction 0: ret %1: ret takes 0 destination(s) and 0 source(s), got 0 and 1",
+       [](Fixture& f) { f.Add(Opcode::kRet, {}, {}, {f.u32}); }},
+      {"instruction 0: $L99:: a label definition needs a label of this kernel",
+       [](Fixture& f) { f.h.Bind(ir::Label{99}); }},
+      {"instruction 0: :: a label definition needs a label of this kernel",
+       [](Fixture& f) { f.Add(Opcode::kLabel, {}, {}, {}); }},
+  });
+}
+
+TEST_CASE("labels and definitions", "[verifier]") {
+  RunCases({
+      {"instruction 0: bra $L0_done: branch to a label that is never bound", [](Fixture& f) { f.h.Bra(f.done); }},
+      {"instruction 1: $L0_done:: label is bound twice", [](Fixture& f) { f.h.Bind(f.done); f.h.Bind(f.done); }},
+      {StrCat("verifier_test.cc:", __LINE__ + 4, ": $L0_done:: label is bound twice (first at verifier_test.cc:",
+              __LINE__ + 2, ")"),
+       [](Fixture& f) {
+         f.h.Bind(f.done).loc = std::source_location::current();
+         f.h.Bind(f.done).loc = std::source_location::current();
+       }},
+      {"instruction 1: mov.u32 %1, 2: %1 is defined twice; declare it mutable to assign it again",
+       [](Fixture& f) {
+         f.h.MovImm(f.u32, T::kU32, 1);
+         f.h.MovImm(f.u32, T::kU32, 2);
+       }},
+      {StrCat("verifier_test.cc:", __LINE__ + 4, ": mov.u32 %1, 2: %1 is defined twice (first at verifier_test.cc:",
+              __LINE__ + 2, "); declare it mutable to assign it again"),
+       [](Fixture& f) {
+         f.h.MovImm(f.u32, T::kU32, 1).loc = std::source_location::current();
+         f.h.MovImm(f.u32, T::kU32, 2).loc = std::source_location::current();
+       }},
+      {"OK",
+       [](Fixture& f) {
+         f.h.kernel().regs[f.u32.id].is_mutable = true;
+         f.h.MovImm(f.u32, T::kU32, 1);
+         f.h.MovImm(f.u32, T::kU32, 2);
+       }},
+      {"instruction 0: add.u32 %6, %1, 1: %1 is used before it is defined (it is never defined)",
+       [](Fixture& f) { f.Add(Opcode::kAdd, Ty(T::kU32), {f.s32}, {f.u32, Imm(T::kU32, 1)}); }},
+      {"instruction 0: add.u32 %6, %1, 1: %1 is used before it is defined on some path",
+       [](Fixture& f) {
+         f.Add(Opcode::kAdd, Ty(T::kU32), {f.s32}, {f.u32, Imm(T::kU32, 1)});
+         f.h.MovImm(f.u32, T::kU32, 1);
+       }},
+      {"instruction 0: @%3 bra $L0_done: %3 is used before it is defined (it is never defined)",
+       [](Fixture& f) {
+         f.h.Bra(f.done).guard = f.pred;
+         f.h.Bind(f.done);
+       }},
+      {"instruction 0: ld.global.u32 %1, [%0]: %0 is used before it is defined (it is never defined)",
+       [](Fixture& f) { f.Add(Opcode::kLd, Mem(T::kU32, StateSpace::kGlobal), {f.u32}, {Operand::AddrReg(f.u64, 0)}); }},
+      // Defined on only one side of a branch.
+      {"instruction 5: add.u32 %6, %1, 1: %1 is used before it is defined on some path",
+       [](Fixture& f) {
+         f.h.MovImm(f.b32, T::kB32, 5);
+         f.Add(Opcode::kSetp, ir::Modifiers{.type = T::kB32, .cmp = ir::CmpOp::kEq}, {f.pred}, {f.b32, Imm(T::kB32, 0)});
+         f.h.Bra(f.done).guard = f.pred;
+         f.h.MovImm(f.u32, T::kU32, 1);
+         f.h.Bind(f.done);
+         f.Add(Opcode::kAdd, Ty(T::kU32), {f.s32}, {f.u32, Imm(T::kU32, 1)});
+       }},
+      // Defined only by a guarded instruction.
+      {"instruction 3: add.u32 %6, %1, 1: %1 is used before it is defined on some path",
+       [](Fixture& f) {
+         f.h.MovImm(f.b32, T::kB32, 5);
+         f.Add(Opcode::kSetp, ir::Modifiers{.type = T::kB32, .cmp = ir::CmpOp::kEq}, {f.pred}, {f.b32, Imm(T::kB32, 0)});
+         f.h.MovImm(f.u32, T::kU32, 1).guard = f.pred;
+         f.Add(Opcode::kAdd, Ty(T::kU32), {f.s32}, {f.u32, Imm(T::kU32, 1)});
+       }},
+      // Defined on both sides: fine.
+      {"OK",
+       [](Fixture& f) {
+         ir::Label other = f.h.NewLabel("else");
+         f.h.kernel().regs[f.u32.id].is_mutable = true;
+         f.h.MovImm(f.b32, T::kB32, 5);
+         f.Add(Opcode::kSetp, ir::Modifiers{.type = T::kB32, .cmp = ir::CmpOp::kEq}, {f.pred}, {f.b32, Imm(T::kB32, 0)});
+         f.h.Bra(other).guard = f.pred;
+         f.h.MovImm(f.u32, T::kU32, 1);
+         f.h.Bra(f.done);
+         f.h.Bind(other);
+         f.h.MovImm(f.u32, T::kU32, 2);
+         f.h.Bind(f.done);
+         f.Add(Opcode::kAdd, Ty(T::kU32), {f.s32}, {f.u32, Imm(T::kU32, 1)});
+       }},
+      {"instruction 0: mov.u32 %1, 5: the body falls off its end: the last instruction must be ret, exit or an "
+       "unconditional bra",
+       [](Fixture& f) { f.h.MovImm(f.u32, T::kU32, 5); }, /*add_ret=*/false},
+      {"instruction 2: @%3 ret: the body falls off its end: the last instruction must be ret, exit or an "
+       "unconditional bra",
+       [](Fixture& f) {
+         f.h.MovImm(f.b32, T::kB32, 5);
+         f.Add(Opcode::kSetp, ir::Modifiers{.type = T::kB32, .cmp = ir::CmpOp::kEq}, {f.pred}, {f.b32, Imm(T::kB32, 0)});
+         f.h.Ret().guard = f.pred;
+       },
+       /*add_ret=*/false},
+  });
+}
+
+TEST_CASE("a typed builder kernel: used before defined on one branch", "[verifier]") {
+  KernelBuilder b("branchy");
+  Value<U32> n = b.Param<U32>("n");
+  Value<U32> v = b.Undefined<U32>("v");
+  b.If(b.Gt(n, 4u), [&] { b.EmitInstruction([&] {
+    ir::Instruction mov;
+    mov.op = Opcode::kMov;
+    mov.mods.type = T::kU32;
+    mov.dsts.push_back(v.reg);
+    mov.srcs.push_back(n.reg);
+    return mov;
+  }()); });
+  const int line = __LINE__; Value<U32> w = b.Add(v, 1u);
+  b.Store(StateSpace::kGlobal, Address(b.Param<U64>("out")), w);
+  REQUIRE(Msg(b.Finish()) == StrCat("kernel branchy: verifier_test.cc:", line,
+                                    ": add.u32 %3, %1, 1: %1 is used before it is defined on some path"));
+}
+
+TEST_CASE("the target decides which instructions are allowed and the PTX version", "[verifier]") {
+  auto kernel_with = [](ir::Target target, ScalarType to, ScalarType from) {
+    HandKernel h("conv", target);
+    ir::Reg s = h.Reg(from);
+    ir::Reg d = h.Reg(to);
+    h.MovImm(s, T::kB16, 0);
+    ir::Modifiers m{.type = to, .type2 = from};
+    if (ir::TypeBits(to) < 32) m.rounding = ir::Rounding::kRn;
+    h.Add(Opcode::kCvt, m, {d}, {s});
+    h.Ret();
+    return h.kernel();
+  };
+  ir::Kernel up = kernel_with(ir::Target::kSm80, T::kF32, T::kBF16);
+  REQUIRE(Msg(passes::VerifyKernel(up)) == "OK");
+  REQUIRE(ir::RequiredPtxVersion(up.target, {&up}).ToString() == "7.1");
+  ir::Kernel up75 = kernel_with(ir::Target::kSm75, T::kF32, T::kBF16);
+  REQUIRE(Msg(passes::VerifyKernel(up75)) ==
+          "kernel conv: instruction 1: cvt.f32.bf16 %1, %0: cvt.f32.bf16 requires sm_80 or newer; the kernel targets "
+          "sm_75");
+  ir::Kernel cross = kernel_with(ir::Target::kSm89, T::kBF16, T::kF16);
+  REQUIRE(Msg(passes::VerifyKernel(cross)) ==
+          "kernel conv: instruction 1: cvt.rn.bf16.f16 %1, %0: cvt.rn.bf16.f16 requires sm_90 or newer; the kernel "
+          "targets sm_89");
+  ir::Kernel cross90 = kernel_with(ir::Target::kSm90, T::kBF16, T::kF16);
+  REQUIRE(Msg(passes::VerifyKernel(cross90)) == "OK");
+}
+
+TEST_CASE("module-level checks", "[verifier]") {
+  auto trivial = [](std::string name, ir::Target target) {
+    HandKernel h(std::move(name), target);
+    h.Ret();
+    return h.kernel();
+  };
+  ir::Module m;
+  m.target = ir::Target::kSm80;
+  m.kernels.push_back(trivial("a", ir::Target::kSm80));
+  REQUIRE(Msg(passes::VerifyModule(m)) == "OK");
+  m.kernels.push_back(trivial("b", ir::Target::kSm90));
+  REQUIRE(Msg(passes::VerifyModule(m)) == "kernel b targets sm_90 but the module targets sm_80");
+  m.kernels.back() = trivial("a", ir::Target::kSm80);
+  REQUIRE(Msg(passes::VerifyModule(m)) == "the module has two kernels named a");
+  m.kernels.back() = trivial("1c", ir::Target::kSm80);
+  REQUIRE(Msg(passes::VerifyModule(m)) == "kernel 1c: kernel name '1c' is not a PTX identifier");
+
+  // cvt.f32.bf16 needs PTX 7.1 on sm_80, whose minimum is 7.0.
+  HandKernel h("widen", ir::Target::kSm80);
+  ir::Reg s = h.Reg(T::kBF16);
+  ir::Reg d = h.Reg(T::kF32);
+  h.MovImm(s, T::kB16, 0x3F80);
+  h.Add(Opcode::kCvt, ir::Modifiers{.type = T::kF32, .type2 = T::kBF16}, {d}, {s});
+  h.Ret();
+  m.kernels.back() = h.kernel();
+  m.ptx_version = ir::PtxVersion{70};
+  REQUIRE(Msg(passes::VerifyModule(m)) ==
+          "PTX ISA 7.0 was pinned, but the module needs 7.1 (target sm_80 and its instructions)");
+  m.ptx_version = ir::PtxVersion{71};
+  REQUIRE(Msg(passes::VerifyModule(m)) == "OK");
+}
+
+}  // namespace
+}  // namespace ptxforge
