@@ -1,3 +1,4 @@
 # CPU emulator tests (issue 3).
 ptxforge_add_test(emulator_ops_test SOURCES emulator_ops_test.cc)
 
+ptxforge_add_test(emulator_test SOURCES emulator_test.cc)

@@ -1,0 +1,489 @@
+// The emulator as a device: barriers and deadlocks, warp collectives,
+// atomics, memory checking, launch checks, counters, determinism, buffer
+// views, and every registry kernel against its reference.
+#include <numeric>
+
+#include "ir/strings.h"
+#include "kernels/reduce.h"
+#include "kernels/registry.h"
+#include "passes/pass.h"
+#include "runtime/problem_runner.h"
+#include "test/emulator_testing.h"
+
+namespace ptxforge {
+namespace {
+
+using ir::StateSpace;
+using runtime::Buffer;
+using runtime::Emulator;
+using runtime::MakeEmulator;
+using testing::FinishOrDie;
+using testing::Msg;
+
+constexpr StateSpace kGlobal = StateSpace::kGlobal;
+constexpr StateSpace kShared = StateSpace::kShared;
+
+std::unique_ptr<runtime::LoadedKernel> LoadOrDie(runtime::Device& d, const ir::Kernel& k) {
+  auto loaded = d.Load(k);
+  INFO(loaded.status().ToString());
+  REQUIRE(loaded.ok());
+  return *std::move(loaded);
+}
+
+template <typename T>
+std::vector<T> Iota(size_t n, T start = 0) {
+  std::vector<T> v(n);
+  std::iota(v.begin(), v.end(), start);
+  return v;
+}
+
+// out[i] = in[63 - i] through shared memory, for a block of 64 threads.
+ir::Kernel Reverse(bool barrier, bool dynamic, int* bar_line = nullptr) {
+  KernelBuilder b(barrier ? "reverse" : "reverse_racy");
+  Value<U64> in = b.CvtaToGlobal(b.Param<U64>("in"));
+  Value<U64> out = b.CvtaToGlobal(b.Param<U64>("out"));
+  Symbol<U32> tile = dynamic ? b.DynamicShared<U32>("tile") : b.Shared<U32>("tile", 64);
+  Value<U32> tid = b.TidX();
+  b.Store(kShared, b.ElementAddr(tile, tid), b.Load<U32>(kGlobal, b.ElementAddr<U32>(in, tid)));
+  if (barrier) {
+    b.BarSync(); if (bar_line) *bar_line = __LINE__;
+  }
+  Value<U32> mirror = b.Sub(b.Const<U32>(63), tid);
+  b.Store(kGlobal, b.ElementAddr<U32>(out, tid), b.Load<U32>(kShared, b.ElementAddr(tile, mirror)));
+  return FinishOrDie(b);
+}
+
+std::vector<uint32_t> RunReverse(const ir::Kernel& k, uint32_t dynamic_bytes) {
+  auto emu = MakeEmulator();
+  auto in = Buffer<uint32_t>::FromHost(*emu, Iota<uint32_t>(64));
+  auto out = Buffer<uint32_t>::Allocate(*emu, 64);
+  auto loaded = LoadOrDie(*emu, k);
+  absl::Status s = emu->Launch(*loaded, {.grid = {1}, .block = {64}, .dynamic_shared_bytes = dynamic_bytes}, {*in, *out});
+  INFO(s.ToString());
+  REQUIRE(s.ok());
+  return *out->ToHost();
+}
+
+TEST_CASE("bar.sync makes the shared-memory reversal correct") {
+  std::vector<uint32_t> expected(64);
+  for (uint32_t i = 0; i < 64; ++i) expected[i] = 63 - i;
+  CHECK(RunReverse(Reverse(true, false), 0) == expected);
+  CHECK(RunReverse(Reverse(true, true), 64 * 4) == expected);
+  // Without the barrier, thread 0 reads tile[63] before thread 63 wrote it:
+  // shared memory starts as 0xFF bytes.
+  std::vector<uint32_t> racy = RunReverse(Reverse(false, false), 0);
+  CHECK(racy[0] == 0xFFFFFFFFu);
+  CHECK(racy[63] == 0);
+}
+
+TEST_CASE("threads that exit while others wait at a barrier are a deadlock") {
+  KernelBuilder b("early_exit");
+  Value<U32> tid = b.TidX();
+  b.If(b.Ge(tid, 32u), [&] { b.Ret(); });
+  b.BarSync(); const int line = __LINE__;
+  ir::Kernel k = FinishOrDie(b);
+  auto emu = MakeEmulator();
+  auto loaded = LoadOrDie(*emu, k);
+  absl::Status s = emu->Launch(*loaded, {.grid = {2}, .block = {64}}, {});
+  CHECK(Msg(s) == StrCat("kernel early_exit: deadlock in block (0,0,0): threads 0-31 wait at `bar.sync 0;` "
+                         "(emulator_test.cc:", line, "); threads 32-63 exited"));
+}
+
+TEST_CASE("threads waiting at different barriers are a deadlock") {
+  KernelBuilder b("split_barriers");
+  int line1 = 0, line0 = 0;
+  b.IfElse(
+      b.Eq(b.TidY(), 0u), [&] { b.BarSync(1); line1 = __LINE__; }, [&] { b.BarSync(0); line0 = __LINE__; });
+  ir::Kernel k = FinishOrDie(b);
+  auto emu = MakeEmulator();
+  auto loaded = LoadOrDie(*emu, k);
+  absl::Status s = emu->Launch(*loaded, {.grid = {1}, .block = {32, 2}}, {});
+  CHECK(Msg(s) == StrCat("kernel split_barriers: deadlock in block (0,0,0): threads 0-31 wait at `bar.sync 1;` "
+                         "(emulator_test.cc:", line1, "); threads 32-63 wait at `bar.sync 0;` (emulator_test.cc:", line0,
+                         ") (thread numbers are linear: x + y*32 + z*64)"));
+}
+
+TEST_CASE("bar.sync with a thread count releases each warp's own barrier") {
+  KernelBuilder b("counted");
+  Value<U64> out = b.CvtaToGlobal(b.Param<U64>("out"));
+  Symbol<U32> tile = b.Shared<U32>("tile", 64);
+  Value<U32> tid = b.TidX();
+  Value<U32> warp = b.Shr(tid, 5u);
+  b.Store(kShared, b.ElementAddr(tile, tid), tid);
+  // Each warp waits only for itself (barrier 1 + warp, 32 threads), then
+  // reads its neighbour lane within the warp.
+  b.IfElse(b.Eq(warp, 0u), [&] { b.BarSync(1, 32); }, [&] { b.BarSync(2, 32); });
+  Value<U32> partner = b.Xor(tid, 1u);
+  b.Store(kGlobal, b.ElementAddr<U32>(out, tid), b.Load<U32>(kShared, b.ElementAddr(tile, partner)));
+  ir::Kernel k = FinishOrDie(b);
+  auto emu = MakeEmulator();
+  auto o = Buffer<uint32_t>::Allocate(*emu, 64);
+  auto loaded = LoadOrDie(*emu, k);
+  REQUIRE(emu->Launch(*loaded, {.grid = {1}, .block = {64}}, {*o}).ok());
+  std::vector<uint32_t> expected(64);
+  for (uint32_t i = 0; i < 64; ++i) expected[i] = i ^ 1;
+  CHECK(*o->ToHost() == expected);
+  CHECK(emu->last_counters().barriers == 64);
+}
+
+TEST_CASE("warp shuffles and votes") {
+  KernelBuilder b("warp_ops");
+  Value<U64> out = b.CvtaToGlobal(b.Param<U64>("out"));
+  Value<U32> lane = b.LaneId();
+  Var<U32> sum = b.Mutable<U32>(lane);
+  for (uint32_t m = 16; m >= 1; m /= 2) b.Assign(sum, b.Add<U32>(sum, b.ShflXor<U32>(sum, m)));
+  Value<U32> up = b.ShflUp(lane, 1);       // lane 0 keeps its own value
+  Value<U32> down = b.ShflDown(lane, 4);   // lanes 28..31 keep their own
+  Value<U32> idx = b.ShflIdx(lane, 5u);
+  Value<Pred> odd = b.Eq(b.And(lane, 1u), 1u);
+  Value<U32> ballot = b.VoteBallot(odd);
+  Value<U32> all = b.Cvt<U32>(b.VoteAll(b.Lt(lane, 32u)));
+  Value<U32> any = b.Cvt<U32>(b.VoteAny(b.Eq(lane, 7u)));
+  Value<U32> base = b.Mul(lane, 7u);
+  int k = 0;
+  for (Value<U32> v : {static_cast<Value<U32>>(sum), up, down, idx, ballot, all, any}) {
+    b.Store(kGlobal, b.ElementAddr<U32>(out, b.Add(base, static_cast<uint32_t>(k++))), v);
+  }
+  ir::Kernel kernel = FinishOrDie(b);
+  auto emu = MakeEmulator();
+  auto o = Buffer<uint32_t>::Allocate(*emu, 32 * 7);
+  auto loaded = LoadOrDie(*emu, kernel);
+  absl::Status s = emu->Launch(*loaded, {.grid = {1}, .block = {32}}, {*o});
+  INFO(s.ToString());
+  REQUIRE(s.ok());
+  std::vector<uint32_t> r = *o->ToHost();
+  for (uint32_t l = 0; l < 32; ++l) {
+    INFO("lane " << l);
+    CHECK(r[l * 7 + 0] == 496);
+    CHECK(r[l * 7 + 1] == (l == 0 ? 0 : l - 1));
+    CHECK(r[l * 7 + 2] == (l + 4 <= 31 ? l + 4 : l));
+    CHECK(r[l * 7 + 3] == 5);
+    CHECK(r[l * 7 + 4] == 0xAAAAAAAAu);
+    CHECK(r[l * 7 + 5] == 1);
+    CHECK(r[l * 7 + 6] == 1);
+  }
+}
+
+TEST_CASE("a shuffle whose member mask names lanes outside the block is an error") {
+  KernelBuilder b("partial_warp");
+  Value<U64> out = b.CvtaToGlobal(b.Param<U64>("out"));
+  Value<U32> v = b.ShflXor(b.TidX(), 1); const int line = __LINE__;
+  b.Store(kGlobal, b.ElementAddr<U32>(out, b.TidX()), v);
+  ir::Kernel k = FinishOrDie(b);
+  auto emu = MakeEmulator();
+  auto o = Buffer<uint32_t>::Allocate(*emu, 48);
+  auto loaded = LoadOrDie(*emu, k);
+  absl::Status s = emu->Launch(*loaded, {.grid = {1}, .block = {48}}, {*o});
+  CHECK(Msg(s) == StrCat("kernel partial_warp: the member mask 0xFFFFFFFF names lane 16, which is not in the block; "
+                         "block (0,0,0) thread (32,0,0) at `shfl.sync.bfly.b32 %r1, %r0, 1, 31, 0xFFFFFFFF;` "
+                         "(emulator_test.cc:", line, ")"));
+}
+
+TEST_CASE("global and shared atomics") {
+  KernelBuilder b("atomics");
+  Value<U64> counter = b.CvtaToGlobal(b.Param<U64>("counter"));
+  Value<U64> fsum = b.CvtaToGlobal(b.Param<U64>("fsum"));
+  Value<U64> per_block = b.CvtaToGlobal(b.Param<U64>("per_block"));
+  Symbol<U32> local_count = b.Shared<U32>("local_count", 1);
+  Value<U32> tid = b.TidX();
+  b.If(b.Eq(tid, 0u), [&] { b.StoreImm<U32>(kShared, local_count, 0); });
+  b.BarSync();
+  b.AtomicAdd(kGlobal, counter, b.Const<U32>(1));
+  b.Red<F32>(ir::AtomOp::kAdd, kGlobal, fsum, b.Cvt<F32>(tid));
+  b.Atom<U32>(ir::AtomOp::kInc, kShared, local_count, 1000u);
+  b.Atom<U32>(ir::AtomOp::kMax, kGlobal, Address(counter, 4), tid);
+  b.BarSync();
+  b.If(b.Eq(tid, 0u), [&] {
+    b.Store(kGlobal, b.ElementAddr<U32>(per_block, b.CtaidX()), b.Load<U32>(kShared, local_count));
+  });
+  ir::Kernel k = FinishOrDie(b);
+  auto emu = MakeEmulator();
+  auto counter_buf = Buffer<uint32_t>::FromHost(*emu, std::vector<uint32_t>{0, 0});
+  auto fsum_buf = Buffer<float>::FromHost(*emu, std::vector<float>{0});
+  auto blocks = Buffer<uint32_t>::Allocate(*emu, 4);
+  auto loaded = LoadOrDie(*emu, k);
+  REQUIRE(emu->Launch(*loaded, {.grid = {4}, .block = {256}}, {*counter_buf, *fsum_buf, *blocks}).ok());
+  CHECK(*counter_buf->ToHost() == std::vector<uint32_t>{1024, 255});
+  CHECK((*fsum_buf->ToHost())[0] == 4 * (255 * 256 / 2));
+  CHECK(*blocks->ToHost() == std::vector<uint32_t>{256, 256, 256, 256});
+  CHECK(emu->last_counters().atomics == 4 * 256 * 4);
+
+  KernelBuilder c("cas");
+  Value<U64> slot = c.CvtaToGlobal(c.Param<U64>("slot"));
+  Value<U64> old = c.CvtaToGlobal(c.Param<U64>("old"));
+  Value<U32> got = c.AtomCas(kGlobal, slot, c.Const<U32>(5), 9u);
+  Value<U32> exch = c.Atom<U32>(ir::AtomOp::kExch, kGlobal, Address(slot, 4), 77u);
+  c.Store(kGlobal, old, got);
+  c.Store(kGlobal, Address(old, 4), exch);
+  ir::Kernel ck = FinishOrDie(c);
+  auto slots = Buffer<uint32_t>::FromHost(*emu, std::vector<uint32_t>{5, 3});
+  auto olds = Buffer<uint32_t>::Allocate(*emu, 2);
+  auto cl = LoadOrDie(*emu, ck);
+  REQUIRE(emu->Launch(*cl, {}, {*slots, *olds}).ok());
+  CHECK(*slots->ToHost() == std::vector<uint32_t>{9, 77});
+  CHECK(*olds->ToHost() == std::vector<uint32_t>{5, 3});
+}
+
+// A kernel that loads in[i + shift] (u32 elements, shift in bytes) into out[i].
+ir::Kernel ShiftedCopy(int* load_line) {
+  KernelBuilder b("shifted_copy");
+  Value<U64> in = b.CvtaToGlobal(b.Param<U64>("in"));
+  Value<U64> out = b.CvtaToGlobal(b.Param<U64>("out"));
+  Value<U32> shift = b.Param<U32>("shift");
+  Value<U32> i = b.GlobalThreadIdX();
+  Value<U64> src = b.Add(b.ElementAddr<U32>(in, i), b.Cvt<U64>(shift));
+  Value<U32> v = b.Load<U32>(kGlobal, src); *load_line = __LINE__;
+  b.Store(kGlobal, b.ElementAddr<U32>(out, i), v);
+  return FinishOrDie(b);
+}
+
+TEST_CASE("out-of-bounds and misaligned global accesses stop the launch") {
+  int line = 0;
+  ir::Kernel k = ShiftedCopy(&line);
+  auto emu = MakeEmulator();
+  auto in = Buffer<uint32_t>::FromHost(*emu, Iota<uint32_t>(100));  // at 0x10000000000
+  auto out = Buffer<uint32_t>::Allocate(*emu, 128);                // at 0x10000002000
+  auto loaded = LoadOrDie(*emu, k);
+  std::string at = StrCat("at `ld.global.u32 %r5, [%rd7];` (emulator_test.cc:", line, ")");
+  absl::Status s = emu->Launch(*loaded, {.grid = {1}, .block = {128}}, {*in, *out, 0u});
+  CHECK(Msg(s) == StrCat("kernel shifted_copy: out-of-bounds global load of 4 bytes at 0x10000000190: nearest "
+                         "allocation [0x10000000000, 0x10000000190) of 400 bytes; the access is 0 bytes past its end; "
+                         "block (0,0,0) thread (100,0,0) ", at));
+  s = emu->Launch(*loaded, {.grid = {1}, .block = {10}}, {*in, *out, 2u});
+  CHECK(Msg(s) == StrCat("kernel shifted_copy: misaligned global load of 4 bytes at 0x10000000002: the access needs "
+                         "4-byte alignment; block (0,0,0) thread (0,0,0) ", at));
+  s = emu->Launch(*loaded, {.grid = {1}, .block = {1}}, {out->address() - 64, *out, 0u});
+  CHECK(Msg(s) == StrCat("kernel shifted_copy: out-of-bounds global load of 4 bytes at 0x10000001FC0: nearest "
+                         "allocation [0x10000002000, 0x10000002200) of 512 bytes; the access is 64 bytes before its "
+                         "start; block (0,0,0) thread (0,0,0) ", at));
+  s = emu->Launch(*loaded, {.grid = {1}, .block = {1}}, {uint64_t{0}, *out, 0u});
+  CHECK(Msg(s).starts_with("kernel shifted_copy: out-of-bounds global load of 4 bytes at 0x0: nearest allocation "
+                           "[0x10000000000, 0x10000000190) of 400 bytes; the access is 1099511627776 bytes before its start"));
+}
+
+TEST_CASE("out-of-bounds shared and local accesses stop the launch") {
+  KernelBuilder b("shared_oob");
+  Symbol<F32> tile = b.Shared<F32>("tile", 32);
+  Value<U32> tid = b.TidX();
+  b.Store(kShared, b.ElementAddr(tile, b.Add(tid, 1u)), b.Const<F32>(1.0f)); const int line = __LINE__;
+  ir::Kernel k = FinishOrDie(b);
+  auto emu = MakeEmulator();
+  auto loaded = LoadOrDie(*emu, k);
+  absl::Status s = emu->Launch(*loaded, {.grid = {1}, .block = {32}}, {});
+  CHECK(Msg(s) == StrCat("kernel shared_oob: out-of-bounds shared store of 4 bytes at shared address 128: the block "
+                         "has 128 bytes of shared memory: tile at 0 (128 bytes); block (0,0,0) thread (31,0,0) at "
+                         "`st.shared.f32 [%r3], %f0;` (emulator_test.cc:", line, ")"));
+
+  KernelBuilder l("local_oob");
+  Symbol<U32> scratch = l.Local<U32>("scratch", 4);
+  Value<U32> idx = l.Param<U32>("idx");
+  l.Store(StateSpace::kLocal, l.ElementAddr(scratch, idx), idx); const int local_line = __LINE__;
+  ir::Kernel lk = FinishOrDie(l);
+  auto ll = LoadOrDie(*emu, lk);
+  CHECK(emu->Launch(*ll, {}, {3u}).ok());
+  s = emu->Launch(*ll, {}, {4u});
+  CHECK(Msg(s) == StrCat("kernel local_oob: out-of-bounds local store of 4 bytes at local address 16: each thread has "
+                         "16 bytes of local memory; block (0,0,0) thread (0,0,0) at `st.local.u32 [%r2], %r0;` "
+                         "(emulator_test.cc:", local_line, ")"));
+}
+
+// A kernel reading a register nothing writes (only the generic path can make one).
+ir::Kernel UninitializedRead(int* line) {
+  KernelBuilder b("uninit");
+  Value<U64> out = b.CvtaToGlobal(b.Param<U64>("out"));
+  Value<U32> never = b.Undefined<U32>("never");
+  Value<U32> sum = b.Add(never, 1u); *line = __LINE__;
+  b.Store(kGlobal, out, sum);
+  ir::Kernel k = b.kernel();  // unverified: Finish() would reject it
+  k.body.push_back(ir::Instruction{});
+  return k;
+}
+
+TEST_CASE("reading a register that was never written is an error") {
+  int line = 0;
+  ir::Kernel k = UninitializedRead(&line);
+  auto checked = MakeEmulator({.verify = false});
+  auto out = Buffer<uint32_t>::Allocate(*checked, 1);
+  auto loaded = LoadOrDie(*checked, k);
+  absl::Status s = checked->Launch(*loaded, {}, {*out});
+  CHECK(Msg(s) == StrCat("kernel uninit: read of register %r0, which was never written; block (0,0,0) thread (0,0,0) "
+                         "at `add.u32 %r1, %r0, 1;` (emulator_test.cc:", line, ")"));
+  // With verification (the default), Load rejects the kernel up front.
+  auto verified = MakeEmulator();
+  auto rejected = verified->Load(k);
+  CHECK(Msg(rejected.status()) == StrCat("kernel uninit: emulator_test.cc:", line,
+                                         ": add.u32 %3, %2, 1: %2 is used before it is defined (it is never defined)"));
+}
+
+TEST_CASE("what the emulator refuses: raw PTX, runaway loops, bad launches") {
+  KernelBuilder r("raw");
+  Value<U32> x = r.Const<U32>(1);
+  Value<U32> y = r.Undefined<U32>();
+  r.RawPtx("add.u32 {0}, {1}, 1;", {y}, {x}); const int raw_line = __LINE__;
+  r.Store(kGlobal, r.CvtaToGlobal(r.Param<U64>("out")), y);
+  ir::Kernel rk = FinishOrDie(r);
+  auto emu = MakeEmulator({.max_instructions_per_thread = 1000});
+  CHECK(Msg(emu->Load(rk).status()) == StrCat("kernel raw: emulator_test.cc:", raw_line,
+                                              ": the emulator cannot run raw PTX (add.u32 %1, %0, 1;)"));
+
+  KernelBuilder f("forever");
+  ir::Label top = f.NewLabel("top");
+  f.Bind(top);
+  f.Bra(top); const int loop_line = __LINE__;
+  ir::Kernel fk = FinishOrDie(f);
+  auto fl = LoadOrDie(*emu, fk);
+  CHECK(Msg(emu->Launch(*fl, {}, {})) ==
+        StrCat("kernel forever: a thread executed more than 1000 instructions (an infinite loop?); block (0,0,0) "
+               "thread (0,0,0) at `bra $L0_top;` (emulator_test.cc:", loop_line, ")"));
+
+  ir::Kernel reduce = *kernels::ReduceSumSpec{}.Build(ir::Target::kSm80);
+  auto rl = LoadOrDie(*emu, reduce);
+  auto buf = Buffer<float>::Allocate(*emu, 16);
+  CHECK(Msg(emu->Launch(*rl, {.grid = {1}, .block = {256}}, {*buf, *buf})) ==
+        "kernel reduce_sum_f32_b256 takes 3 argument(s) (x:u64, partial:u64, n:u32), got 2");
+  CHECK(Msg(emu->Launch(*rl, {.grid = {1}, .block = {256}}, {*buf, *buf, 2.0f})) ==
+        "kernel reduce_sum_f32_b256: param 2 'n' is u32 (4 bytes), got f32 (4 bytes)");
+  CHECK(Msg(emu->Launch(*rl, {.grid = {1}, .block = {256}}, {*buf, 7u, 16u})) ==
+        "kernel reduce_sum_f32_b256: param 1 'partial' is u64 (8 bytes), got u32 (4 bytes)");
+  CHECK(Msg(emu->Launch(*rl, {.grid = {1}, .block = {128}}, {*buf, *buf, 16u})) ==
+        "kernel reduce_sum_f32_b256 requires blocks of exactly 256x1x1 threads (.reqntid), got 128x1x1");
+  CHECK(Msg(emu->Launch(*rl, {.grid = {0}, .block = {256}}, {*buf, *buf, 16u})) ==
+        "kernel reduce_sum_f32_b256: grid 0x1x1 has a zero dimension");
+  CHECK(Msg(emu->Launch(*rl, {.grid = {1}, .block = {2048}}, {*buf, *buf, 16u})) ==
+        "kernel reduce_sum_f32_b256: block 2048x1x1 exceeds the limits (1024 threads; x, y <= 1024, z <= 64)");
+  auto other = MakeEmulator();
+  auto foreign = LoadOrDie(*other, reduce);
+  CHECK(Msg(emu->Launch(*foreign, {.grid = {1}, .block = {256}}, {*buf, *buf, 16u})) ==
+        "kernel reduce_sum_f32_b256 was loaded by another device");
+  CHECK(Msg(emu->Free(0x1234)) == "emulator: Free(0x1234): not the start of an allocation");
+  std::vector<float> host(17);
+  CHECK(Msg(emu->CopyToHost(host.data(), buf->address(), 17 * 4)) ==
+        "emulator: copy to the host of 68 bytes at 0x10000000000 is not inside one allocation");
+  CHECK(Msg(buf->CopyTo(std::span<float>(host))) == "copy of a buffer of 16 elements into 17");
+  CHECK(Msg(buf->View(10, 7).status()) == "view [10, 17) is outside a buffer view of 16 elements");
+}
+
+TEST_CASE("3-D grids and blocks see the right special registers") {
+  KernelBuilder b("ids");
+  Value<U64> out = b.CvtaToGlobal(b.Param<U64>("out"));
+  // linear block id and thread id, packed: block * 1000 + thread.
+  Value<U32> block = b.Mad(b.Mad(b.CtaidZ(), b.NctaidY(), b.CtaidY()), b.NctaidX(), b.CtaidX());
+  Value<U32> thread = b.Mad(b.Mad(b.TidZ(), b.NtidY(), b.TidY()), b.NtidX(), b.TidX());
+  Value<U32> threads = b.Mul(b.Mul(b.NtidX(), b.NtidY()), b.NtidZ());
+  Value<U32> index = b.Mad(block, threads, thread);
+  b.Store(kGlobal, b.ElementAddr<U32>(out, index), b.Mad(block, 1000u, thread));
+  ir::Kernel k = FinishOrDie(b);
+  auto emu = MakeEmulator();
+  const uint32_t blocks = 2 * 3 * 2, per_block = 4 * 2 * 3;
+  auto o = Buffer<uint32_t>::Allocate(*emu, blocks * per_block);
+  auto loaded = LoadOrDie(*emu, k);
+  REQUIRE(emu->Launch(*loaded, {.grid = {2, 3, 2}, .block = {4, 2, 3}}, {*o}).ok());
+  std::vector<uint32_t> r = *o->ToHost();
+  for (uint32_t bl = 0; bl < blocks; ++bl) {
+    for (uint32_t t = 0; t < per_block; ++t) CHECK(r[bl * per_block + t] == bl * 1000 + t);
+  }
+}
+
+TEST_CASE("counters count what the threads did") {
+  // 64 threads: mov tid, ld.param, cvta, mul.wide, add, st, ret (7 each).
+  KernelBuilder b("count");
+  Value<U64> out = b.CvtaToGlobal(b.Param<U64>("out"));
+  Value<U32> tid = b.TidX();
+  b.Store(kGlobal, b.ElementAddr<U32>(out, tid), tid);
+  ir::Kernel k = FinishOrDie(b);
+  auto emu = MakeEmulator();
+  auto o = Buffer<uint32_t>::Allocate(*emu, 64);
+  auto loaded = LoadOrDie(*emu, k);
+  REQUIRE(emu->Launch(*loaded, {.grid = {2}, .block = {32}}, {*o}).ok());
+  const runtime::EmulatorCounters& c = emu->last_counters();
+  CHECK(c.instructions == 64 * 7);
+  CHECK(c.ToString() ==
+        "instructions=448 (move=64 arith=128 convert=64 load=64 store=64 control=64) global_load_bytes=0 "
+        "global_store_bytes=256 shared_loads=0 shared_stores=0 atomics=0 barriers=0");
+}
+
+TEST_CASE("results and counters do not depend on the number of host threads") {
+  kernels::ReduceSumSpec spec{.type = ir::ScalarType::kF32, .block = 128};
+  ir::Kernel k = *spec.Build(ir::Target::kSm80);
+  std::mt19937_64 rng(7);
+  kernels::HostBuffer x = kernels::RandomBuffer("x", ir::ScalarType::kF32, 100000, rng, -1, 1);
+  std::vector<float> xs(100000);
+  std::memcpy(xs.data(), x.data.data(), x.data.size());
+  std::vector<std::vector<float>> results;
+  std::vector<std::string> counters;
+  for (int workers : {1, 2, 3}) {
+    auto emu = MakeEmulator({.worker_threads = workers});
+    auto in = Buffer<float>::FromHost(*emu, xs);
+    auto partial = Buffer<float>::Allocate(*emu, 37);
+    auto loaded = LoadOrDie(*emu, k);
+    REQUIRE(emu->Launch(*loaded, {.grid = {37}, .block = {128}}, {*in, *partial, 100000u}).ok());
+    results.push_back(*partial->ToHost());
+    counters.push_back(emu->last_counters().ToString());
+  }
+  CHECK(results[0] == results[1]);
+  CHECK(results[0] == results[2]);
+  CHECK(counters[0] == counters[1]);
+  CHECK(counters[0] == counters[2]);
+}
+
+TEST_CASE("buffer views chain launches without copies") {
+  // x_{t+1} = 2 * x_t + 1 over T steps, each step reading one view of a
+  // [T + 1, n] buffer and writing the next: no host copies in between.
+  KernelBuilder b("step");
+  Value<U64> in = b.CvtaToGlobal(b.Param<U64>("in"));
+  Value<U64> out = b.CvtaToGlobal(b.Param<U64>("out"));
+  Value<U32> count = b.Param<U32>("n");
+  Value<U32> i = b.GlobalThreadIdX();
+  b.If(b.Lt(i, count), [&] {
+    Value<F32> v = b.Load<F32>(kGlobal, b.ElementAddr<F32>(in, i));
+    b.Store(kGlobal, b.ElementAddr<F32>(out, i), b.Fma(v, 2.0f, 1.0f));
+  });
+  ir::Kernel k = FinishOrDie(b);
+  const uint32_t n = 50, steps = 6;
+  auto emu = MakeEmulator();
+  auto states = Buffer<float>::Allocate(*emu, (steps + 1) * n);
+  REQUIRE(states->View(0, n)->CopyFrom(std::vector<float>(n, 1.0f)).ok());
+  auto loaded = LoadOrDie(*emu, k);
+  for (uint32_t t = 0; t < steps; ++t) {
+    auto from = states->View(t * n, n);
+    auto to = states->View((t + 1) * n, n);
+    REQUIRE(emu->Launch(*loaded, {.grid = {1}, .block = {64}}, {*from, *to, n}).ok());
+  }
+  std::vector<float> all = *states->ToHost();
+  for (uint32_t t = 0; t <= steps; ++t) {
+    float expected = static_cast<float>((1u << (t + 1)) - 1);  // 1, 3, 7, ...
+    for (uint32_t j = 0; j < n; ++j) REQUIRE(all[t * n + j] == expected);
+  }
+}
+
+TEST_CASE("every registry kernel matches its reference on the emulator") {
+  // Default configurations plus the type variants each family supports.
+  const std::vector<std::vector<std::pair<std::string, std::string>>> variants = {
+      {}, {{"type", "f64"}}, {{"type", "s32"}}, {{"type", "u64"}}, {{"type", "f16"}}, {{"block", "64"}, {"n", "777"}},
+  };
+  auto emu = MakeEmulator();
+  int runs = 0;
+  for (const kernels::KernelFamily* family : kernels::AllFamilies()) {
+    for (const auto& overrides : variants) {
+      auto config = family->MakeConfig(overrides);
+      REQUIRE(config.ok());
+      auto kernel = family->Build(*config, ir::Target::kSm80);
+      if (!kernel.ok()) continue;  // a type this family does not offer
+      INFO(kernel->name);
+      passes::Pipeline pipeline = passes::Pipeline::Standard();
+      REQUIRE(pipeline.Run(*kernel).ok());
+      auto problem = family->MakeProblem(*config, 1);
+      REQUIRE(problem.ok());
+      auto result = runtime::RunProblem(*emu, *kernel, *problem);
+      INFO(result.status().ToString());
+      REQUIRE(result.ok());
+      INFO(result->Report());
+      CHECK(result->ok());
+      ++runs;
+    }
+  }
+  CHECK(runs >= 2 * 5);
+}
+
+}  // namespace
+}  // namespace ptxforge
