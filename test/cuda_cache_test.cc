@@ -159,7 +159,8 @@ TEST_CASE("readers never see a torn entry while writers replace it", "[cuda][cac
   std::atomic<int> bad = 0, hits = 0;
   std::thread reader([&] {
     DiskCache cache(tmp.path());
-    while (!stop) {
+    for (bool last = false; !last;) {
+      last = stop;  // one more lookup after the writers are done, which must hit
       DiskCache::Lookup found = cache.Find(key);
       if (found.state == DiskCache::State::kCorrupt || (found.state == DiskCache::State::kHit &&
                                                         payloads.count(found.payload) == 0)) {
