@@ -3,3 +3,5 @@
 ptxforge_add_test(ir_test SOURCES ir_test.cc)
 ptxforge_add_test(builder_test SOURCES builder_test.cc)
 ptxforge_add_test(verifier_test SOURCES verifier_test.cc)
+ptxforge_add_test(passes_test SOURCES passes_test.cc)
+ptxforge_add_test(printer_test SOURCES printer_test.cc)
