@@ -5,6 +5,7 @@
 
 #include "ir/strings.h"
 #include "kernels/reduce.h"
+#include "kernels/vector_add.h"
 #include "kernels/registry.h"
 #include "passes/pass.h"
 #include "runtime/problem_runner.h"
@@ -237,6 +238,42 @@ ir::Kernel ShiftedCopy(int* load_line) {
   return FinishOrDie(b);
 }
 
+TEST_CASE("vector loads and stores, generic addresses, local memory") {
+  KernelBuilder b("spaces");
+  Value<U64> in = b.CvtaToGlobal(b.Param<U64>("in"));
+  Value<U64> out = b.CvtaToGlobal(b.Param<U64>("out"));
+  Symbol<F32> tile = b.Shared<F32>("tile", 8, 16);
+  Symbol<F32> scratch = b.Local<F32>("scratch", 4, 16);
+  std::array<Value<F32>, 4> v = b.LoadVec<F32, 4>(kGlobal, in, {.nc = true});
+  std::array<Value<F32>, 2> w = b.LoadVec<F32, 2>(kGlobal, Address(in, 16), {.cache = ir::CacheOp::kCg});
+  // Through shared memory with a generic address, then local memory.
+  Value<U64> generic = b.GenericAddr(tile);
+  b.StoreVec(StateSpace::kGeneric, generic, v);
+  b.StoreVec(kShared, Address(tile, 16), w);
+  std::array<Value<F32>, 4> back = b.LoadVec<F32, 4>(kShared, tile);
+  b.StoreVec(StateSpace::kLocal, scratch, back);
+  std::array<Value<F32>, 4> local = b.LoadVec<F32, 4>(StateSpace::kLocal, scratch);
+  b.StoreVec(kGlobal, out, local, {.cache = ir::CacheOp::kWb});
+  b.StoreVec(kGlobal, Address(out, 16), b.LoadVec<F32, 2>(StateSpace::kGeneric, Address(generic, 16)));
+  b.Membar(ir::Scope::kGpu);
+  b.Store(kGlobal, Address(out, 24), b.ActiveMask());
+  ir::Kernel k = FinishOrDie(b);
+  auto emu = MakeEmulator();
+  auto i = Buffer<float>::FromHost(*emu, std::vector<float>{1, 2, 3, 4, 5, 6});
+  auto o = Buffer<float>::Allocate(*emu, 7);
+  auto loaded = LoadOrDie(*emu, k);
+  absl::Status st = emu->Launch(*loaded, {}, {*i, *o});
+  INFO(st.ToString());
+  REQUIRE(st.ok());
+  std::vector<float> r = *o->ToHost();
+  CHECK(std::vector<float>(r.begin(), r.begin() + 6) == std::vector<float>{1, 2, 3, 4, 5, 6});
+  CHECK(std::bit_cast<uint32_t>(r[6]) == 1);  // a one-thread block: lane 0 only
+  CHECK(emu->last_counters().shared_loads == 2);
+  CHECK(emu->last_counters().shared_stores == 2);
+  CHECK(emu->last_counters().global_load_bytes == 24);
+  CHECK(emu->last_counters().global_store_bytes == 28);
+}
+
 TEST_CASE("out-of-bounds and misaligned global accesses stop the launch") {
   int line = 0;
   ir::Kernel k = ShiftedCopy(&line);
@@ -454,6 +491,28 @@ TEST_CASE("buffer views chain launches without copies") {
     float expected = static_cast<float>((1u << (t + 1)) - 1);  // 1, 3, 7, ...
     for (uint32_t j = 0; j < n; ++j) REQUIRE(all[t * n + j] == expected);
   }
+}
+
+TEST_CASE("RunProblem reports wrong numbers without failing") {
+  kernels::VectorAddSpec spec;
+  ir::Kernel k = *spec.Build(ir::Target::kSm80);
+  auto family = kernels::FindFamily("vector_add");
+  std::vector<std::pair<std::string, std::string>> shape = {{"n", "3"}};
+  auto problem = family->MakeProblem(*family->MakeConfig(shape), 1);
+  REQUIRE(problem.ok());
+  // Claim c[1] should be 1 more than it is.
+  kernels::HostBuffer& c = problem->buffers[2];
+  std::vector<double> expected = kernels::AsDoubles(c.type, c.expected);
+  expected[1] += 1;
+  c.expected = kernels::FromDoubles(c.type, expected);
+  auto emu = MakeEmulator();
+  auto result = runtime::RunProblem(*emu, k, *problem);
+  REQUIRE(result.ok());
+  CHECK_FALSE(result->ok());
+  CHECK(result->outputs[0].comparison.mismatches == 1);
+  CHECK(result->Report() == StrCat("c: 3 elements, max abs error 1, max rel error ", result->outputs[0].comparison.max_rel_error,
+                                   " (tolerance 1e-05): 1 mismatches, first c[1]: got ", expected[1] - 1, ", expected ",
+                                   expected[1], "\n"));
 }
 
 TEST_CASE("every registry kernel matches its reference on the emulator") {

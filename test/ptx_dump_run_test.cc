@@ -1,0 +1,73 @@
+// ptx-dump --run: running a registry kernel's test problem on the emulator
+// (and the error when there is no CUDA driver).
+#include <cstdlib>
+#include <sstream>
+
+#include <catch2/catch.hpp>
+
+#include "tools/ptx_dump.h"
+
+namespace ptxforge {
+namespace {
+
+struct Result {
+  int code;
+  std::string out;
+  std::string err;
+};
+
+Result Dump(std::vector<std::string> args) {
+  std::ostringstream out, err;
+  int code = tools::RunPtxDump(args, out, err);
+  return {code, out.str(), err.str()};
+}
+
+TEST_CASE("ptx-dump --run=emulator prints the errors and counters") {
+  Result r = Dump({"vector_add", "--run=emulator"});
+  CHECK(r.code == 0);
+  CHECK(r.err.empty());
+  CHECK(r.out ==
+        "vector_add_f32 on ptxforge CPU emulator: n=1000, grid 4x1x1, block 256x1x1\n"
+        "c: 1000 elements, max abs error 0, max rel error 0 (tolerance 1e-05): ok\n"
+        "counters: instructions=24336 (move=3072 arith=8024 compare=1024 convert=3072 load=6096 store=1000 "
+        "control=2048) global_load_bytes=8000 global_store_bytes=4000 shared_loads=0 shared_stores=0 atomics=0 "
+        "barriers=0\n");
+}
+
+TEST_CASE("ptx-dump --run takes the test shape from --set") {
+  Result r = Dump({"reduce_sum", "--run=emulator", "--set", "n=100", "--set", "grid=3", "--set", "type=s32"});
+  CHECK(r.code == 0);
+  CHECK(r.out.substr(0, r.out.find("counters:")) ==
+        "reduce_sum_s32_b256 on ptxforge CPU emulator: n=100 grid=3, grid 3x1x1, block 256x1x1\n"
+        "partial: 3 elements, max abs error 0, max rel error 0 (tolerance 0): ok\n");
+}
+
+TEST_CASE("ptx-dump --run errors") {
+  Result bad = Dump({"reduce_sum", "--run=gpu"});
+  CHECK(bad.code == 2);
+  CHECK(bad.err == "ptx-dump: --run must be emulator or cuda, not 'gpu'\n");
+  Result shape = Dump({"reduce_sum", "--run=emulator", "--set", "grid=0"});
+  CHECK(shape.code == 1);
+  CHECK(shape.err == "ptx-dump: reduce_sum: grid must be positive\n");
+  Result seed = Dump({"reduce_sum", "--run=emulator", "--seed=x"});
+  CHECK(seed.code == 2);
+  CHECK(seed.err == "ptx-dump: --seed must be an unsigned integer, not 'x'\n");
+  setenv("PTXFORGE_LIBCUDA", "/nonexistent/libcuda.so.1", 1);
+  Result cuda = Dump({"vector_add", "--run=cuda"});
+  unsetenv("PTXFORGE_LIBCUDA");
+  CHECK(cuda.code == 1);
+  CHECK(cuda.out.empty());
+  CHECK(cuda.err ==
+        "ptx-dump: --run=cuda: CUDA driver not found (/nonexistent/libcuda.so.1): /nonexistent/libcuda.so.1: cannot "
+        "open shared object file: No such file or directory\n");
+}
+
+TEST_CASE("two seeds give different inputs, one seed the same output") {
+  Result a = Dump({"reduce_sum", "--run=emulator", "--seed=5"});
+  Result b = Dump({"reduce_sum", "--run=emulator", "--seed=5"});
+  CHECK(a.code == 0);
+  CHECK(a.out == b.out);
+}
+
+}  // namespace
+}  // namespace ptxforge
