@@ -151,73 +151,69 @@ absl::StatusOr<std::optional<ir::PtxVersion>> ChoosePtxVersion(const ir::Kernel&
 
 // --- streams and events ----------------------------------------------------
 
-CudaStream::CudaStream(CudaStream&& other) noexcept
-    : context_(std::move(other.context_)), stream_(std::exchange(other.stream_, nullptr)) {}
-CudaStream& CudaStream::operator=(CudaStream&& other) noexcept {
+CudaHandle::CudaHandle(std::shared_ptr<CudaContext> context, Kind kind, void* handle)
+    : context_(std::move(context)), kind_(kind), handle_(handle) {}
+CudaHandle::CudaHandle(CudaHandle&& other) noexcept
+    : context_(std::move(other.context_)), kind_(other.kind_), handle_(std::exchange(other.handle_, nullptr)) {}
+CudaHandle& CudaHandle::operator=(CudaHandle&& other) noexcept {
   if (this != &other) {
     Reset();
     context_ = std::move(other.context_);
-    stream_ = std::exchange(other.stream_, nullptr);
+    kind_ = other.kind_;
+    handle_ = std::exchange(other.handle_, nullptr);
   }
   return *this;
 }
-CudaStream::~CudaStream() { Reset(); }
-void CudaStream::Reset() {
-  if (context_ != nullptr && stream_ != nullptr) {
+CudaHandle::~CudaHandle() { Reset(); }
+
+void CudaHandle::Reset() {
+  if (context_ != nullptr && handle_ != nullptr) {
     ScopedContext scope(*context_);
-    (void)context_->api().cuStreamDestroy_v2(stream_);
+    if (kind_ == Kind::kStream) {
+      (void)context_->api().cuStreamDestroy_v2(static_cast<cu::CUstream>(handle_));
+    } else {
+      (void)context_->api().cuEventDestroy_v2(static_cast<cu::CUevent>(handle_));
+    }
   }
   context_.reset();
-  stream_ = nullptr;
-}
-absl::Status CudaStream::Synchronize() const {
-  if (context_ == nullptr) return absl::FailedPreconditionError("Synchronize on an empty CudaStream");
-  ScopedContext scope(*context_);
-  if (!scope.status().ok()) return scope.status();
-  return context_->Check(context_->api().cuStreamSynchronize(stream_), "cuStreamSynchronize");
+  handle_ = nullptr;
 }
 
-CudaEvent::CudaEvent(CudaEvent&& other) noexcept
-    : context_(std::move(other.context_)), event_(std::exchange(other.event_, nullptr)) {}
-CudaEvent& CudaEvent::operator=(CudaEvent&& other) noexcept {
-  if (this != &other) {
-    Reset();
-    context_ = std::move(other.context_);
-    event_ = std::exchange(other.event_, nullptr);
+absl::Status CudaHandle::InContext(std::string_view what,
+                                   absl::FunctionRef<absl::Status(const CudaContext& context)> call) const {
+  if (context_ == nullptr || handle_ == nullptr) {
+    return absl::FailedPreconditionError(
+        StrCat(what, " on an empty ", kind_ == Kind::kStream ? "CudaStream" : "CudaEvent"));
   }
-  return *this;
+  ScopedContext scope(*context_);
+  if (!scope.status().ok()) return scope.status();
+  return call(*context_);
 }
-CudaEvent::~CudaEvent() { Reset(); }
-void CudaEvent::Reset() {
-  if (context_ != nullptr && event_ != nullptr) {
-    ScopedContext scope(*context_);
-    (void)context_->api().cuEventDestroy_v2(event_);
-  }
-  context_.reset();
-  event_ = nullptr;
+
+absl::Status CudaStream::Synchronize() const {
+  return handle_.InContext("Synchronize", [&](const CudaContext& c) {
+    return c.Check(c.api().cuStreamSynchronize(handle()), "cuStreamSynchronize");
+  });
 }
+
 absl::Status CudaEvent::Record(const CudaStream* stream) const {
-  if (context_ == nullptr) return absl::FailedPreconditionError("Record on an empty CudaEvent");
-  ScopedContext scope(*context_);
-  if (!scope.status().ok()) return scope.status();
-  return context_->Check(context_->api().cuEventRecord(event_, stream != nullptr ? stream->handle() : nullptr),
-                         "cuEventRecord");
+  return handle_.InContext("Record", [&](const CudaContext& c) {
+    return c.Check(c.api().cuEventRecord(handle(), stream != nullptr ? stream->handle() : nullptr), "cuEventRecord");
+  });
 }
+
 absl::Status CudaEvent::Synchronize() const {
-  if (context_ == nullptr) return absl::FailedPreconditionError("Synchronize on an empty CudaEvent");
-  ScopedContext scope(*context_);
-  if (!scope.status().ok()) return scope.status();
-  return context_->Check(context_->api().cuEventSynchronize(event_), "cuEventSynchronize");
+  return handle_.InContext("Synchronize", [&](const CudaContext& c) {
+    return c.Check(c.api().cuEventSynchronize(handle()), "cuEventSynchronize");
+  });
 }
+
 absl::StatusOr<float> CudaEvent::ElapsedMs(const CudaEvent& start, const CudaEvent& end) {
-  if (start.context_ == nullptr || end.context_ == nullptr) {
-    return absl::FailedPreconditionError("ElapsedMs on an empty CudaEvent");
-  }
-  ScopedContext scope(*start.context_);
-  if (!scope.status().ok()) return scope.status();
   float ms = 0;
-  absl::Status s = start.context_->Check(start.context_->api().cuEventElapsedTime_v2(&ms, start.event_, end.event_),
-                                         "cuEventElapsedTime");
+  absl::Status s = start.handle_.InContext("ElapsedMs", [&](const CudaContext& c) {
+    if (end.handle() == nullptr) return absl::FailedPreconditionError("ElapsedMs on an empty CudaEvent");
+    return c.Check(c.api().cuEventElapsedTime_v2(&ms, start.handle(), end.handle()), "cuEventElapsedTime");
+  });
   if (!s.ok()) return s;
   return ms;
 }
@@ -357,7 +353,7 @@ absl::StatusOr<CudaStream> CudaDevice::CreateStream() {
       !s.ok()) {
     return s;
   }
-  return CudaStream(context_, stream);
+  return CudaStream(CudaHandle(context_, CudaHandle::Kind::kStream, stream));
 }
 
 absl::StatusOr<CudaEvent> CudaDevice::CreateEvent() {
@@ -368,7 +364,7 @@ absl::StatusOr<CudaEvent> CudaDevice::CreateEvent() {
       !s.ok()) {
     return s;
   }
-  return CudaEvent(context_, event);
+  return CudaEvent(CudaHandle(context_, CudaHandle::Kind::kEvent, event));
 }
 
 // --- loading ---------------------------------------------------------------

@@ -21,6 +21,7 @@
 #include <span>
 #include <string>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "ir/kernel.h"
@@ -82,49 +83,58 @@ std::string_view CodeSourceName(CodeSource source);  // "jit", "disk cache", "me
 class CudaContext;  // a retained primary context (cuda_device.cc)
 class CudaModule;   // a loaded module (cuda_device.cc)
 
+// A stream or an event with the context it lives in, destroyed in that
+// context. Move-only; empty when default-made or moved from.
+class CudaHandle {
+ public:
+  enum class Kind { kStream, kEvent };
+  CudaHandle() = default;
+  CudaHandle(std::shared_ptr<CudaContext> context, Kind kind, void* handle);
+  CudaHandle(CudaHandle&& other) noexcept;
+  CudaHandle& operator=(CudaHandle&& other) noexcept;
+  CudaHandle(const CudaHandle&) = delete;
+  CudaHandle& operator=(const CudaHandle&) = delete;
+  ~CudaHandle();
+
+  void* get() const { return handle_; }
+  // Runs `call` with the context current on this thread; "<what> on an empty
+  // CudaStream" (or CudaEvent) when there is no handle.
+  absl::Status InContext(std::string_view what,
+                         absl::FunctionRef<absl::Status(const CudaContext& context)> call) const;
+
+ private:
+  void Reset();
+  std::shared_ptr<CudaContext> context_;
+  Kind kind_ = Kind::kStream;
+  void* handle_ = nullptr;
+};
+
 class CudaStream {
  public:
   CudaStream() = default;
-  CudaStream(CudaStream&& other) noexcept;
-  CudaStream& operator=(CudaStream&& other) noexcept;
-  CudaStream(const CudaStream&) = delete;
-  CudaStream& operator=(const CudaStream&) = delete;
-  ~CudaStream();
-
   absl::Status Synchronize() const;
-  cu::CUstream handle() const { return stream_; }
+  cu::CUstream handle() const { return static_cast<cu::CUstream>(handle_.get()); }
 
  private:
   friend class CudaDevice;
-  CudaStream(std::shared_ptr<CudaContext> context, cu::CUstream stream)
-      : context_(std::move(context)), stream_(stream) {}
-  void Reset();
-  std::shared_ptr<CudaContext> context_;
-  cu::CUstream stream_ = nullptr;
+  explicit CudaStream(CudaHandle handle) : handle_(std::move(handle)) {}
+  CudaHandle handle_;
 };
 
 class CudaEvent {
  public:
   CudaEvent() = default;
-  CudaEvent(CudaEvent&& other) noexcept;
-  CudaEvent& operator=(CudaEvent&& other) noexcept;
-  CudaEvent(const CudaEvent&) = delete;
-  CudaEvent& operator=(const CudaEvent&) = delete;
-  ~CudaEvent();
-
   // Records the event on `stream` (nullptr: the default stream).
   absl::Status Record(const CudaStream* stream = nullptr) const;
   absl::Status Synchronize() const;
   // Milliseconds between two recorded events (cuEventElapsedTime).
   static absl::StatusOr<float> ElapsedMs(const CudaEvent& start, const CudaEvent& end);
-  cu::CUevent handle() const { return event_; }
+  cu::CUevent handle() const { return static_cast<cu::CUevent>(handle_.get()); }
 
  private:
   friend class CudaDevice;
-  CudaEvent(std::shared_ptr<CudaContext> context, cu::CUevent event) : context_(std::move(context)), event_(event) {}
-  void Reset();
-  std::shared_ptr<CudaContext> context_;
-  cu::CUevent event_ = nullptr;
+  explicit CudaEvent(CudaHandle handle) : handle_(std::move(handle)) {}
+  CudaHandle handle_;
 };
 
 class CudaDevice;

@@ -13,15 +13,11 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "test/test_util.h"
 
 namespace ptxforge::cuda_testing {
 
-// "OK" or the status message, so a failed CHECK shows the message.
-inline std::string Msg(const absl::Status& s) { return s.ok() ? "OK" : std::string(s.message()); }
-template <typename T>
-std::string Msg(const absl::StatusOr<T>& s) {
-  return Msg(s.status());
-}
+using ::ptxforge::testing::Msg;  // "OK" or the status message
 
 // A fresh directory under $TMPDIR or /tmp, removed with its contents at scope end.
 class TempDir {
