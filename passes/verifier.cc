@@ -708,19 +708,39 @@ class Verifier {
     for (size_t b = 0; b < nb; ++b) {
       BitSet defined = b == 0 ? empty : BitSet(nregs, true);
       for (uint32_t p : cfg.blocks[b].preds) defined.IntersectWith(out[p]);
+      // Registers defined in this block under a guard (`@%p mov %r, 1`): a
+      // later use under the same guard is fine while %p is unchanged.
+      struct GuardedDef {
+        uint32_t reg, guard;
+        bool negated;
+      };
+      std::vector<GuardedDef> guarded_defs;
       for (uint32_t i = cfg.blocks[b].begin; i < cfg.blocks[b].end; ++i) {
         const Instruction& inst = k_.body[i];
+        auto defined_under_guard = [&](ir::Reg r) {
+          if (!inst.guarded() || inst.guard == r) return false;
+          for (const GuardedDef& g : guarded_defs) {
+            if (g.reg == r.id && g.guard == inst.guard.id && g.negated == inst.guard_negated) return true;
+          }
+          return false;
+        };
         absl::Status status;
         ir::ForEachUse(inst, [&](ir::Reg r) {
-          if (status.ok() && !defined.Test(r.id)) {
+          if (status.ok() && !defined.Test(r.id) && !defined_under_guard(r)) {
             status = Error(i, StrCat("%", r.id, " is used before it is defined",
                                            def_at[r.id] == UINT32_MAX ? " (it is never defined)"
                                                                        : " on some path"));
           }
         });
         if (!status.ok()) return status;
-        if (!inst.guarded()) {
-          for (ir::Reg d : inst.dsts) defined.Set(d.id);
+        for (ir::Reg d : inst.dsts) {
+          // Redefining a guard forgets what was defined under it.
+          std::erase_if(guarded_defs, [&](const GuardedDef& g) { return g.guard == d.id; });
+          if (inst.guarded()) {
+            guarded_defs.push_back({d.id, inst.guard.id, inst.guard_negated});
+          } else {
+            defined.Set(d.id);
+          }
         }
       }
     }
