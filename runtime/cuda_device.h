@@ -123,7 +123,7 @@ class CudaStream {
 
 class CudaEvent {
  public:
-  CudaEvent() = default;
+  CudaEvent() : handle_(nullptr, CudaHandle::Kind::kEvent, nullptr) {}
   // Records the event on `stream` (nullptr: the default stream).
   absl::Status Record(const CudaStream* stream = nullptr) const;
   absl::Status Synchronize() const;

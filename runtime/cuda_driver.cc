@@ -88,6 +88,26 @@ absl::StatusCode StatusCodeFor(cu::CUresult result) {
   }
 }
 
+namespace {
+
+// The entry point `symbol`, or (for the few whose newest version a driver may
+// predate) its previous version with the same signature.
+void* Resolve(void* handle, const char* symbol) {
+  static constexpr std::pair<std::string_view, const char*> kPrevious[] = {
+      {"cuEventElapsedTime_v2", "cuEventElapsedTime"},  // _v2 since CUDA 12.8
+  };
+  if (void* p = dlsym(handle, symbol)) return p;
+  for (const auto& [name, previous] : kPrevious) {
+    if (name == symbol) {
+      if (void* p = dlsym(handle, previous)) return p;
+      (void)dlsym(handle, symbol);  // report the current name in dlerror()
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace
+
 absl::StatusOr<const CudaDriver*> CudaDriver::Load(std::string_view requested_path) {
   static std::mutex mu;
   static auto* loaded = new std::map<std::string, std::unique_ptr<CudaDriver>, std::less<>>();
@@ -103,7 +123,7 @@ absl::StatusOr<const CudaDriver*> CudaDriver::Load(std::string_view requested_pa
   }
   cu::CudaDriverApi api;
 #define PTXFORGE_CUDA_RESOLVE(symbol, type)                                                       \
-  api.symbol = reinterpret_cast<decltype(api.symbol)>(dlsym(handle, #symbol));                                   \
+  api.symbol = reinterpret_cast<decltype(api.symbol)>(Resolve(handle, #symbol));                  \
   if (api.symbol == nullptr) {                                                                    \
     const char* error = dlerror();                                                                \
     std::string why = error != nullptr ? error : "";                                              \

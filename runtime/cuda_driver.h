@@ -136,7 +136,8 @@ inline constexpr unsigned int CU_STREAM_NON_BLOCKING = 0x1;
 inline constexpr unsigned int CU_EVENT_DEFAULT = 0x0;
 
 // X(symbol, function type): every entry point, by the ABI symbol cuda.h
-// binds its name to. All are required.
+// binds its name to. All are required; cuEventElapsedTime_v2 falls back to
+// cuEventElapsedTime on drivers older than CUDA 12.8.
 #define PTXFORGE_CUDA_FUNCTIONS(X)                                                                          \
   X(cuGetErrorName, CUresult(CUresult, const char**))                                                       \
   X(cuGetErrorString, CUresult(CUresult, const char**))                                                     \

@@ -5,11 +5,17 @@
 add_library(ptxforge_fake_libcuda MODULE cuda_fake_driver.cc)
 target_include_directories(ptxforge_fake_libcuda PRIVATE ${PROJECT_SOURCE_DIR})
 target_compile_features(ptxforge_fake_libcuda PRIVATE cxx_std_20)
+# The same fake as a CUDA 12.0 driver (no cuEventElapsedTime_v2).
+add_library(ptxforge_fake_libcuda_12_0 MODULE cuda_fake_driver.cc)
+target_include_directories(ptxforge_fake_libcuda_12_0 PRIVATE ${PROJECT_SOURCE_DIR})
+target_compile_features(ptxforge_fake_libcuda_12_0 PRIVATE cxx_std_20)
+target_compile_definitions(ptxforge_fake_libcuda_12_0 PRIVATE PTXFORGE_FAKE_CUDA_12_0)
 
 ptxforge_add_test(cuda_test
   SOURCES cuda_driver_test.cc cuda_jit_test.cc cuda_cache_test.cc cuda_device_test.cc cuda_view_chain_test.cc)
-add_dependencies(cuda_test ptxforge_fake_libcuda)
-target_compile_definitions(cuda_test PRIVATE PTXFORGE_FAKE_LIBCUDA="$<TARGET_FILE:ptxforge_fake_libcuda>")
+add_dependencies(cuda_test ptxforge_fake_libcuda ptxforge_fake_libcuda_12_0)
+target_compile_definitions(cuda_test PRIVATE PTXFORGE_FAKE_LIBCUDA="$<TARGET_FILE:ptxforge_fake_libcuda>"
+                                             PTXFORGE_FAKE_LIBCUDA_12_0="$<TARGET_FILE:ptxforge_fake_libcuda_12_0>")
 
 # Tagged [gpu]: run on a real driver and device, reported as skipped (with the
 # reason) where there is none.

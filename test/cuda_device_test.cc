@@ -382,6 +382,21 @@ TEST_CASE("streams and events are owned, and events time work", "[cuda][device]"
   CHECK(fake.Get("live_events") == 0);
 }
 
+TEST_CASE("a driver older than CUDA 12.8 times events with cuEventElapsedTime", "[cuda][device]") {
+  absl::StatusOr<std::unique_ptr<CudaDevice>> gpu =
+      OpenCudaDevice(0, CudaOptions{.libcuda_path = PTXFORGE_FAKE_LIBCUDA_12_0, .cache = {.disk = false}});
+  INFO(Msg(gpu));
+  REQUIRE(gpu.ok());
+  CHECK((*gpu)->properties().driver_version == 12000);
+  CudaEvent start = *(*gpu)->CreateEvent();
+  CudaEvent stop = *(*gpu)->CreateEvent();
+  REQUIRE(start.Record().ok());
+  REQUIRE(stop.Record().ok());
+  CHECK(*CudaEvent::ElapsedMs(start, stop) == 0.25f);
+  CHECK(Msg(CudaEvent::ElapsedMs(start, CudaEvent())) == "ElapsedMs on an empty CudaEvent");
+  CHECK(Msg(CudaEvent::ElapsedMs(CudaEvent(), stop)) == "ElapsedMs on an empty CudaEvent");
+}
+
 TEST_CASE("kernels, streams and events may outlive their device", "[cuda][device]") {
   FakeCuda fake;
   std::unique_ptr<CudaDevice> gpu = Open(Fake());

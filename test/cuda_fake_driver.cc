@@ -2,7 +2,9 @@
 //
 // Exports every entry point runtime/cuda_driver.h resolves, plus FakeCuda*
 // control functions the tests find with dlsym on the same library. "Cubins"
-// are the text "FAKECUBIN\n" followed by the PTX they came from.
+// are the text "FAKECUBIN\n" followed by the PTX they came from. Built with
+// PTXFORGE_FAKE_CUDA_12_0 it is a CUDA 12.0 driver, which predates
+// cuEventElapsedTime_v2 and exports cuEventElapsedTime instead.
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -55,7 +57,12 @@ void ResetLocked() {
   State& s = S();
   for (void* p : s.allocations) std::free(p);
   s = State();
-  s.ints = {{"init_result", 0}, {"device_count", 1}, {"driver_version", 12040}, {"cc_major", 8}, {"cc_minor", 6},
+#ifdef PTXFORGE_FAKE_CUDA_12_0
+  const int driver_version = 12000;
+#else
+  const int driver_version = 12040;
+#endif
+  s.ints = {{"init_result", 0}, {"device_count", 1}, {"driver_version", driver_version}, {"cc_major", 8}, {"cc_minor", 6},
             {"jit_fail", 0}, {"num_regs", 16}, {"max_threads", 1024}};
 }
 
@@ -383,7 +390,11 @@ CUresult cuEventRecord(CUevent event, CUstream) {
   return CUDA_SUCCESS;
 }
 CUresult cuEventSynchronize(CUevent) { return CUDA_SUCCESS; }
+#ifdef PTXFORGE_FAKE_CUDA_12_0
+CUresult cuEventElapsedTime(float* ms, CUevent start, CUevent end) {
+#else
 CUresult cuEventElapsedTime_v2(float* ms, CUevent start, CUevent end) {
+#endif
   if (*reinterpret_cast<int*>(start) == 0 || *reinterpret_cast<int*>(end) == 0) return CUDA_ERROR_INVALID_VALUE;
   *ms = 0.25f;
   return CUDA_SUCCESS;
