@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <initializer_list>
 #include <utility>
 #include <vector>
 
@@ -59,6 +60,16 @@ class ScopedContext {
 };
 
 std::string Address(uint64_t a) { return StrCat("0x", Hex{a}); }
+
+// Reads each attribute into its field with `read`; stops at the first error.
+template <typename Attribute>
+absl::Status ReadAttributes(std::initializer_list<std::pair<Attribute, int*>> fields,
+                            absl::FunctionRef<absl::Status(int* out, Attribute attribute)> read) {
+  for (const auto& [attribute, out] : fields) {
+    if (absl::Status s = read(out, attribute); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
 std::string Dims(const Dim3& d) { return StrCat(d.x, "x", d.y, "x", d.z); }
 
 }  // namespace
@@ -485,22 +496,20 @@ absl::StatusOr<std::unique_ptr<LoadedKernel>> CudaDevice::Load(const ir::Kernel&
     return s;
   }
   CudaFunctionAttributes a;
-  struct Query {
-    cu::CUfunction_attribute attribute;
-    int* out;
-  };
-  for (Query q : {Query{cu::CU_FUNC_ATTRIBUTE_NUM_REGS, &a.num_regs},
-                  Query{cu::CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, &a.local_bytes},
-                  Query{cu::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, &a.shared_bytes},
-                  Query{cu::CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES, &a.const_bytes},
-                  Query{cu::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, &a.max_threads_per_block},
-                  Query{cu::CU_FUNC_ATTRIBUTE_PTX_VERSION, &a.ptx_version},
-                  Query{cu::CU_FUNC_ATTRIBUTE_BINARY_VERSION, &a.binary_version}}) {
-    if (absl::Status s = context_->Check(api.cuFuncGetAttribute(q.out, q.attribute, function),
-                                         StrCat("cuFuncGetAttribute(", kernel.name, ")"));
-        !s.ok()) {
-      return s;
-    }
+  if (absl::Status s = ReadAttributes<cu::CUfunction_attribute>(
+          {{cu::CU_FUNC_ATTRIBUTE_NUM_REGS, &a.num_regs},
+           {cu::CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, &a.local_bytes},
+           {cu::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, &a.shared_bytes},
+           {cu::CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES, &a.const_bytes},
+           {cu::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, &a.max_threads_per_block},
+           {cu::CU_FUNC_ATTRIBUTE_PTX_VERSION, &a.ptx_version},
+           {cu::CU_FUNC_ATTRIBUTE_BINARY_VERSION, &a.binary_version}},
+          [&](int* out, cu::CUfunction_attribute attribute) {
+            return context_->Check(api.cuFuncGetAttribute(out, attribute, function),
+                                   StrCat("cuFuncGetAttribute(", kernel.name, ", ", static_cast<int>(attribute), ")"));
+          });
+      !s.ok()) {
+    return s;
   }
   CodeSource source = built ? (*module)->source() : CodeSource::kMemoryCache;
   return std::unique_ptr<LoadedKernel>(new CudaKernel(kernel, this, *module, function, a, source));
@@ -631,23 +640,25 @@ absl::StatusOr<std::unique_ptr<CudaDevice>> OpenCudaDevice(int ordinal, CudaOpti
   if (cu::CUresult r = api.cuDeviceTotalMem_v2(&p.total_memory, device); r != cu::CUDA_SUCCESS) {
     return driver.Error(r, "cuDeviceTotalMem");
   }
-  struct Query {
-    cu::CUdevice_attribute attribute;
-    int* out;
-  };
-  for (Query q : {Query{cu::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, &p.cc_major},
-                  Query{cu::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, &p.cc_minor},
-                  Query{cu::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, &p.sm_count},
-                  Query{cu::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, &p.max_threads_per_block},
-                  Query{cu::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR, &p.max_threads_per_sm},
-                  Query{cu::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK, &p.max_shared_per_block},
-                  Query{cu::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, &p.max_shared_per_block_optin},
-                  Query{cu::CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK, &p.registers_per_block},
-                  Query{cu::CU_DEVICE_ATTRIBUTE_WARP_SIZE, &p.warp_size},
-                  Query{cu::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, &p.l2_cache_bytes}}) {
-    if (cu::CUresult r = api.cuDeviceGetAttribute(q.out, q.attribute, device); r != cu::CUDA_SUCCESS) {
-      return driver.Error(r, StrCat("cuDeviceGetAttribute(", static_cast<int>(q.attribute), ")"));
-    }
+  if (absl::Status s = ReadAttributes<cu::CUdevice_attribute>(
+          {{cu::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, &p.cc_major},
+           {cu::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, &p.cc_minor},
+           {cu::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, &p.sm_count},
+           {cu::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, &p.max_threads_per_block},
+           {cu::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR, &p.max_threads_per_sm},
+           {cu::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK, &p.max_shared_per_block},
+           {cu::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, &p.max_shared_per_block_optin},
+           {cu::CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK, &p.registers_per_block},
+           {cu::CU_DEVICE_ATTRIBUTE_WARP_SIZE, &p.warp_size},
+           {cu::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, &p.l2_cache_bytes}},
+          [&](int* out, cu::CUdevice_attribute attribute) {
+            cu::CUresult r = api.cuDeviceGetAttribute(out, attribute, device);
+            return r == cu::CUDA_SUCCESS
+                       ? absl::OkStatus()
+                       : driver.Error(r, StrCat("cuDeviceGetAttribute(", static_cast<int>(attribute), ")"));
+          });
+      !s.ok()) {
+    return s;
   }
   absl::StatusOr<ir::Target> native = NativeTargetFor(p.cc_major, p.cc_minor);
   if (!native.ok()) {
