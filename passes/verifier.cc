@@ -276,14 +276,23 @@ class Verifier {
       if (ir::IsIntegerRounding(m.rounding)) {
         return Error(i, StrCat(".", ir::RoundingName(m.rounding), " (round to integer) applies to cvt only"));
       }
+      if (ir::IsHalfFamily(t) && m.rounding != ir::Rounding::kRn) {
+        return Error(i, StrCat(".", ir::RoundingName(m.rounding), " does not apply to ", ir::TypeName(t), " (only .rn)"));
+      }
     }
     if (m.ftz && inst.op != Opcode::kCvt && t != ScalarType::kF32 && !ir::IsF16Family(t) &&
         !(t == ScalarType::kF64 && m.mode == ir::Mode::kApprox)) {
       return Error(i, StrCat(".ftz applies to f32 (and f16) only, not ", ir::TypeName(t)));
     }
+    if (m.ftz && inst.op == Opcode::kEx2 && t != ScalarType::kF32) {
+      return Error(i, StrCat(".ftz applies to ex2.f32 only, not ", ir::TypeName(t)));
+    }
     if (m.sat && inst.op != Opcode::kCvt) {
-      bool sat_ok = is_float || ((inst.op == Opcode::kAdd || inst.op == Opcode::kSub) && t == ScalarType::kS32);
-      if (!sat_ok) return Error(i, StrCat(".sat applies to floats (and s32 add/sub) only, not ", ir::TypeName(t)));
+      bool sat_ok = (is_float && t != ScalarType::kF64 && !ir::IsBF16Family(t)) ||
+                    ((inst.op == Opcode::kAdd || inst.op == Opcode::kSub) && t == ScalarType::kS32);
+      if (!sat_ok) {
+        return Error(i, StrCat(".sat applies to f32 and f16 (and s32 add/sub) only, not ", ir::TypeName(t)));
+      }
     }
     switch (inst.op) {
       case Opcode::kMul:
@@ -373,8 +382,18 @@ class Verifier {
       }
     } else if (m.rounding != ir::Rounding::kNone) {
       return Error(i, StrCat("cvt.", pair, " (integer to integer) takes no rounding modifier"));
+    } else if (m.sat) {
+      // ptxas refuses .sat where every source value fits the destination.
+      int bt = ir::TypeBits(to), bf = ir::TypeBits(from);
+      bool fits = (ir::IsSigned(to) == ir::IsSigned(from) && bt >= bf) || (ir::IsSigned(to) && bt > bf);
+      if (fits) return Error(i, StrCat("cvt.", pair, " cannot overflow, so .sat does not apply"));
     }
     if (m.ftz && to != ScalarType::kF32 && from != ScalarType::kF32) return Error(i, ".ftz applies to cvt with an f32 operand only");
+    const bool bf16 = ir::IsBF16Family(to) || ir::IsBF16Family(from);
+    if (bf16 && m.sat) return Error(i, StrCat("cvt.", pair, ": .sat does not apply to cvt with bf16"));
+    if (bf16 && (ir::TypeBits(to) == 8 || ir::TypeBits(from) == 8)) {
+      return Error(i, StrCat("cvt.", pair, ": PTX has no cvt between bf16 and 8-bit integers"));
+    }
     if (absl::Status s = ExpectCount(i, 1, 1); !s.ok()) return s;
     if (absl::Status s = ExpectDst(i, 0, to); !s.ok()) return s;
     return ExpectValue(i, 0, from, /*allow_imm=*/false);
@@ -537,6 +556,13 @@ class Verifier {
                          : (c == ir::CacheOp::kWb || c == ir::CacheOp::kCg || c == ir::CacheOp::kCs ||
                             c == ir::CacheOp::kWt);
           if (!ok) return Error(i, StrCat("cache operator .", ir::CacheOpName(c), " does not apply to ", info.mnemonic));
+          if (inst.mods.nc && c != ir::CacheOp::kCa && c != ir::CacheOp::kCg && c != ir::CacheOp::kCs) {
+            return Error(i, StrCat("cache operator .", ir::CacheOpName(c), " does not apply to ld.global.nc"));
+          }
+        }
+        if (vec == 4 && ir::TypeBits(t) == 64 && sp != ir::StateSpace::kGlobal && sp != ir::StateSpace::kGeneric) {
+          return Error(i, StrCat("256-bit ", info.mnemonic, ".v4 of 64-bit values works on global (or generic) "
+                                 "addresses only, not ", ir::StateSpaceName(sp)));
         }
         if (absl::Status s = CheckAddress(i, 0, sp); !s.ok()) return s;
         for (int v = 0; v < vec; ++v) {
@@ -557,7 +583,12 @@ class Verifier {
           return Error(i, StrCat(info.mnemonic, " needs an operation (.add, .min, .max, .inc, .dec, .and, .or, .xor",
                                  atom ? ", .exch, .cas)" : ")"));
         }
-        if (!atom && op == ir::AtomOp::kCas) return Error(i, "red has no .cas (use atom.cas)");
+        if (!atom && (op == ir::AtomOp::kCas || op == ir::AtomOp::kExch)) {
+          return Error(i, StrCat("red has no .", ir::AtomOpName(op), " (use atom.", ir::AtomOpName(op), ")"));
+        }
+        if (!atom && (inst.mods.sem == ir::MemSem::kAcquire || inst.mods.sem == ir::MemSem::kAcqRel)) {
+          return Error(i, StrCat("red has no .", ir::MemSemName(inst.mods.sem), " (only .relaxed and .release)"));
+        }
         if (absl::Status s = ExpectCount(i, atom ? 1 : 0, srcs); !s.ok()) return s;
         if (!ir::AtomOpAllowsType(op, t)) {
           return Error(i, StrCat(".", ir::AtomOpName(op), " does not apply to ", ir::TypeName(t)));
