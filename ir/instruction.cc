@@ -141,8 +141,13 @@ TargetRequirement RequirementOf(const Instruction& inst) {
     if (IsBF16Family(t) || IsBF16Family(s)) {
       ScalarType other = IsBF16Family(t) ? s : t;
       if (other == ScalarType::kF32) {
-        // cvt.rn.bf16.f32 is sm_80 / PTX 7.0; cvt.f32.bf16 needs PTX 7.1.
-        req = Max(req, TargetRequirement{80, false, PtxVersion{IsBF16Family(s) ? 71 : 70}});
+        // cvt.rn.bf16.f32 is sm_80 / PTX 7.0; cvt.f32.bf16 needs PTX 7.1, and
+        // sm_90 / PTX 7.8 with .ftz.
+        if (IsBF16Family(s) && inst.mods.ftz) {
+          req = Max(req, TargetRequirement{90, false, PtxVersion{78}});
+        } else {
+          req = Max(req, TargetRequirement{80, false, PtxVersion{IsBF16Family(s) ? 71 : 70}});
+        }
       } else {
         req = Max(req, TargetRequirement{90, false, PtxVersion{78}});
       }
@@ -151,6 +156,14 @@ TargetRequirement RequirementOf(const Instruction& inst) {
   }
   if (IsF16Family(t)) req = Max(req, info.f16);
   if (IsBF16Family(t)) req = Max(req, info.bf16);
+  // 256-bit loads and stores (.v4 of 64-bit values) are sm_100 / PTX 8.8.
+  if ((inst.op == Opcode::kLd || inst.op == Opcode::kSt) && inst.mods.vec == 4 && TypeBits(t) == 64) {
+    req = Max(req, TargetRequirement{100, false, PtxVersion{88}});
+  }
+  // cvta to and from the param space is PTX 7.7.
+  if (inst.op == Opcode::kCvta && inst.mods.space == StateSpace::kParam) {
+    req = Max(req, TargetRequirement{0, false, PtxVersion{77}});
+  }
   for (const Operand& op : inst.srcs) {
     if (op.kind == OperandKind::kSpecial) {
       req.ptx = std::max(req.ptx, SpecialRegMinPtx(static_cast<SpecialReg>(op.id)));
