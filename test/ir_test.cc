@@ -416,6 +416,27 @@ TEST_CASE("instruction requirements come from the table's columns", "[opcode]") 
   REQUIRE(req(ir::Opcode::kCvt, ScalarType::kF32, ScalarType::kBF16) == "sm_80/7.1");
   REQUIRE(req(ir::Opcode::kCvt, ScalarType::kBF16, ScalarType::kF16) == "sm_90/7.8");
   REQUIRE(req(ir::Opcode::kCvt, ScalarType::kF32, ScalarType::kF16) == "sm_0/0.0");
+  auto name = [](const ir::Instruction& inst) {
+    ir::TargetRequirement r = ir::RequirementOf(inst);
+    return StrCat(ir::RequirementName(r), "/", ir::PtxVersion{r.ptx}.ToString());
+  };
+  ir::Instruction cvt_ftz;
+  cvt_ftz.op = ir::Opcode::kCvt;
+  cvt_ftz.mods = ir::Modifiers{.type = ScalarType::kF32, .type2 = ScalarType::kBF16};
+  cvt_ftz.mods.ftz = true;
+  REQUIRE(name(cvt_ftz) == "sm_90/7.8");
+  ir::Instruction wide_ld;
+  wide_ld.op = ir::Opcode::kLd;
+  wide_ld.mods = ir::Modifiers{.type = ScalarType::kF64, .space = ir::StateSpace::kGlobal, .vec = 4};
+  REQUIRE(name(wide_ld) == "sm_100/8.8");
+  wide_ld.mods.vec = 2;
+  REQUIRE(name(wide_ld) == "sm_0/0.0");
+  wide_ld.mods = ir::Modifiers{.type = ScalarType::kF32, .space = ir::StateSpace::kGlobal, .vec = 4};
+  REQUIRE(name(wide_ld) == "sm_0/0.0");
+  ir::Instruction cvta;
+  cvta.op = ir::Opcode::kCvta;
+  cvta.mods = ir::Modifiers{.type = ScalarType::kU64, .space = ir::StateSpace::kParam};
+  REQUIRE(name(cvta) == "sm_0/7.7");
   ir::Instruction mov;
   mov.op = ir::Opcode::kMov;
   mov.mods.type = ScalarType::kU32;

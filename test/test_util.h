@@ -71,6 +71,7 @@ class HandKernel {
   }
 
   ir::Kernel& kernel() { return kernel_; }
+  const ir::Kernel& kernel() const { return kernel_; }
 
  private:
   ir::Kernel kernel_;

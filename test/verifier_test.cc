@@ -293,6 +293,28 @@ TEST_CASE("address and state space errors", "[verifier]") {
          m.vec = 2;
          f.Add(Opcode::kLd, m, {f.u32, f.u32}, {Operand::AddrParam(f.param)});
        }},
+      {"instruction 0: ld.global.nc.lu.f32 %2, [%0]: cache operator .lu does not apply to ld.global.nc",
+       [](Fixture& f) {
+         ir::Modifiers m = Mem(T::kF32, StateSpace::kGlobal);
+         m.cache = ir::CacheOp::kLu;
+         m.nc = true;
+         f.Add(Opcode::kLd, m, {f.f32}, {Operand::AddrReg(f.u64, 0)});
+       }},
+      {"instruction 0: ld.shared.v4.f64 {%4, %4, %4, %4}, [tile]: 256-bit ld.v4 of 64-bit values works on global (or "
+       "generic) addresses only, not shared",
+       [](Fixture& f) {
+         f.h.kernel().target = ir::Target::kSm100;
+         ir::Modifiers m = Mem(T::kF64, StateSpace::kShared);
+         m.vec = 4;
+         f.Add(Opcode::kLd, m, {f.f64, f.f64, f.f64, f.f64}, {Operand::AddrSymbol(f.tile, 0)});
+       }},
+      {"instruction 0: st.global.v4.u64 [%0], {%0, %0, %0, %0}: st.global.v4.u64 requires sm_100 or newer; the "
+       "kernel targets sm_80",
+       [](Fixture& f) {
+         ir::Modifiers m = Mem(T::kU64, StateSpace::kGlobal);
+         m.vec = 4;
+         f.Add(Opcode::kSt, m, {}, {Operand::AddrReg(f.u64, 0), f.u64, f.u64, f.u64, f.u64});
+       }},
       {"instruction 0: ld.global.wb.f32 %2, [%0]: cache operator .wb does not apply to ld",
        [](Fixture& f) {
          ir::Modifiers m = Mem(T::kF32, StateSpace::kGlobal);
@@ -382,8 +404,30 @@ TEST_CASE("modifier errors", "[verifier]") {
          m.ftz = true;
          f.Add(Opcode::kAdd, m, {f.f64}, {f.f64, f.f64});
        }},
-      {"instruction 0: add.sat.u32 %1, %1, %1: .sat applies to floats (and s32 add/sub) only, not u32",
+      {"instruction 0: add.sat.u32 %1, %1, %1: .sat applies to f32 and f16 (and s32 add/sub) only, not u32",
        add_u32(with([](auto& m) { m.sat = true; }))},
+      {"instruction 0: mul.sat.f64 %4, %4, %4: .sat applies to f32 and f16 (and s32 add/sub) only, not f64",
+       [](Fixture& f) {
+         ir::Modifiers m = Ty(T::kF64);
+         m.sat = true;
+         f.Add(Opcode::kMul, m, {f.f64}, {f.f64, f.f64});
+       }},
+      {"instruction 0: fma.rn.sat.bf16 %8, %8, %8, %8: .sat applies to f32 and f16 (and s32 add/sub) only, not bf16",
+       [](Fixture& f) {
+         ir::Modifiers m{.type = T::kBF16, .rounding = ir::Rounding::kRn};
+         m.sat = true;
+         f.Add(Opcode::kFma, m, {f.bf16}, {f.bf16, f.bf16, f.bf16});
+       }},
+      {"instruction 0: add.rz.f16 %5, %5, %5: .rz does not apply to f16 (only .rn)",
+       [](Fixture& f) {
+         f.Add(Opcode::kAdd, ir::Modifiers{.type = T::kF16, .rounding = ir::Rounding::kRz}, {f.f16}, {f.f16, f.f16});
+       }},
+      {"instruction 0: ex2.approx.ftz.f16 %5, %5: .ftz applies to ex2.f32 only, not f16",
+       [](Fixture& f) {
+         ir::Modifiers m{.type = T::kF16, .mode = ir::Mode::kApprox};
+         m.ftz = true;
+         f.Add(Opcode::kEx2, m, {f.f16}, {f.f16});
+       }},
       {"instruction 0: mul.u32 %1, %1, %1: integer mul needs .lo, .hi or .wide",
        [](Fixture& f) { f.Add(Opcode::kMul, Ty(T::kU32), {f.u32}, {f.u32, f.u32}); }},
       {"instruction 0: mad.approx.u32 %1, %1, %1, %1: integer mad needs .lo, .hi or .wide",
@@ -488,6 +532,16 @@ TEST_CASE("cvt rounding rules", "[verifier]") {
       {"OK", cvt(T::kF32, T::kF32, Rounding::kRni)},
       {"instruction 1: cvt.rn.u32.s32 %10, %11: cvt.u32.s32 (integer to integer) takes no rounding modifier",
        cvt(T::kU32, T::kS32, Rounding::kRn)},
+      {"instruction 1: cvt.sat.s32.u16 %10, %11: cvt.s32.u16 cannot overflow, so .sat does not apply",
+       [&](Fixture& f) { cvt(T::kS32, T::kU16, Rounding::kNone)(f); f.h.kernel().body.back().mods.sat = true; }},
+      {"OK", [&](Fixture& f) { cvt(T::kU32, T::kS32, Rounding::kNone)(f); f.h.kernel().body.back().mods.sat = true; }},
+      {"instruction 1: cvt.rn.sat.bf16.f32 %10, %11: cvt.bf16.f32: .sat does not apply to cvt with bf16",
+       [&](Fixture& f) { cvt(T::kBF16, T::kF32, Rounding::kRn)(f); f.h.kernel().body.back().mods.sat = true; }},
+      {"instruction 1: cvt.rzi.s8.bf16 %10, %11: cvt.s8.bf16: PTX has no cvt between bf16 and 8-bit integers",
+       [&](Fixture& f) {
+         f.h.kernel().target = ir::Target::kSm90;
+         cvt(T::kS8, T::kBF16, Rounding::kRzi)(f);
+       }},
       {"instruction 1: cvt.rn.ftz.f64.s32 %10, %11: .ftz applies to cvt with an f32 operand only",
        cvt(T::kF64, T::kS32, Rounding::kRn, /*ftz=*/true)},
       {"OK", cvt(T::kF16, T::kF32, Rounding::kRn, /*ftz=*/true)},
@@ -520,6 +574,18 @@ TEST_CASE("rules of individual opcodes", "[verifier]") {
        [](Fixture& f) {
          f.Add(Opcode::kRed, ir::Modifiers{.type = T::kB32, .space = StateSpace::kGlobal, .atom = ir::AtomOp::kCas},
                {}, {Operand::AddrReg(f.u64, 0), f.b32});
+       }},
+      {"instruction 0: red.global.exch.b32 [%0], %7: red has no .exch (use atom.exch)",
+       [](Fixture& f) {
+         f.Add(Opcode::kRed, ir::Modifiers{.type = T::kB32, .space = StateSpace::kGlobal, .atom = ir::AtomOp::kExch},
+               {}, {Operand::AddrReg(f.u64, 0), f.b32});
+       }},
+      {"instruction 0: red.acquire.global.add.u32 [%0], %1: red has no .acquire (only .relaxed and .release)",
+       [](Fixture& f) {
+         f.Add(Opcode::kRed,
+               ir::Modifiers{.type = T::kU32, .space = StateSpace::kGlobal, .atom = ir::AtomOp::kAdd,
+                             .sem = ir::MemSem::kAcquire},
+               {}, {Operand::AddrReg(f.u64, 0), f.u32});
        }},
       {"instruction 0: atom.global.inc.u64 %0, [%0], %0: .inc does not apply to u64",
        [](Fixture& f) {

@@ -1,0 +1,514 @@
+// ptxas checks: registry kernels and an opcode-table coverage module assemble for every target,
+// and the table's minimum targets and PTX versions are neither too low nor too high.
+#include <catch2/catch.hpp>
+
+#include <array>
+#include <functional>
+#include <map>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "emit/ptx_printer.h"
+#include "ir/format.h"
+#include "passes/verifier.h"
+#include "test/test_util.h"
+
+namespace ptxforge {
+namespace {
+
+using ir::Opcode;
+using ir::Operand;
+using ir::ScalarType;
+using ir::StateSpace;
+using testing::Msg;
+using T = ScalarType;
+
+// The ptxas verdict on `ptx`: line number (1-based) -> error messages.
+struct Verdict {
+  int exit_code = 0;
+  std::map<int, std::vector<std::string>> errors;
+  std::string output;
+};
+
+Verdict Assemble(const std::string& ptxas, const std::string& ptx, ir::Target target,
+                 const std::vector<std::string>& extra_args = {}) {
+  absl::StatusOr<runtime::PtxasResult> r = runtime::RunPtxas(ptxas, ptx, target, extra_args);
+  REQUIRE(Msg(r) == "OK");
+  Verdict v{r->exit_code, {}, r->output};
+  static const std::regex kError(R"(line (\d+); error\s*: (.*))");
+  std::string out = r->output;
+  for (std::sregex_iterator it(out.begin(), out.end(), kError), end; it != end; ++it) {
+    v.errors[std::stoi((*it)[1])].push_back((*it)[2]);
+  }
+  return v;
+}
+
+std::vector<std::string> Lines(const std::string& text) {
+  std::vector<std::string> lines;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t nl = text.find('\n', start);
+    if (nl == std::string::npos) nl = text.size();
+    lines.push_back(text.substr(start, nl - start));
+    start = nl + 1;
+  }
+  return lines;
+}
+
+// "line: error" for every error ptxas reported, at most `limit` of them.
+std::string Describe(const Verdict& v, const std::string& ptx, size_t limit = 60) {
+  std::vector<std::string> lines = Lines(ptx);
+  std::string out;
+  size_t n = 0;
+  for (const auto& [line, messages] : v.errors) {
+    if (n++ == limit) {
+      StrAppend(&out, "... and ", v.errors.size() - limit, " more lines\n");
+      break;
+    }
+    std::string text = line >= 1 && line <= static_cast<int>(lines.size()) ? lines[line - 1] : "?";
+    StrAppend(&out, text, "    <- ", StrJoin(messages, "; "), "\n");
+  }
+  if (v.errors.empty()) out = v.output;
+  return out;
+}
+
+TEST_CASE("every registry kernel assembles for every target", "[ptxas]") {
+  std::optional<std::string> ptxas = testing::PtxasOrSkip();
+  if (!ptxas) return;
+  for (const ir::TargetInfo& target : ir::AllTargets()) {
+    INFO("target " << target.name);
+    ir::Module module;
+    module.target = target.target;
+    for (const kernels::KernelFamily* family : kernels::AllFamilies()) {
+      absl::StatusOr<ir::Kernel> k = testing::BuildRegistryKernel(*family, target.target);
+      REQUIRE(Msg(k) == "OK");
+      module.kernels.push_back(*std::move(k));
+      // Every other element type the family accepts, too.
+      for (std::string type : {"f16", "bf16", "f32", "f64", "s32", "u32", "s64", "u64"}) {
+        const std::vector<std::pair<std::string, std::string>> overrides = {{"type", type}};
+        absl::StatusOr<kernels::Config> config = family->MakeConfig(overrides);
+        if (!config.ok()) break;  // the family has no type setting
+        absl::StatusOr<ir::Kernel> typed = family->Build(*config, target.target);
+        if (!typed.ok() || typed->name == module.kernels.back().name) continue;
+        REQUIRE(Msg(passes::Pipeline::Standard().Run(*typed)) == "OK");
+        bool seen = false;
+        for (const ir::Kernel& other : module.kernels) seen |= other.name == typed->name;
+        if (!seen) module.kernels.push_back(*std::move(typed));
+      }
+    }
+    absl::StatusOr<std::string> ptx = emit::PrintPtx(module);
+    REQUIRE(Msg(ptx) == "OK");
+    Verdict v = Assemble(*ptxas, *ptx, target.target);
+    if (v.exit_code != 0) FAIL("ptxas -arch=" << target.name << " rejected the registry kernels:\n" << Describe(v, *ptx));
+  }
+}
+
+std::string TrivialModule(std::string_view version, std::string_view target) {
+  return StrCat(".version ", version, "\n.target ", target, "\n.address_size 64\n\n.visible .entry k()\n{\n\tret;\n}\n");
+}
+
+TEST_CASE("the target table's minimum PTX versions are exact", "[ptxas]") {
+  std::optional<std::string> ptxas = testing::PtxasOrSkip();
+  if (!ptxas) return;
+  auto known = ir::KnownPtxVersions();
+  for (const ir::TargetInfo& target : ir::AllTargets()) {
+    INFO("target " << target.name);
+    Verdict at_min = Assemble(*ptxas, TrivialModule(target.min_ptx.ToString(), target.name), target.target);
+    CHECK(at_min.exit_code == 0);
+    auto it = std::find(known.begin(), known.end(), target.min_ptx);
+    REQUIRE(it != known.end());
+    if (it == known.begin()) continue;
+    Verdict below = Assemble(*ptxas, TrivialModule(std::prev(it)->ToString(), target.name), target.target);
+    CHECK(below.exit_code != 0);
+  }
+  Verdict newest = Assemble(*ptxas, TrivialModule(ir::MaxPtxVersion().ToString(), "sm_120a"), ir::Target::kSm120a);
+  CHECK(newest.exit_code == 0);
+}
+
+// ---- the coverage module: every modifier/type combination the verifier
+// accepts, one instruction each, assembled for each target.
+
+// Every value of a modifier slot, applied to a copy of `m`.
+std::vector<ir::Modifiers> SlotValues(const ir::OpInfo& info, ir::ModSlot slot, const ir::Modifiers& m) {
+  std::vector<ir::Modifiers> out;
+  auto each = [&](int n, auto set) {
+    for (int v = 0; v < n; ++v) {
+      ir::Modifiers c = m;
+      set(c, v);
+      out.push_back(c);
+    }
+  };
+  using ir::ModSlot;
+  switch (slot) {
+    case ModSlot::kSem: each(5, [](auto& c, int v) { c.sem = static_cast<ir::MemSem>(v); }); break;
+    case ModSlot::kScope:
+    case ModSlot::kLevel: each(4, [](auto& c, int v) { c.scope = static_cast<ir::Scope>(v); }); break;
+    case ModSlot::kSpace: each(6, [](auto& c, int v) { c.space = static_cast<StateSpace>(v); }); break;
+    case ModSlot::kTo: each(2, [](auto& c, int v) { c.cvta_to = v; }); break;
+    case ModSlot::kNc: each(2, [](auto& c, int v) { c.nc = v; }); break;
+    case ModSlot::kCache: each(8, [](auto& c, int v) { c.cache = static_cast<ir::CacheOp>(v); }); break;
+    case ModSlot::kVec: each(3, [](auto& c, int v) { c.vec = static_cast<uint8_t>(1 << v); }); break;
+    case ModSlot::kAtom: each(11, [](auto& c, int v) { c.atom = static_cast<ir::AtomOp>(v); }); break;
+    case ModSlot::kShfl: each(5, [](auto& c, int v) { c.shfl = static_cast<ir::ShflMode>(v); }); break;
+    case ModSlot::kVote: each(5, [](auto& c, int v) { c.vote = static_cast<ir::VoteMode>(v); }); break;
+    case ModSlot::kCmp: each(19, [](auto& c, int v) { c.cmp = static_cast<ir::CmpOp>(v); }); break;
+    case ModSlot::kBool: each(4, [](auto& c, int v) { c.bool_op = static_cast<ir::BoolOp>(v); }); break;
+    case ModSlot::kMode: each(6, [](auto& c, int v) { c.mode = static_cast<ir::Mode>(v); }); break;
+    case ModSlot::kRnd: each(9, [](auto& c, int v) { c.rounding = static_cast<ir::Rounding>(v); }); break;
+    case ModSlot::kFtz: each(2, [](auto& c, int v) { c.ftz = v; }); break;
+    case ModSlot::kSat: each(2, [](auto& c, int v) { c.sat = v; }); break;
+    case ModSlot::kNoftz: each(2, [](auto& c, int v) { c.noftz = v; }); break;
+    case ModSlot::kUni: each(2, [](auto& c, int v) { c.uni = v; }); break;
+    case ModSlot::kType:
+    case ModSlot::kType2:
+      for (int t = 1; t < ir::kNumScalarTypes; ++t) {
+        if (!ir::InMask(info.types, static_cast<ScalarType>(t))) continue;
+        ir::Modifiers c = m;
+        (slot == ModSlot::kType ? c.type : c.type2) = static_cast<ScalarType>(t);
+        out.push_back(c);
+      }
+      break;
+  }
+  return out;
+}
+
+// The type ld/st use for a register of type t.
+ScalarType MemType(ScalarType t) {
+  if (t == T::kF16 || t == T::kBF16) return T::kB16;
+  if (t == T::kF16x2 || t == T::kBF16x2) return T::kB32;
+  return t;
+}
+
+class Coverage {
+ public:
+  Coverage() {
+    ir::Kernel& k = h_.kernel();
+    k.target = ir::AllTargets().back().target;
+    param_ = h_.Param("p", T::kU64);
+    sbuf_ = h_.Variable(ir::Variable{"sbuf", StateSpace::kShared, T::kB64, 64, 16, false});
+    lbuf_ = h_.Variable(ir::Variable{"lbuf", StateSpace::kLocal, T::kB64, 8, 16, false});
+    gen_ = h_.Reg(T::kU64);
+    h_.Add(Opcode::kLd, ir::Modifiers{.type = T::kU64, .space = StateSpace::kParam}, {gen_}, {Operand::AddrParam(param_)});
+    gaddr_ = h_.Reg(T::kU64);
+    h_.Add(Opcode::kCvta, ir::Modifiers{.type = T::kU64, .space = StateSpace::kGlobal, .cvta_to = true}, {gaddr_},
+           {gen_});
+    for (int t = 2; t < ir::kNumScalarTypes; ++t) {
+      auto type = static_cast<ScalarType>(t);
+      in_[t] = h_.Reg(type);
+      h_.Add(Opcode::kLd, ir::Modifiers{.type = MemType(type), .space = StateSpace::kGlobal}, {in_[t]},
+             {Operand::AddrReg(gaddr_, 8 * t)});
+    }
+    in_[1] = h_.Reg(T::kPred);
+    h_.Add(Opcode::kSetp, ir::Modifiers{.type = T::kU32, .cmp = ir::CmpOp::kNe}, {in_[1]},
+           {In(T::kU32), Imm(T::kU32, 0)});
+    saddr_ = h_.Reg(T::kU32);
+    h_.Add(Opcode::kMov, ir::Modifiers{.type = T::kU32}, {saddr_}, {Operand::Symbol(sbuf_)});
+    prologue_ = k.body.size();
+    REQUIRE(Msg(Verify()) == "OK");
+  }
+
+  Operand In(ScalarType t) const { return in_[static_cast<int>(t)]; }
+  static Operand Imm(ScalarType t, uint64_t bits) { return Operand::Imm(t, bits); }
+
+  // Keeps `inst` (with fresh destinations of `dst_types`) if the verifier accepts it.
+  void Try(ir::Instruction inst, const std::vector<ScalarType>& dst_types) {
+    ++tried_;
+    ir::Kernel& k = h_.kernel();
+    const size_t nregs = k.regs.size();
+    for (ScalarType t : dst_types) {
+      if (t == T::kNone) return;
+      inst.dsts.push_back(h_.Reg(t));
+    }
+    k.body.push_back(inst);
+    absl::Status s = Verify();
+    k.body.pop_back();
+    if (s.ok()) {
+      accepted_.push_back(std::move(inst));
+    } else {
+      k.regs.resize(nregs);
+    }
+  }
+
+  // Every opcode with every modifier combination and operand form.
+  void EnumerateAll() {
+    for (int o = 0; o < ir::kNumOpcodes; ++o) {
+      auto op = static_cast<Opcode>(o);
+      const ir::OpInfo& info = ir::GetOpInfo(op);
+      std::vector<ir::Modifiers> mods = {ir::Modifiers{}};
+      for (int s = 0; s < info.num_slots; ++s) {
+        std::vector<ir::Modifiers> next;
+        for (const ir::Modifiers& m : mods) {
+          for (ir::Modifiers& v : SlotValues(info, info.slots[s], m)) next.push_back(v);
+        }
+        mods = std::move(next);
+      }
+      for (const ir::Modifiers& m : mods) TryOperandForms(op, m);
+    }
+    // Reads of every special register, of variable addresses and of immediates.
+    for (int s = 0; s < ir::kNumSpecialRegs; ++s) {
+      auto special = static_cast<ir::SpecialReg>(s);
+      ScalarType t = ir::SpecialRegType(special);
+      Try(Make(Opcode::kMov, ir::Modifiers{.type = t}, {Operand::Special(special)}), {t});
+    }
+    for (ScalarType t : {T::kU32, T::kU64}) {
+      Try(Make(Opcode::kMov, ir::Modifiers{.type = t}, {Operand::Symbol(sbuf_)}), {t});
+      Try(Make(Opcode::kMov, ir::Modifiers{.type = t}, {Operand::Symbol(lbuf_)}), {t});
+    }
+    for (int t = 1; t < ir::kNumScalarTypes; ++t) {
+      auto type = static_cast<ScalarType>(t);
+      Try(Make(Opcode::kMov, ir::Modifiers{.type = type}, {Imm(type, 1)}), {type});
+      Try(Make(Opcode::kAdd, ir::Modifiers{.type = type}, {In(type), Imm(type, 1)}), {type});
+    }
+  }
+
+  // The module for `target`: the prologue and every accepted instruction the target allows.
+  ir::Kernel KernelFor(ir::Target target, const std::function<bool(const ir::Instruction&)>& keep) const {
+    ir::Kernel k = h_.kernel();
+    k.name = StrCat("coverage_", ir::TargetName(target));
+    k.target = target;
+    for (const ir::Instruction& inst : accepted_) {
+      if (keep(inst)) k.body.push_back(inst);
+    }
+    k.body.push_back(ir::Instruction{});  // ret
+    return k;
+  }
+
+  const std::vector<ir::Instruction>& accepted() const { return accepted_; }
+  size_t prologue() const { return prologue_; }
+  int tried() const { return tried_; }
+
+ private:
+  static ir::Instruction Make(Opcode op, const ir::Modifiers& m, std::initializer_list<Operand> srcs) {
+    ir::Instruction inst;
+    inst.op = op;
+    inst.mods = m;
+    inst.srcs.assign(srcs.begin(), srcs.end());
+    return inst;
+  }
+
+  absl::Status Verify() {
+    ir::Kernel& k = h_.kernel();
+    k.body.push_back(ir::Instruction{});  // ret
+    absl::Status s = passes::VerifyKernel(k);
+    k.body.pop_back();
+    return s;
+  }
+
+  // The addresses an instruction on `space` can use.
+  std::vector<Operand> Addresses(StateSpace space) const {
+    switch (space) {
+      case StateSpace::kGlobal: return {Operand::AddrReg(gaddr_, 0)};
+      case StateSpace::kShared: return {Operand::AddrSymbol(sbuf_, 0), Operand::AddrReg(saddr_, 0)};
+      case StateSpace::kLocal: return {Operand::AddrSymbol(lbuf_, 0)};
+      case StateSpace::kParam: return {Operand::AddrParam(param_)};
+      default: return {Operand::AddrReg(gen_, 0)};  // generic, const
+    }
+  }
+
+  void TryOperandForms(Opcode op, const ir::Modifiers& m) {
+    const ScalarType t = m.type;
+    const ir::OpInfo& info = ir::GetOpInfo(op);
+    const bool wide = m.mode == ir::Mode::kWide;
+    switch (info.rule) {
+      case ir::OpRule::kMov:
+      case ir::OpRule::kUnary: Try(Make(op, m, {In(t)}), {t}); return;
+      case ir::OpRule::kBinary: Try(Make(op, m, {In(t), In(t)}), {wide ? ir::WidenedType(t) : t}); return;
+      case ir::OpRule::kTernary: {
+        ScalarType wt = wide ? ir::WidenedType(t) : t;
+        if (wt != T::kNone) Try(Make(op, m, {In(t), In(t), In(wt)}), {wt});
+        return;
+      }
+      case ir::OpRule::kShift: Try(Make(op, m, {In(t), In(T::kU32)}), {t}); return;
+      case ir::OpRule::kCount: Try(Make(op, m, {In(t)}), {T::kU32}); return;
+      case ir::OpRule::kBfe: Try(Make(op, m, {In(t), In(T::kU32), In(T::kU32)}), {t}); return;
+      case ir::OpRule::kBfi: Try(Make(op, m, {In(t), In(t), In(T::kU32), In(T::kU32)}), {t}); return;
+      case ir::OpRule::kSetp:
+        if (m.bool_op == ir::BoolOp::kNone) {
+          Try(Make(op, m, {In(t), In(t)}), {T::kPred});
+        } else {
+          Try(Make(op, m, {In(t), In(t), In(T::kPred)}), {T::kPred});
+        }
+        return;
+      case ir::OpRule::kSelp: Try(Make(op, m, {In(t), In(t), In(T::kPred)}), {t}); return;
+      case ir::OpRule::kCvt:
+        if (m.type2 != T::kNone) Try(Make(op, m, {In(m.type2)}), {t});
+        return;
+      case ir::OpRule::kCvta:
+        Try(Make(op, m, {In(T::kU64)}), {T::kU64});
+        Try(Make(op, m, {Operand::Symbol(sbuf_)}), {T::kU64});
+        Try(Make(op, m, {Operand::Symbol(lbuf_)}), {T::kU64});
+        return;
+      case ir::OpRule::kLoad:
+        for (const Operand& addr : Addresses(m.space)) {
+          Try(Make(op, m, {addr}), std::vector<ScalarType>(m.vec, t));
+        }
+        return;
+      case ir::OpRule::kStore:
+        for (const Operand& addr : Addresses(m.space)) {
+          ir::Instruction inst = Make(op, m, {addr});
+          for (int v = 0; v < m.vec; ++v) inst.srcs.push_back(In(t));
+          Try(inst, {});
+        }
+        return;
+      case ir::OpRule::kAtom:
+      case ir::OpRule::kRed:
+        for (const Operand& addr : Addresses(m.space)) {
+          ir::Instruction inst = Make(op, m, {addr, In(t)});
+          if (m.atom == ir::AtomOp::kCas) inst.srcs.push_back(In(t));
+          Try(inst, info.rule == ir::OpRule::kAtom ? std::vector<ScalarType>{t} : std::vector<ScalarType>{});
+        }
+        return;
+      case ir::OpRule::kBarrier:
+        Try(Make(op, m, {Imm(T::kU32, 0)}), {});
+        Try(Make(op, m, {In(T::kU32)}), {});
+        Try(Make(op, m, {Imm(T::kU32, 1), Imm(T::kU32, 64)}), {});
+        Try(Make(op, m, {In(T::kU32), In(T::kU32)}), {});
+        return;
+      case ir::OpRule::kShfl:
+        for (bool with_pred : {false, true}) {
+          std::vector<ScalarType> dsts = {t};
+          if (with_pred) dsts.push_back(T::kPred);
+          Try(Make(op, m, {In(t), In(T::kU32), Imm(T::kU32, 31), Imm(T::kB32, 0xFFFFFFFF)}), dsts);
+        }
+        return;
+      case ir::OpRule::kVote: Try(Make(op, m, {In(T::kPred), Imm(T::kB32, 0xFFFFFFFF)}), {t}); return;
+      case ir::OpRule::kNullary: Try(Make(op, m, {}), {t}); return;
+      case ir::OpRule::kNoOperands:
+        if (op == Opcode::kMembar) Try(Make(op, m, {}), {});
+        return;
+      case ir::OpRule::kBranch:
+      case ir::OpRule::kLabelDef:
+      case ir::OpRule::kRawPtx: return;  // control flow and raw PTX are covered by the kernels
+    }
+  }
+
+  testing::HandKernel h_{"coverage"};
+  uint32_t param_ = 0, sbuf_ = 0, lbuf_ = 0;
+  ir::Reg gen_, gaddr_, saddr_;
+  std::array<ir::Reg, ir::kNumScalarTypes> in_{};
+  size_t prologue_ = 0;
+  int tried_ = 0;
+  std::vector<ir::Instruction> accepted_;
+};
+
+const Coverage& TheCoverage() {
+  static const Coverage* c = [] {
+    auto* cov = new Coverage();
+    cov->EnumerateAll();
+    return cov;
+  }();
+  return *c;
+}
+
+// Prints `k`; the PTX line of each instruction in body order (labels included).
+std::string PrintOrDie(const ir::Kernel& k, std::optional<ir::PtxVersion> version = std::nullopt) {
+  absl::StatusOr<std::string> ptx = emit::PrintPtx(k, version);
+  REQUIRE(Msg(ptx) == "OK");
+  return *ptx;
+}
+
+TEST_CASE("the coverage module assembles for every target", "[ptxas][coverage]") {
+  std::optional<std::string> ptxas = testing::PtxasOrSkip();
+  if (!ptxas) return;
+  const Coverage& cov = TheCoverage();
+  INFO("tried " << cov.tried() << " combinations, the verifier accepted " << cov.accepted().size());
+  REQUIRE(cov.accepted().size() > 1000);
+  std::string failures;
+  for (const ir::TargetInfo& target : ir::AllTargets()) {
+    ir::Kernel k = cov.KernelFor(target.target, [&](const ir::Instruction& inst) {
+      return ir::TargetSatisfies(target.target, ir::RequirementOf(inst));
+    });
+    REQUIRE(Msg(passes::VerifyKernel(k)) == "OK");
+    // Several kernels of a few hundred instructions each, assembled without
+    // optimisation: ptxas checks the same, several times faster.
+    ir::Module m;
+    m.target = target.target;
+    const size_t chunk = 300;
+    for (size_t start = cov.prologue(); start + 1 < k.body.size(); start += chunk) {
+      ir::Kernel part = k;
+      part.name = StrCat(k.name, "_", m.kernels.size());
+      part.body.assign(k.body.begin(), k.body.begin() + cov.prologue());
+      size_t end = std::min(start + chunk, k.body.size() - 1);
+      part.body.insert(part.body.end(), k.body.begin() + start, k.body.begin() + end);
+      part.body.push_back(ir::Instruction{});
+      m.kernels.push_back(std::move(part));
+    }
+    absl::StatusOr<std::string> module_ptx = emit::PrintPtx(m);
+    REQUIRE(Msg(module_ptx) == "OK");
+    std::string ptx = *module_ptx;
+    Verdict v = Assemble(*ptxas, ptx, target.target, {"-O0"});
+    if (v.exit_code != 0) {
+      StrAppend(&failures, "ptxas -arch=", target.name, " rejected ", v.errors.size(),
+                " instructions the verifier accepts:\n", Describe(v, ptx));
+    }
+  }
+  if (!failures.empty()) FAIL(failures);
+}
+
+// The body lines of instructions that ptxas did not flag in `ptx`.
+std::vector<std::string> Unflagged(const Verdict& v, const std::string& ptx, size_t first_line) {
+  std::vector<std::string> lines = Lines(ptx);
+  std::vector<std::string> out;
+  for (size_t i = first_line; i < lines.size(); ++i) {
+    if (lines[i] == "\tret;" || lines[i] == "}") continue;
+    if (!v.errors.contains(static_cast<int>(i + 1))) out.push_back(lines[i]);
+  }
+  return out;
+}
+
+TEST_CASE("the opcode table's minimum targets and PTX versions are not too high", "[ptxas][coverage]") {
+  std::optional<std::string> ptxas = testing::PtxasOrSkip();
+  if (!ptxas) return;
+  const Coverage& cov = TheCoverage();
+  // Group the accepted instructions by what the table says they need.
+  std::map<std::pair<int, int>, std::vector<const ir::Instruction*>> by_requirement;
+  for (const ir::Instruction& inst : cov.accepted()) {
+    ir::TargetRequirement r = ir::RequirementOf(inst);
+    if (!r.arch_specific) by_requirement[{r.sm, r.ptx.value}].push_back(&inst);
+  }
+  for (const auto& [req, insts] : by_requirement) {
+    auto [sm, ptx_version] = req;
+    auto only_these = [&](const ir::Instruction& inst) {
+      return std::find(insts.begin(), insts.end(), &inst) != insts.end();
+    };
+    // The newest target below the required SM must reject each of them.
+    const ir::TargetInfo* below = nullptr;
+    const ir::TargetInfo* lowest_ok = nullptr;
+    for (const ir::TargetInfo& t : ir::AllTargets()) {
+      if (t.arch_specific) continue;
+      if (t.sm < sm) below = &t;
+      if (t.sm >= sm && lowest_ok == nullptr) lowest_ok = &t;
+    }
+    if (below != nullptr) {
+      ir::Kernel k = cov.KernelFor(below->target, only_these);
+      std::string ptx = PrintOrDie(k);
+      size_t body = Lines(ptx).size() - insts.size() - 2;
+      std::vector<std::string> ok = Unflagged(Assemble(*ptxas, ptx, below->target, {"-O0"}), ptx, body);
+      if (!ok.empty()) {
+        FAIL("the table says these need sm_" << sm << ", but ptxas accepts them on " << below->name << ":\n"
+                                             << StrJoin(ok, "\n"));
+      }
+    }
+    // On the lowest target that has the SM, the PTX version below the required one must reject them.
+    if (lowest_ok == nullptr || ptx_version <= lowest_ok->min_ptx.value) continue;
+    auto known = ir::KnownPtxVersions();
+    auto it = std::find(known.begin(), known.end(), ir::PtxVersion{ptx_version});
+    REQUIRE(it != known.end());
+    ir::Kernel k = cov.KernelFor(lowest_ok->target, only_these);
+    std::string ptx = PrintOrDie(k);
+    const std::string from = StrCat(".version ", it->ToString(), "\n");
+    REQUIRE(ptx.find(from) != std::string::npos);
+    ptx.replace(ptx.find(from), from.size(), StrCat(".version ", std::prev(it)->ToString(), "\n"));
+    size_t body = Lines(ptx).size() - insts.size() - 2;
+    std::vector<std::string> ok = Unflagged(Assemble(*ptxas, ptx, lowest_ok->target, {"-O0"}), ptx, body);
+    if (!ok.empty()) {
+      FAIL("the table says these need PTX " << it->ToString() << ", but ptxas accepts them with "
+                                            << std::prev(it)->ToString() << " on " << lowest_ok->name << ":\n"
+                                            << StrJoin(ok, "\n"));
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ptxforge
