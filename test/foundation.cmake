@@ -7,3 +7,5 @@ ptxforge_add_test(passes_test SOURCES passes_test.cc)
 ptxforge_add_test(printer_test SOURCES printer_test.cc)
 ptxforge_add_test(golden_test SOURCES golden_test.cc)
 ptxforge_add_test(ptxas_test SOURCES ptxas_test.cc)
+ptxforge_add_test(ptx_dump_test SOURCES ptx_dump_test.cc DEPS ptxforge_ptx_dump)
+add_dependencies(ptx_dump_test ptx-dump)  # one test runs the real binary

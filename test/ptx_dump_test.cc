@@ -1,0 +1,252 @@
+// The ptx-dump contract: options, output, exit codes and one-line errors (in-process and the real binary).
+#include <catch2/catch.hpp>
+
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "emit/ir_printer.h"
+#include "emit/ptx_printer.h"
+#include "test/test_util.h"
+#include "tools/ptx_dump.h"
+
+namespace ptxforge {
+namespace {
+
+using testing::Msg;
+
+struct Result {
+  int code = 0;
+  std::string out;
+  std::string err;
+};
+
+Result Dump(const std::vector<std::string>& args) {
+  std::ostringstream out, err;
+  int code = tools::RunPtxDump(args, out, err);
+  return {code, out.str(), err.str()};
+}
+
+// A failed run: the exit code, nothing on stdout, exactly this one line on stderr.
+void RequireError(const std::vector<std::string>& args, int code, const std::string& message) {
+  INFO("ptx-dump " << StrJoin(args, " "));
+  Result r = Dump(args);
+  REQUIRE(r.code == code);
+  REQUIRE(r.out.empty());
+  REQUIRE(r.err == "ptx-dump: " + message + "\n");
+}
+
+std::string Golden(const std::string& name) {
+  std::optional<std::string> text = testing::ReadFile(StrCat(PTXFORGE_SOURCE_DIR, "/test/golden/", name));
+  REQUIRE(text.has_value());
+  return *text;
+}
+
+// What the library itself prints for a family with `overrides` on `target`.
+std::string LibraryPtx(std::string_view family_name, ir::Target target,
+                       const std::vector<std::pair<std::string, std::string>>& overrides = {}) {
+  const kernels::KernelFamily* family = kernels::FindFamily(family_name);
+  REQUIRE(family != nullptr);
+  absl::StatusOr<kernels::Config> config = family->MakeConfig(overrides);
+  REQUIRE(Msg(config) == "OK");
+  absl::StatusOr<ir::Kernel> k = family->Build(*config, target);
+  REQUIRE(Msg(k) == "OK");
+  REQUIRE(Msg(passes::Pipeline::Standard().Run(*k)) == "OK");
+  return *emit::PrintPtx(*k);
+}
+
+TEST_CASE("--list prints name TAB description, one kernel per line", "[ptx_dump]") {
+  Result r = Dump({"--list"});
+  REQUIRE(r.code == 0);
+  REQUIRE(r.err.empty());
+  std::string expected;
+  for (const kernels::KernelFamily* f : kernels::AllFamilies()) StrAppend(&expected, f->name(), "\t", f->description(), "\n");
+  REQUIRE(r.out == expected);
+  REQUIRE(r.out.substr(0, r.out.find('\n')) ==
+          "reduce_sum\tper-block partial sums: strided loop, shared-memory tree, bar.sync");
+  RequireError({"--list", "vector_add"}, 2, "--list takes no kernel name");
+}
+
+TEST_CASE("the default target is sm_80 and the output is the golden PTX", "[ptx_dump]") {
+  for (const kernels::KernelFamily* f : kernels::AllFamilies()) {
+    Result r = Dump({std::string(f->name())});
+    REQUIRE(r.code == 0);
+    REQUIRE(r.err.empty());
+    REQUIRE(r.out == Golden(StrCat(f->name(), ".sm_80.ptx")));
+    Result ir = Dump({std::string(f->name()), "--emit=ir"});
+    REQUIRE(ir.code == 0);
+    REQUIRE(ir.out == Golden(StrCat(f->name(), ".ir")));
+  }
+}
+
+TEST_CASE("--target and --set change what is built", "[ptx_dump]") {
+  Result r = Dump({"vector_add", "--target=sm_90a"});
+  REQUIRE(r.code == 0);
+  REQUIRE(r.out == LibraryPtx("vector_add", ir::Target::kSm90a));
+  REQUIRE(r.out.find("\n.target sm_90a\n") != std::string::npos);
+  Result spaced = Dump({"vector_add", "--target", "sm_120"});
+  REQUIRE(spaced.out == LibraryPtx("vector_add", ir::Target::kSm120));
+
+  Result set = Dump({"vector_add", "--set", "block=128", "--set=type=f64"});
+  REQUIRE(set.code == 0);
+  REQUIRE(set.err.empty());
+  REQUIRE(set.out == LibraryPtx("vector_add", ir::Target::kSm80, {{"block", "128"}, {"type", "f64"}}));
+  REQUIRE(set.out.find(".visible .entry vector_add_f64(") != std::string::npos);
+  REQUIRE(set.out.find("\n.maxntid 128, 1, 1\n") != std::string::npos);
+}
+
+TEST_CASE("--set errors: unknown keys are usage errors, bad values build errors", "[ptx_dump]") {
+  for (const kernels::KernelFamily* f : kernels::AllFamilies()) {
+    std::vector<std::string_view> keys;
+    for (const kernels::ConfigField& field : f->fields()) keys.push_back(field.name);
+    RequireError({std::string(f->name()), "--set", "bogus=1"}, 2,
+                 StrCat("unknown setting 'bogus' for ", f->name(), "; valid keys: ", StrJoin(keys, ", ")));
+  }
+  RequireError({"vector_add", "--set", "block=abc"}, 1, "vector_add: block=abc is not an unsigned 32-bit integer");
+  RequireError({"vector_add", "--set", "type=bf16"}, 1,
+               "vector_add: type=bf16 is not supported; choose one of f16, f32, f64, s32, u32, s64, u64");
+  RequireError({"reduce_sum", "--set", "block=100"}, 1, "reduce_sum: block=100 must be a power of two in 32..1024");
+  RequireError({"vector_add", "--set", "block"}, 2, "--set expects KEY=VALUE, got 'block'");
+  RequireError({"vector_add", "--set"}, 2, "--set needs a value");
+}
+
+TEST_CASE("--emit=stats", "[ptx_dump]") {
+  Result r = Dump({"vector_add", "--emit=stats"});
+  REQUIRE(r.code == 0);
+  REQUIRE(r.out ==
+          "kernel: vector_add_f32\n"
+          "target: sm_80\n"
+          "ptx_version: 7.0\n"
+          "instructions: 24\n"
+          "registers: pred=1 b16=0 b32=5 b64=12 f32=3 f64=0\n"
+          "max_live_32bit: 10\n"
+          "max_live_per_class: pred=1 b16=0 b32=4 b64=4 f32=2 f64=0\n");
+  RequireError({"vector_add", "--emit=asm"}, 2, "--emit must be ptx, ir or stats, not 'asm'");
+}
+
+TEST_CASE("--dump-after prints the IR after a pass on stderr", "[ptx_dump]") {
+  Result r = Dump({"vector_add", "--dump-after=dce"});
+  REQUIRE(r.code == 0);
+  REQUIRE(r.out == Golden("vector_add.sm_80.ptx"));
+  REQUIRE(r.err == "// IR after dce\n" + Golden("vector_add.ir"));
+  Result all = Dump({"reduce_sum", "--dump-after", "all", "--emit=stats"});
+  REQUIRE(all.code == 0);
+  REQUIRE(all.err.find("// IR after verify\n") == 0);
+  REQUIRE(all.err.find("// IR after dce\n") != std::string::npos);
+  REQUIRE(all.err.substr(all.err.find("// IR after regcount\n")) == "// IR after regcount\n" + Golden("reduce_sum.ir"));
+  RequireError({"vector_add", "--dump-after=fold"}, 2,
+               "--dump-after: unknown pass 'fold'; passes: verify, dce, regcount, all");
+}
+
+TEST_CASE("-o and --output write the file instead of stdout", "[ptx_dump]") {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / StrCat("ptx_dump_test_", getpid());
+  std::filesystem::create_directories(dir);
+  const std::string file = (dir / "out.ptx").string();
+  Result r = Dump({"vector_add", "-o", file});
+  REQUIRE(r.code == 0);
+  REQUIRE(r.out.empty());
+  REQUIRE(r.err.empty());
+  REQUIRE(testing::ReadFile(file) == Golden("vector_add.sm_80.ptx"));
+  Result ir = Dump({"reduce_sum", "--emit=ir", StrCat("--output=", file)});
+  REQUIRE(ir.code == 0);
+  REQUIRE(testing::ReadFile(file) == Golden("reduce_sum.ir"));
+  std::filesystem::remove_all(dir);
+  const std::string missing = (dir / "no" / "such" / "dir.ptx").string();
+  RequireError({"vector_add", "-o", missing}, 1, StrCat("cannot write ", missing));
+  RequireError({"vector_add", "-o"}, 2, "-o needs a value");
+}
+
+TEST_CASE("--validate assembles with ptxas", "[ptx_dump]") {
+  std::optional<std::string> ptxas = testing::PtxasOrSkip();
+  if (!ptxas) return;
+  Result r = Dump({"reduce_sum", "--validate", "--target=sm_86"});
+  REQUIRE(r.code == 0);
+  REQUIRE(r.out == LibraryPtx("reduce_sum", ir::Target::kSm86));
+  REQUIRE(r.err == "ptx-dump: ptxas -arch=sm_86 accepted reduce_sum_f32_b256\n");
+}
+
+// Runs `body` with $PTXFORGE_PTXAS set to `value`, restoring it afterwards.
+template <typename F>
+void WithPtxasEnv(const char* value, F&& body) {
+  const char* old = std::getenv("PTXFORGE_PTXAS");
+  std::optional<std::string> saved = old ? std::optional<std::string>(old) : std::nullopt;
+  setenv("PTXFORGE_PTXAS", value, 1);
+  body();
+  if (saved) {
+    setenv("PTXFORGE_PTXAS", saved->c_str(), 1);
+  } else {
+    unsetenv("PTXFORGE_PTXAS");
+  }
+}
+
+TEST_CASE("--validate without ptxas fails with one line", "[ptx_dump]") {
+  WithPtxasEnv("/nonexistent/ptxas", [] {
+    REQUIRE_FALSE(runtime::FindPtxas().has_value());
+    // The PTX is still printed; the verdict is the exit code and one line on stderr.
+    Result r = Dump({"vector_add", "--validate"});
+    REQUIRE(r.code == 1);
+    REQUIRE(r.out == Golden("vector_add.sm_80.ptx"));
+    REQUIRE(r.err ==
+            "ptx-dump: vector_add_f32: ptxas not found (looked at $PTXFORGE_PTXAS, PATH and /usr/local/cuda/bin/ptxas)\n");
+  });
+}
+
+TEST_CASE("--help documents every option", "[ptx_dump]") {
+  Result r = Dump({"--help"});
+  REQUIRE(r.code == 0);
+  REQUIRE(r.err.empty());
+  REQUIRE(r.out.find("usage: ptx-dump --list\n       ptx-dump NAME [options]\n") == 0);
+  for (std::string option : {"\n  --list ", "\n  --target=sm_XX ", "\n  --set KEY=VALUE ", "\n  --emit=ptx|ir|stats ",
+                             "\n  --dump-after=PASS ", "\n  -o FILE, --output=FILE\n", "\n  --validate ",
+                             "\n  --help "}) {
+    INFO("option " << option);
+    REQUIRE(r.out.find(option) != std::string::npos);
+  }
+  REQUIRE(r.out.find(StrCat("one of: ", ir::SupportedTargetList(), "\n")) != std::string::npos);
+  REQUIRE(r.out.find("\nExit status: 0 success; 1 the kernel did not build, verify or assemble;\n2 a usage error "
+                     "(unknown option, kernel, target, key or pass).\n") != std::string::npos);
+  REQUIRE(Dump({"-h"}).out == r.out);
+}
+
+TEST_CASE("usage errors exit 2 with one line", "[ptx_dump]") {
+  RequireError({}, 2, "no kernel name given (ptx-dump --list shows them; --help for usage)");
+  RequireError({"vector_ad"}, 2, "unknown kernel 'vector_ad'; did you mean vector_add? (ptx-dump --list shows all)");
+  RequireError({"reduce"}, 2, "unknown kernel 'reduce'; did you mean reduce_sum? (ptx-dump --list shows all)");
+  RequireError({"zzzzzzzzzzzzzzzz"}, 2, "unknown kernel 'zzzzzzzzzzzzzzzz' (ptx-dump --list shows all)");
+  RequireError({"vector_add", "--frob"}, 2, "unknown option '--frob' (see --help)");
+  RequireError({"vector_add", "reduce_sum"}, 2, "more than one kernel name given ('vector_add' and 'reduce_sum')");
+  RequireError({"vector_add", "--target=sm_81"}, 2,
+               StrCat("unknown target 'sm_81'; supported targets: ", ir::SupportedTargetList()));
+  RequireError({"vector_add", "--target"}, 2, "--target needs a value");
+}
+
+// Runs the installed-style binary through the shell; returns its exit code and stdout.
+Result RunBinary(const std::string& args) {
+  const std::string command = StrCat(PTXFORGE_BINARY_DIR, "/tools/ptx-dump ", args, " 2>/dev/null");
+  Result r;
+  FILE* pipe = popen(command.c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  char buf[4096];
+  for (size_t n; (n = fread(buf, 1, sizeof(buf), pipe)) > 0;) r.out.append(buf, n);
+  int status = pclose(pipe);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+TEST_CASE("the ptx-dump binary: identical PTX on two runs, exit codes", "[ptx_dump]") {
+  Result first = RunBinary("reduce_sum");
+  Result second = RunBinary("reduce_sum");
+  REQUIRE(first.code == 0);
+  REQUIRE(first.out == Golden("reduce_sum.sm_80.ptx"));
+  REQUIRE(second.out == first.out);
+  REQUIRE(RunBinary("vector_add --set block=abc").code == 1);
+  REQUIRE(RunBinary("no_such_kernel").code == 2);
+}
+
+}  // namespace
+}  // namespace ptxforge
