@@ -9,3 +9,10 @@ ptxforge_add_test(golden_test SOURCES golden_test.cc)
 ptxforge_add_test(ptxas_test SOURCES ptxas_test.cc)
 ptxforge_add_test(ptx_dump_test SOURCES ptx_dump_test.cc DEPS ptxforge_ptx_dump)
 add_dependencies(ptx_dump_test ptx-dump)  # one test runs the real binary
+
+# Install check: cmake --install into a temporary prefix, then build and run
+# test/consumer (find_package(ptxforge) + ptxforge::ptxforge) against it.
+add_test(NAME install_check
+  COMMAND ${CMAKE_COMMAND} -DBUILD_DIR=${PROJECT_BINARY_DIR} -DCONSUMER_DIR=${CMAKE_CURRENT_SOURCE_DIR}/consumer
+          -DWORK_DIR=${CMAKE_CURRENT_BINARY_DIR}/install_check -P ${CMAKE_CURRENT_SOURCE_DIR}/consumer/install_check.cmake)
+set_tests_properties(install_check PROPERTIES TIMEOUT 900)
