@@ -60,7 +60,7 @@ std::string LibraryPtx(std::string_view family_name, ir::Target target,
   return *emit::PrintPtx(*k);
 }
 
-TEST_CASE("--list prints name TAB description, one kernel per line", "[ptx_dump]") {
+TEST_CASE("ptx-dump --list prints name TAB description, one kernel per line", "[ptx_dump]") {
   Result r = Dump({"--list"});
   REQUIRE(r.code == 0);
   REQUIRE(r.err.empty());
@@ -72,7 +72,7 @@ TEST_CASE("--list prints name TAB description, one kernel per line", "[ptx_dump]
   RequireError({"--list", "vector_add"}, 2, "--list takes no kernel name");
 }
 
-TEST_CASE("the default target is sm_80 and the output is the golden PTX", "[ptx_dump]") {
+TEST_CASE("ptx-dump's default target is sm_80 and the output is the golden PTX", "[ptx_dump]") {
   for (const kernels::KernelFamily* f : kernels::AllFamilies()) {
     Result r = Dump({std::string(f->name())});
     REQUIRE(r.code == 0);
@@ -84,7 +84,7 @@ TEST_CASE("the default target is sm_80 and the output is the golden PTX", "[ptx_
   }
 }
 
-TEST_CASE("--target and --set change what is built", "[ptx_dump]") {
+TEST_CASE("ptx-dump --target and --set change what is built", "[ptx_dump]") {
   Result r = Dump({"vector_add", "--target=sm_90a"});
   REQUIRE(r.code == 0);
   REQUIRE(r.out == LibraryPtx("vector_add", ir::Target::kSm90a));
@@ -100,7 +100,7 @@ TEST_CASE("--target and --set change what is built", "[ptx_dump]") {
   REQUIRE(set.out.find("\n.maxntid 128, 1, 1\n") != std::string::npos);
 }
 
-TEST_CASE("--set errors: unknown keys are usage errors, bad values build errors", "[ptx_dump]") {
+TEST_CASE("ptx-dump --set errors: unknown keys are usage errors, bad values build errors", "[ptx_dump]") {
   for (const kernels::KernelFamily* f : kernels::AllFamilies()) {
     std::vector<std::string_view> keys;
     for (const kernels::ConfigField& field : f->fields()) keys.push_back(field.name);
@@ -115,7 +115,7 @@ TEST_CASE("--set errors: unknown keys are usage errors, bad values build errors"
   RequireError({"vector_add", "--set"}, 2, "--set needs a value");
 }
 
-TEST_CASE("--emit=stats", "[ptx_dump]") {
+TEST_CASE("ptx-dump --emit=stats", "[ptx_dump]") {
   Result r = Dump({"vector_add", "--emit=stats"});
   REQUIRE(r.code == 0);
   REQUIRE(r.out ==
@@ -129,7 +129,7 @@ TEST_CASE("--emit=stats", "[ptx_dump]") {
   RequireError({"vector_add", "--emit=asm"}, 2, "--emit must be ptx, ir or stats, not 'asm'");
 }
 
-TEST_CASE("--dump-after prints the IR after a pass on stderr", "[ptx_dump]") {
+TEST_CASE("ptx-dump --dump-after prints the IR after a pass on stderr", "[ptx_dump]") {
   Result r = Dump({"vector_add", "--dump-after=dce"});
   REQUIRE(r.code == 0);
   REQUIRE(r.out == Golden("vector_add.sm_80.ptx"));
@@ -143,7 +143,7 @@ TEST_CASE("--dump-after prints the IR after a pass on stderr", "[ptx_dump]") {
                "--dump-after: unknown pass 'fold'; passes: verify, dce, regcount, all");
 }
 
-TEST_CASE("-o and --output write the file instead of stdout", "[ptx_dump]") {
+TEST_CASE("ptx-dump -o and --output write the file instead of stdout", "[ptx_dump]") {
   const std::filesystem::path dir = std::filesystem::temp_directory_path() / StrCat("ptx_dump_test_", getpid());
   std::filesystem::create_directories(dir);
   const std::string file = (dir / "out.ptx").string();
@@ -161,7 +161,7 @@ TEST_CASE("-o and --output write the file instead of stdout", "[ptx_dump]") {
   RequireError({"vector_add", "-o"}, 2, "-o needs a value");
 }
 
-TEST_CASE("--validate assembles with ptxas", "[ptx_dump]") {
+TEST_CASE("ptx-dump --validate assembles with ptxas", "[ptx_dump]") {
   std::optional<std::string> ptxas = testing::PtxasOrSkip();
   if (!ptxas) return;
   Result r = Dump({"reduce_sum", "--validate", "--target=sm_86"});
@@ -184,7 +184,7 @@ void WithPtxasEnv(const char* value, F&& body) {
   }
 }
 
-TEST_CASE("--validate without ptxas fails with one line", "[ptx_dump]") {
+TEST_CASE("ptx-dump --validate without ptxas fails with one line", "[ptx_dump]") {
   WithPtxasEnv("/nonexistent/ptxas", [] {
     REQUIRE_FALSE(runtime::FindPtxas().has_value());
     // The PTX is still printed; the verdict is the exit code and one line on stderr.
@@ -196,7 +196,7 @@ TEST_CASE("--validate without ptxas fails with one line", "[ptx_dump]") {
   });
 }
 
-TEST_CASE("--help documents every option", "[ptx_dump]") {
+TEST_CASE("ptx-dump --help documents every option", "[ptx_dump]") {
   Result r = Dump({"--help"});
   REQUIRE(r.code == 0);
   REQUIRE(r.err.empty());
@@ -213,7 +213,7 @@ TEST_CASE("--help documents every option", "[ptx_dump]") {
   REQUIRE(Dump({"-h"}).out == r.out);
 }
 
-TEST_CASE("usage errors exit 2 with one line", "[ptx_dump]") {
+TEST_CASE("ptx-dump usage errors exit 2 with one line", "[ptx_dump]") {
   RequireError({}, 2, "no kernel name given (ptx-dump --list shows them; --help for usage)");
   RequireError({"vector_ad"}, 2, "unknown kernel 'vector_ad'; did you mean vector_add? (ptx-dump --list shows all)");
   RequireError({"reduce"}, 2, "unknown kernel 'reduce'; did you mean reduce_sum? (ptx-dump --list shows all)");
