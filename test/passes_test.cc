@@ -166,6 +166,14 @@ TEST_CASE("register counts and max-live across a loop's back edge", "[regcount]"
   REQUIRE(s.max_live_per_class == std::array<uint32_t, 6>{1, 0, 3, 1, 0, 0});
 }
 
+// The standard pipeline, recording the name of each pass `dump_after` selects.
+passes::Pipeline Recording(std::string_view dump_after, std::vector<std::string>& seen) {
+  passes::Pipeline p = passes::Pipeline::Standard();
+  REQUIRE(Msg(p.DumpAfter(dump_after, [&seen](std::string_view pass, const ir::Kernel&) { seen.emplace_back(pass); })) ==
+          "OK");
+  return p;
+}
+
 TEST_CASE("the pipeline dumps after the chosen pass", "[pipeline]") {
   passes::Pipeline p = passes::Pipeline::Standard();
   REQUIRE(StrJoin(p.PassNames(), ",") == "verify,dce,regcount");
@@ -184,20 +192,16 @@ TEST_CASE("the pipeline dumps after the chosen pass", "[pipeline]") {
   REQUIRE(k.stats.has_value());
   REQUIRE(k.stats->instructions == 6);
 
-  passes::Pipeline all = passes::Pipeline::Standard();
   seen.clear();
-  REQUIRE(Msg(all.DumpAfter("all", [&](std::string_view pass, const ir::Kernel&) { seen.emplace_back(pass); })) ==
-          "OK");
+  passes::Pipeline all = Recording("all", seen);
   ir::Kernel again = Loop();
   REQUIRE(Msg(all.Run(again)) == "OK");
   REQUIRE(seen == std::vector<std::string>{"verify", "dce", "regcount"});
 }
 
 TEST_CASE("the pipeline stops at the first failing pass", "[pipeline]") {
-  passes::Pipeline p = passes::Pipeline::Standard();
   std::vector<std::string> seen;
-  REQUIRE(Msg(p.DumpAfter("all", [&](std::string_view pass, const ir::Kernel&) { seen.emplace_back(pass); })) ==
-          "OK");
+  passes::Pipeline p = Recording("all", seen);
   testing::HandKernel h("broken");
   h.Reg(ir::ScalarType::kU32);
   h.MovImm(ir::Reg{0}, ir::ScalarType::kU32, 1);
