@@ -332,12 +332,20 @@ Value<U64> KernelBuilder::Special64(ir::SpecialReg r, Loc loc) {
   return Value<U64>(Mov(ScalarType::kU64, Operand::Special(r), loc));
 }
 
+// One read per statement: the order of function arguments is unspecified,
+// and the IR must not depend on the compiler that built ptxforge.
 Value<U32> KernelBuilder::GlobalThreadIdX(Loc loc) {
-  return Mad(CtaidX(loc), NtidX(loc), TidX(loc), loc);
+  Value<U32> tid = TidX(loc);
+  Value<U32> ntid = NtidX(loc);
+  Value<U32> ctaid = CtaidX(loc);
+  return Mad(ctaid, ntid, tid, loc);
 }
 
 Value<U32> KernelBuilder::GlobalThreadIdY(Loc loc) {
-  return Mad(CtaidY(loc), NtidY(loc), TidY(loc), loc);
+  Value<U32> tid = TidY(loc);
+  Value<U32> ntid = NtidY(loc);
+  Value<U32> ctaid = CtaidY(loc);
+  return Mad(ctaid, ntid, tid, loc);
 }
 
 // ---- conversion and addresses
