@@ -28,7 +28,9 @@ void Body(KernelBuilder& b, uint32_t block) {
   Symbol<T> tile = b.Shared<T>("tile", block);
 
   Value<U32> tid = b.Name(b.TidX(), "tid");
-  Value<U32> stride = b.Name(b.Mul(b.NtidX(), b.NctaidX()), "stride");
+  Value<U32> nctaid = b.NctaidX();  // separate statements: argument order is unspecified
+  Value<U32> ntid = b.NtidX();
+  Value<U32> stride = b.Name(b.Mul(ntid, nctaid), "stride");
   Var<T> sum = b.Mutable<T>(0, "sum");
   b.ForRange<U32>(b.GlobalThreadIdX(), n, stride, [&](Value<U32> j) {
     b.Assign(sum, b.Add<T>(sum, b.Load<T>(StateSpace::kGlobal, b.ElementAddr<T>(x, j))));

@@ -29,7 +29,8 @@ void Body(KernelBuilder& b, uint32_t block) {
   b.If(b.Lt(i, n), [&] {
     Value<T> x = b.Load<T>(StateSpace::kGlobal, b.ElementAddr<T>(a, i));
     Value<T> y = b.Load<T>(StateSpace::kGlobal, b.ElementAddr<T>(bb, i));
-    b.Store(StateSpace::kGlobal, b.ElementAddr<T>(c, i), b.Add(x, y));
+    Value<T> sum = b.Add(x, y);  // before the address, in this order with any compiler
+    b.Store(StateSpace::kGlobal, b.ElementAddr<T>(c, i), sum);
   });
   b.Ret();
 }
