@@ -133,7 +133,8 @@ TEST_CASE("predicate constants and predicate logic", "[builder]") {
   KernelBuilder b("preds");
   Value<Pred> yes = b.Const<Pred>(true);
   Var<Pred> flag = b.Mutable<Pred>(false, "flag");
-  b.Assign(flag, b.Xor(b.And(yes, flag), b.Not(yes)));
+  Value<Pred> no = b.Not(yes);
+  b.Assign(flag, b.Xor(b.And(yes, flag), no));
   b.If(flag, [&] { b.Exit(); });
   absl::StatusOr<ir::Kernel> k = b.Finish();
   REQUIRE(Msg(k) == "OK");
