@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -194,6 +195,29 @@ TEST_CASE("ptx-dump --validate without ptxas fails with one line", "[ptx_dump]")
     REQUIRE(r.err ==
             "ptx-dump: vector_add_f32: ptxas not found (looked at $PTXFORGE_PTXAS, PATH and /usr/local/cuda/bin/ptxas)\n");
   });
+}
+
+TEST_CASE("ptx-dump --validate reports a rejection in one line", "[ptx_dump]") {
+  // A stand-in ptxas that rejects everything with several lines of output.
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / StrCat("ptx_dump_fake_", getpid());
+  std::filesystem::create_directories(dir);
+  const std::string fake = (dir / "ptxas").string();
+  {
+    std::ofstream script(fake);
+    script << "#!/bin/sh\n"
+              "echo \"ptxas info    : compiling\"\n"
+              "echo \"ptxas x.ptx, line 12; error   : Unknown symbol 'boom'\"\n"
+              "echo \"ptxas fatal   : Ptx assembly aborted due to errors\"\n"
+              "exit 255\n";
+  }
+  std::filesystem::permissions(fake, std::filesystem::perms::owner_all);
+  WithPtxasEnv(fake.c_str(), [] {
+    Result r = Dump({"vector_add", "--validate"});
+    REQUIRE(r.code == 1);
+    REQUIRE(r.out == Golden("vector_add.sm_80.ptx"));
+    REQUIRE(r.err == "ptx-dump: vector_add_f32: ptxas x.ptx, line 12; error   : Unknown symbol 'boom'\n");
+  });
+  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("ptx-dump --help documents every option", "[ptx_dump]") {
