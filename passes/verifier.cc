@@ -217,6 +217,15 @@ class Verifier {
         if (op.id >= k_.params.size()) return Error(i, StrCat("operand ", n, " names param ", op.id, ", which does not exist"));
         if (space != ir::StateSpace::kParam) return Error(i, "a param can only be read with ld.param");
         if (inst.op != Opcode::kLd) return Error(i, "params are read-only");
+        {
+          const ir::Param& param = k_.params[op.id];
+          const int bytes = ir::TypeSize(inst.mods.type) * inst.mods.vec;
+          if (op.value != 0 || bytes != ir::TypeSize(param.type)) {
+            return Error(i, StrCat("ld.param reads ", bytes, " bytes at offset ", op.value, " of param '", param.name,
+                                   "', which is ", ir::TypeName(param.type), " (", ir::TypeSize(param.type),
+                                   " bytes); read a param whole, with its own size"));
+          }
+        }
         return absl::OkStatus();
     }
     return absl::OkStatus();

@@ -263,6 +263,36 @@ TEST_CASE("f16, bf16 and f16x2 arithmetic round to the format") {
         0x4700);  // 7
 }
 
+TEST_CASE("half-format fma and wide integer conversions round once") {
+  // bf16 1.0625 * 1.0625 is a tie; the tiny c must break it upward.
+  CHECK(RunScalar([](KernelBuilder& b) {
+          Value<BF16> a = b.Bitcast<BF16>(b.Const<U16>(0x3F88));
+          return b.Fma(a, a, b.Bitcast<BF16>(b.Const<U16>(0x0D80)));
+        }) == 0x3F91);
+  auto to_bf16 = [](auto value, ir::Rounding r) {
+    return RunScalar([&](KernelBuilder& b) {
+      using T = std::conditional_t<std::is_signed_v<decltype(value)>, S64, U64>;
+      return b.Cvt<BF16>(b.Const<T>(value), {.rounding = r});
+    });
+  };
+  CHECK(to_bf16((int64_t{1} << 62) + (int64_t{1} << 54) + 1, R::kRn) == 0x5E81);
+  CHECK(to_bf16((uint64_t{1} << 62) + 1, R::kRp) == 0x5E81);
+  CHECK(to_bf16((uint64_t{1} << 62) + 1, R::kRn) == 0x5E80);
+  CHECK(to_bf16(-((int64_t{1} << 62) + 1), R::kRm) == 0xDE81);
+}
+
+TEST_CASE("16-bit multiplication wraps (no int overflow on the host)") {
+  CHECK(Binary<U16>(uint16_t{0xFFFF}, uint16_t{0xFFFF}, Mul) == 1);
+  CHECK(Binary<S16>(int16_t{-32768}, int16_t{-1}, Mul) == 0x8000);
+}
+
+TEST_CASE("saturation sends -0 to +0; ftz applies to f16 abs") {
+  CHECK(RunScalar([](KernelBuilder& b) { return b.Cvt<F64>(b.Const<F32>(-0.0f), {.sat = true}); }) == 0);
+  CHECK(Binary<F32>(-0.0f, 0.0f, [](KernelBuilder& b, auto x, auto y) { return b.Mul(x, y, {.sat = true}); }) == 0);
+  CHECK(RunScalar([](KernelBuilder& b) { return b.Abs(b.Bitcast<F16>(b.Const<U16>(0x8001)), {.ftz = true}); }) == 0);
+  CHECK(RunScalar([](KernelBuilder& b) { return b.Abs(b.Bitcast<F16>(b.Const<U16>(0x8001))); }) == 0x0001);
+}
+
 template <ScalarTag To, ScalarTag From>
 uint64_t Cvt(typename From::CType v, CvtOpts o = {}) {
   return RunScalar([&](KernelBuilder& b) { return b.Cvt<To>(b.Const<From>(v), o); });

@@ -1,6 +1,8 @@
 // The emulator as a device: barriers and deadlocks, warp collectives,
 // atomics, memory checking, launch checks, counters, determinism, buffer
 // views, and every registry kernel against its reference.
+#include <cfenv>
+#include <limits>
 #include <numeric>
 
 #include "ir/strings.h"
@@ -546,6 +548,188 @@ TEST_CASE("predicated instructions run only where their guard holds") {
   c.EmitInstruction(add); const int line = __LINE__;
   CHECK(Msg(c.Finish().status()) == StrCat("kernel predicated_wrong: emulator_test.cc:", line,
                                            ": @!%1 add.u32 %3, %2, %2: %2 is used before it is defined on some path"));
+}
+
+TEST_CASE("addresses near 2^64 are out of bounds, not wrapped") {
+  int line = 0;
+  ir::Kernel k = ShiftedCopy(&line);
+  auto emu = MakeEmulator();
+  auto out = Buffer<uint32_t>::Allocate(*emu, 1);
+  auto loaded = LoadOrDie(*emu, k);
+  absl::Status s = emu->Launch(*loaded, {}, {~uint64_t{0} - 3, *out, 0u});
+  CHECK(Msg(s).starts_with("kernel shifted_copy: out-of-bounds global load of 4 bytes at 0xFFFFFFFFFFFFFFFC: nearest "
+                           "allocation [0x10000000000, 0x10000000004) of 4 bytes; the access is"));
+  std::vector<uint8_t> host(32);
+  CHECK(Msg(emu->CopyToHost(host.data(), ~uint64_t{0} - 15, 32)) ==
+        "emulator: copy to the host of 32 bytes at 0xFFFFFFFFFFFFFFF0 is not inside one allocation");
+}
+
+TEST_CASE("the caller's floating-point environment does not leak into kernels") {
+  KernelBuilder b("fenv");
+  Value<U64> out = b.CvtaToGlobal(b.Param<U64>("out"));
+  b.Store(kGlobal, out, b.Add(b.Const<F32>(1.0f), 0x1p-30f));
+  b.Store(kGlobal, Address(out, 4), b.Add(b.Const<F32>(std::numeric_limits<float>::denorm_min()),
+                                         std::numeric_limits<float>::denorm_min()));
+  ir::Kernel k = FinishOrDie(b);
+  auto emu = MakeEmulator({.worker_threads = 1});
+  auto o = Buffer<float>::Allocate(*emu, 2);
+  auto loaded = LoadOrDie(*emu, k);
+  std::fesetround(FE_UPWARD);
+  absl::Status s = emu->Launch(*loaded, {}, {*o});
+  const int after = std::fegetround();
+  std::fesetround(FE_TONEAREST);
+  REQUIRE(s.ok());
+  CHECK(after == FE_UPWARD);  // restored for the caller
+  std::vector<float> r = *o->ToHost();
+  CHECK(r[0] == 1.0f);
+  CHECK(r[1] == 2 * std::numeric_limits<float>::denorm_min());
+}
+
+// `threads` threads: warp w waits at bar.sync 1, 64; then stores 1.
+ir::Kernel CountedBarrier(int* line) {
+  KernelBuilder b("counted_barrier");
+  Value<U64> out = b.CvtaToGlobal(b.Param<U64>("out"));
+  b.BarSync(1, 64); *line = __LINE__;
+  b.Store(kGlobal, b.ElementAddr<U32>(out, b.TidX()), b.Const<U32>(1));
+  return FinishOrDie(b);
+}
+
+TEST_CASE("bar.sync with a count waits for that many threads' worth of warps") {
+  int line = 0;
+  ir::Kernel k = CountedBarrier(&line);
+  auto emu = MakeEmulator();
+  auto o = Buffer<uint32_t>::Allocate(*emu, 96);
+  auto loaded = LoadOrDie(*emu, k);
+  // 48 threads are two warps: 64 threads' worth.
+  CHECK(emu->Launch(*loaded, {.grid = {1}, .block = {48}}, {*o}).ok());
+  // 96 threads: the first two warps pass, the third waits for two more.
+  absl::Status s = emu->Launch(*loaded, {.grid = {1}, .block = {96}}, {*o});
+  CHECK(Msg(s) == StrCat("kernel counted_barrier: deadlock in block (0,0,0): threads 64-95 wait at `bar.sync 1, 64;` "
+                         "(emulator_test.cc:", line, "); threads 0-63 exited"));
+}
+
+TEST_CASE("activemask and shuffles in divergent code") {
+  // Lanes 0-15 take one branch: activemask there is 0x0000FFFF and a shuffle
+  // with that mask works; lanes 16-31 shuffle with the same full mask from a
+  // different instruction (allowed on sm_70+).
+  KernelBuilder b("divergent");
+  Value<U64> out = b.CvtaToGlobal(b.Param<U64>("out"));
+  Value<U32> lane = b.LaneId();
+  Value<U64> slot = b.ElementAddr<U32>(out, b.Mul(lane, 2u));
+  b.IfElse(
+      b.Lt(lane, 16u),
+      [&] {
+        Value<U32> mask = b.ActiveMask();
+        b.Store(kGlobal, slot, mask);
+        b.Store(kGlobal, Address(slot, 4), b.Shfl(ir::ShflMode::kBfly, lane, 1u, 31u, 0x0000FFFFu));
+      },
+      [&] {
+        b.Store(kGlobal, slot, b.ActiveMask());
+        b.Store(kGlobal, Address(slot, 4), b.Shfl(ir::ShflMode::kBfly, lane, 1u, 31u, 0xFFFF0000u));
+      });
+  b.Store(kGlobal, Address(out, 256), b.ShflIdx(b.Add(lane, 100u), 3u));
+  ir::Kernel k = FinishOrDie(b);
+  auto emu = MakeEmulator();
+  auto o = Buffer<uint32_t>::Allocate(*emu, 65);
+  auto loaded = LoadOrDie(*emu, k);
+  absl::Status s = emu->Launch(*loaded, {.grid = {1}, .block = {32}}, {*o});
+  INFO(s.ToString());
+  REQUIRE(s.ok());
+  std::vector<uint32_t> r = *o->ToHost();
+  for (uint32_t l = 0; l < 32; ++l) {
+    INFO("lane " << l);
+    CHECK(r[2 * l] == (l < 16 ? 0x0000FFFFu : 0xFFFF0000u));
+    CHECK(r[2 * l + 1] == (l ^ 1));
+  }
+  CHECK(r[64] == 103);
+}
+
+TEST_CASE("a shuffle from a lane outside the member mask gives an undefined value, not an error") {
+  KernelBuilder b("outside");
+  Value<U64> out = b.CvtaToGlobal(b.Param<U64>("out"));
+  Value<U32> lane = b.LaneId();
+  Value<U32> v = b.Shfl(ir::ShflMode::kDown, lane, 1u, 31u, 0x0000FFFFu);  // lane 15 reads lane 16
+  b.Store(kGlobal, b.ElementAddr<U32>(out, lane), v);
+  ir::Kernel k = FinishOrDie(b);
+  auto emu = MakeEmulator();
+  auto o = Buffer<uint32_t>::Allocate(*emu, 16);
+  auto loaded = LoadOrDie(*emu, k);
+  // A block of 16 threads: the mask is exactly the block.
+  absl::Status s = emu->Launch(*loaded, {.grid = {1}, .block = {16}}, {*o});
+  INFO(s.ToString());
+  REQUIRE(s.ok());
+  std::vector<uint32_t> r = *o->ToHost();
+  for (uint32_t l = 0; l < 15; ++l) CHECK(r[l] == l + 1);
+  CHECK(r[15] == 0xFFFFFFFFu);
+}
+
+TEST_CASE("malformed IR is an error even without the verifier") {
+  KernelBuilder b("malformed");
+  Value<U32> x = b.Const<U32>(1);
+  ir::Kernel k = b.kernel();
+  ir::Instruction add;
+  add.op = ir::Opcode::kAdd;
+  add.mods.type = ir::ScalarType::kU32;
+  add.dsts.push_back(ir::Reg{static_cast<uint32_t>(k.regs.size())});
+  k.regs.push_back(ir::RegInfo{ir::ScalarType::kU32});
+  add.srcs.push_back(x.reg);  // one source: add takes two
+  k.body.push_back(add);
+  k.body.push_back(ir::Instruction{});
+  auto emu = MakeEmulator({.verify = false});
+  CHECK(Msg(emu->Load(k).status()) == "kernel malformed: instruction 1: malformed instruction for the emulator: wrong "
+                                      "number of sources");
+  k.body[1].srcs.push_back(ir::Reg{1000000});
+  CHECK(Msg(emu->Load(k).status()) == "kernel malformed: instruction 1: malformed instruction for the emulator: a "
+                                      "source is not a register of the kernel");
+
+  // ld.param must read a param whole: 8 bytes of a u32 param is rejected by
+  // the verifier and, unverified, by the emulator.
+  KernelBuilder p("param_size");
+  Value<U64> out = p.CvtaToGlobal(p.Param<U64>("out"));
+  Value<U32> n = p.Param<U32>("n");
+  p.Store(kGlobal, out, n);
+  ir::Kernel pk = p.kernel();
+  pk.body[2].mods.type = ir::ScalarType::kU64;  // ld.param.u64 from n
+  pk.regs[pk.body[2].dsts[0].id].type = ir::ScalarType::kU64;
+  pk.body.push_back(ir::Instruction{});
+  CHECK(Msg(MakeEmulator()->Load(pk).status()).ends_with(
+      ": ld.param reads 8 bytes at offset 0 of param 'n', which is u32 (4 bytes); read a param whole, with its own size"));
+  CHECK(Msg(emu->Load(pk).status()).ends_with(
+      ": malformed instruction for the emulator: a param must be read whole with ld.param of its own size"));
+}
+
+TEST_CASE("local memory frames are aligned for every thread") {
+  KernelBuilder b("local_frames");
+  Value<U64> out = b.CvtaToGlobal(b.Param<U64>("out"));
+  Symbol<U64> wide = b.Local<U64>("wide", 1, 8);
+  Symbol<U32> narrow = b.Local<U32>("narrow", 1, 4);
+  Value<U32> tid = b.TidX();
+  b.Store(StateSpace::kLocal, narrow, tid);
+  b.Store(StateSpace::kLocal, wide, b.Cvt<U64>(tid));
+  b.Red<U64>(ir::AtomOp::kAdd, kGlobal, out, b.Load<U64>(StateSpace::kLocal, wide));
+  ir::Kernel k = FinishOrDie(b);
+  auto emu = MakeEmulator();
+  auto o = Buffer<uint64_t>::FromHost(*emu, std::vector<uint64_t>{0});
+  auto loaded = LoadOrDie(*emu, k);
+  REQUIRE(emu->Launch(*loaded, {.grid = {1}, .block = {8}}, {*o}).ok());
+  CHECK((*o->ToHost())[0] == 28);
+}
+
+TEST_CASE("atom.add.f32 on global memory flushes subnormals") {
+  KernelBuilder b("flush_add");
+  Value<U64> g = b.CvtaToGlobal(b.Param<U64>("g"));
+  Symbol<F32> s = b.Shared<F32>("s", 1);
+  b.Store(kShared, s, b.Const<F32>(0.0f));
+  const float tiny = std::numeric_limits<float>::denorm_min();
+  b.Red<F32>(ir::AtomOp::kAdd, kGlobal, g, b.Const<F32>(tiny));
+  b.Red<F32>(ir::AtomOp::kAdd, kShared, s, b.Const<F32>(tiny));
+  b.Store(kGlobal, Address(g, 4), b.Load<F32>(kShared, s));
+  ir::Kernel k = FinishOrDie(b);
+  auto emu = MakeEmulator();
+  auto o = Buffer<float>::FromHost(*emu, std::vector<float>{0, 0});
+  auto loaded = LoadOrDie(*emu, k);
+  REQUIRE(emu->Launch(*loaded, {}, {*o}).ok());
+  CHECK(*o->ToHost() == std::vector<float>{0.0f, tiny});
 }
 
 TEST_CASE("RunProblem reports wrong numbers without failing") {

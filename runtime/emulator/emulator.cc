@@ -9,6 +9,7 @@
 
 #include "ir/strings.h"
 #include "passes/verifier.h"
+#include "runtime/emulator/float_semantics.h"
 #include "runtime/emulator/program.h"
 
 namespace ptxforge::runtime {
@@ -185,8 +186,14 @@ void Deadlock(Block& b) {
              multi ? StrCat(" (thread numbers are linear: x + y*", nt[0], " + z*", nt[0] * nt[1], ")") : std::string()));
 }
 
-// Completes warp collectives whose member lanes have all arrived; returns
-// whether any did. A lane's mask naming exited or absent lanes is an error.
+// Completes warp collectives whose lanes have all arrived; returns whether
+// any did. Only called when no thread can run, so every lane of a warp has
+// either exited or waits somewhere.
+//  - shfl.sync / vote.sync: every lane of the member mask must wait at an
+//    instruction of the same kind with the same mask (on sm_70+ it may be a
+//    different instruction). A mask naming an exited or absent lane, or
+//    lanes passing different masks, is an error.
+//  - activemask: the lanes waiting at that instruction form the mask.
 bool ReleaseWarps(Block& b) {
   const Program& p = *b.program;
   bool progressed = false;
@@ -198,14 +205,30 @@ bool ReleaseWarps(Block& b) {
       Thread& first = b.threads[i];
       if (first.state != ThreadState::kWarp) continue;
       const DInst& d = p.code[first.pc];
+      Thread* lanes[32];
+      const DInst* insts[32];
+      int count = 0;
+      if (d.collective == emu::Collective::kActiveMask) {
+        for (uint32_t m = 0; m < 32 && warp * 32 + m < n; ++m) {
+          Thread& other = b.threads[warp * 32 + m];
+          if (other.state == ThreadState::kWarp && other.pc == first.pc) {
+            lanes[count] = &other;
+            insts[count++] = &d;
+          }
+        }
+        emu::RunCollective(b, lanes, insts, count);
+        progressed = true;
+        continue;
+      }
       // The member mask: shfl.sync d, a, b, c, mask; vote.sync d, p, mask.
-      uint32_t mask = Get<uint32_t>(first, d.src[d.collective == emu::Collective::kShfl ? 3 : 1]);
+      auto mask_of = [&](const Thread& t, const DInst& inst) {
+        return Get<uint32_t>(t, inst.src[inst.collective == emu::Collective::kShfl ? 3 : 1]);
+      };
+      const uint32_t mask = mask_of(first, d);
       if ((mask >> lane & 1) == 0) {
         b.Fail(first, d, StrCat("the member mask 0x", Hex{mask, 8}, " does not include the calling lane ", lane));
         return false;
       }
-      Thread* lanes[32];
-      int count = 0;
       bool ready = true;
       for (uint32_t m = 0; m < 32 && ready; ++m) {
         if ((mask >> m & 1) == 0) continue;
@@ -219,25 +242,39 @@ bool ReleaseWarps(Block& b) {
           b.Fail(first, d, StrCat("the member mask 0x", Hex{mask, 8}, " names lane ", m, ", which has exited"));
           return false;
         }
-        if (other.state != ThreadState::kWarp || other.pc != first.pc) {
-          ready = false;
+        const DInst& od = p.code[other.pc];
+        if (other.state != ThreadState::kWarp || od.collective != d.collective) {
+          ready = false;  // it waits elsewhere; a deadlock unless it is released
           break;
         }
-        lanes[count++] = &other;
+        if (mask_of(other, od) != mask) {
+          b.Fail(first, d, StrCat("lanes ", lane, " and ", m, " wait with different member masks (0x", Hex{mask, 8},
+                                  " and 0x", Hex{mask_of(other, od), 8}, ")"));
+          return false;
+        }
+        lanes[count] = &other;
+        insts[count++] = &od;
       }
       if (!ready) continue;
-      if (emu::RunCollective(b, d, lanes, count) == Action::kError) return false;
+      emu::RunCollective(b, lanes, insts, count);
       progressed = true;
     }
   }
   return progressed;
 }
 
-// Releases every barrier whose expected threads have all arrived.
+// Releases barriers whose threads have arrived. Without a thread count a
+// barrier needs every thread of the block (a thread that exited while others
+// wait is reported as a deadlock: CUDA makes that undefined). With a count
+// (a multiple of 32), arrival is per warp, as in PTX: a warp has arrived
+// when all its lanes that have not exited wait at the barrier, and the
+// barrier releases the first count/32 arrived warps.
 bool ReleaseBarriers(Block& b) {
   const Program& p = *b.program;
+  const uint32_t n = static_cast<uint32_t>(b.threads.size());
   uint32_t waiting[16] = {};
-  uint32_t expected[16] = {};
+  uint32_t expected[16] = {};  // 0: the whole block
+  bool seen[16] = {};
   for (Thread& t : b.threads) {
     if (t.state != ThreadState::kBarrier) continue;
     const DInst& d = p.code[t.pc];
@@ -246,24 +283,54 @@ bool ReleaseBarriers(Block& b) {
       b.Fail(t, d, StrCat("barrier id ", id, " is out of range (0..15)"));
       return false;
     }
-    uint32_t count = d.nsrc > 1 ? Get<uint32_t>(t, d.src[1]) : static_cast<uint32_t>(b.threads.size());
-    if (expected[id] != 0 && expected[id] != count) {
-      b.Fail(t, d, StrCat("threads wait at barrier ", id, " with different thread counts (", expected[id], " and ", count, ")"));
+    uint32_t count = d.nsrc > 1 ? Get<uint32_t>(t, d.src[1]) : 0;
+    if (d.nsrc > 1 && (count == 0 || count % 32 != 0)) {
+      b.Fail(t, d, StrCat("the bar.sync thread count ", count, " is not a positive multiple of 32"));
       return false;
     }
+    if (seen[id] && expected[id] != count) {
+      auto describe = [](uint32_t c) { return c == 0 ? std::string("all threads") : StrCat(c, " threads"); };
+      b.Fail(t, d, StrCat("threads wait at barrier ", id, " for different thread counts (", describe(expected[id]), " and ",
+                          describe(count), ")"));
+      return false;
+    }
+    seen[id] = true;
     expected[id] = count;
     waiting[id]++;
   }
+  auto release = [&](Thread& t) {
+    t.state = ThreadState::kRunning;
+    t.pc++;
+    b.counters.barriers++;
+  };
+  auto barrier_of = [&](const Thread& t) { return Get<uint32_t>(t, p.code[t.pc].src[0]); };
   bool progressed = false;
   for (uint32_t id = 0; id < 16; ++id) {
-    if (waiting[id] == 0 || waiting[id] < expected[id]) continue;
-    for (Thread& t : b.threads) {
-      if (t.state != ThreadState::kBarrier) continue;
-      const DInst& d = p.code[t.pc];
-      if (Get<uint32_t>(t, d.src[0]) != id) continue;
-      t.state = ThreadState::kRunning;
-      t.pc++;
-      b.counters.barriers++;
+    if (!seen[id]) continue;
+    if (expected[id] == 0) {
+      if (waiting[id] != n) continue;
+      for (Thread& t : b.threads) release(t);
+      progressed = true;
+      continue;
+    }
+    std::vector<uint32_t> arrived;  // warps, in order
+    for (uint32_t w = 0; w * 32 < n; ++w) {
+      bool any = false, all = true;
+      for (uint32_t i = w * 32; i < std::min(n, w * 32 + 32); ++i) {
+        const Thread& t = b.threads[i];
+        if (t.state == ThreadState::kExited) continue;
+        bool here = t.state == ThreadState::kBarrier && barrier_of(t) == id;
+        any |= here;
+        all &= here;
+      }
+      if (any && all) arrived.push_back(w);
+    }
+    const uint32_t needed = expected[id] / 32;
+    if (arrived.size() < needed) continue;
+    for (uint32_t k = 0; k < needed; ++k) {
+      for (uint32_t i = arrived[k] * 32; i < std::min(n, arrived[k] * 32 + 32); ++i) {
+        if (b.threads[i].state == ThreadState::kBarrier) release(b.threads[i]);
+      }
     }
     progressed = true;
   }
@@ -318,6 +385,9 @@ absl::StatusOr<uint64_t> Emulator::Allocate(size_t bytes) {
   a.data.reset(new (std::nothrow) uint8_t[bytes == 0 ? 1 : bytes]());
   if (a.data == nullptr) return absl::ResourceExhaustedError(StrCat("emulator: out of host memory allocating ", bytes, " bytes"));
   uint64_t address = next_address_;
+  if (address + bytes + 8192 >= emu::kSharedWindow) {
+    return absl::ResourceExhaustedError("emulator: out of device address space (allocated addresses are never reused)");
+  }
   // A 4 KiB gap after every allocation, so overruns land outside all of them.
   next_address_ = (address + bytes + 4096 + 4095) / 4096 * 4096;
   allocations_.emplace(address, std::move(a));
@@ -336,7 +406,7 @@ absl::StatusOr<uint8_t*> Emulator::HostPointer(uint64_t address, size_t bytes, s
   auto it = allocations_.upper_bound(address);
   if (it != allocations_.begin()) {
     --it;
-    if (address >= it->first && address + bytes <= it->first + it->second.size) {
+    if (address - it->first <= it->second.size && bytes <= it->second.size - (address - it->first)) {
       return it->second.data.get() + (address - it->first);
     }
   }
@@ -418,6 +488,7 @@ absl::Status Emulator::DoLaunch(LoadedKernel& loaded, const LaunchConfig& config
   std::vector<EmulatorCounters> counters(workers);
 
   auto work = [&](int w) {
+    emu::ScopedFloatEnvironment float_environment;
     Block b;
     b.launch = &launch;
     b.program = &p;

@@ -45,7 +45,11 @@ struct IntOps {
       return static_cast<T>(std::clamp<int64_t>(r, std::numeric_limits<T>::min(), std::numeric_limits<T>::max()));
     });
   }
-  static T MulLo(T a, T b) { return static_cast<T>(static_cast<U<T>>(a) * static_cast<U<T>>(b)); }
+  // (16-bit operands are widened first: uint16_t * uint16_t would multiply as int.)
+  using Mul = std::conditional_t<(sizeof(T) < 4), uint32_t, U<T>>;
+  static T MulLo(T a, T b) {
+    return static_cast<T>(static_cast<Mul>(static_cast<U<T>>(a)) * static_cast<Mul>(static_cast<U<T>>(b)));
+  }
   static T MulHi(T a, T b) {
     if constexpr (sizeof(T) == 8) {
       using W = std::conditional_t<std::is_signed_v<T>, __int128, unsigned __int128>;
@@ -327,11 +331,14 @@ Action HalfOp(Block&, Thread& t, const DInst& d) {
     double a = value(0);
     double b = Arity(op) >= 2 ? value(1) : 0.0;
     double c = Arity(op) >= 3 ? value(2) : 0.0;
-    double v = Compute<double, op>(a, b, c);
+    // fma: a*b + c can need more than 53 bits (bf16's exponent range), so
+    // it is rounded to odd first; the other operations are exact in double.
+    double v = op == FOp::kFma ? FmaRoundToOdd(a, b, c) : Compute<double, op>(a, b, c);
     uint16_t bits;
     if constexpr (op == FOp::kAbs || op == FOp::kNeg) {
       uint16_t in = static_cast<uint16_t>(Get<uint32_t>(t, d.src[0]) >> (16 * lane));
       bits = op == FOp::kAbs ? static_cast<uint16_t>(in & 0x7FFF) : static_cast<uint16_t>(in ^ 0x8000);
+      if (m.ftz) bits = FlushHalf(bits, f);
     } else {
       bits = HalfBits(v, f, r, m.ftz, m.sat);
     }

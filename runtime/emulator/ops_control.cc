@@ -25,17 +25,6 @@ Action WaitWarp(Block&, Thread& t, const DInst&) {
   return Action::kBlock;
 }
 
-// The lanes of the thread's warp that have not exited.
-Action ActiveMask(Block& b, Thread& t, const DInst& d) {
-  uint32_t warp = t.linear / 32, mask = 0;
-  for (uint32_t lane = 0; lane < 32; ++lane) {
-    uint32_t i = warp * 32 + lane;
-    if (i < b.threads.size() && b.threads[i].state != ThreadState::kExited) mask |= uint32_t{1} << lane;
-  }
-  Set<uint32_t>(t, d.dst[0], mask);
-  return Action::kNext;
-}
-
 }  // namespace
 
 Handler SelectControl(const ir::Instruction& inst) {
@@ -46,20 +35,30 @@ Handler SelectControl(const ir::Instruction& inst) {
     case ir::Opcode::kMembar: return &Nop;  // blocks run one at a time per host thread; memory is coherent
     case ir::Opcode::kBarSync: return &WaitBarrier;
     case ir::Opcode::kShfl:
-    case ir::Opcode::kVote: return &WaitWarp;
-    case ir::Opcode::kActiveMask: return &ActiveMask;
+    case ir::Opcode::kVote:
+    case ir::Opcode::kActiveMask: return &WaitWarp;
     default: return nullptr;
   }
 }
 
-Action RunCollective(Block& b, const DInst& d, Thread* const* lanes, int count) {
+Action RunCollective(Block& /*b*/, Thread* const* lanes, const DInst* const* insts, int count) {
   Thread* by_lane[32] = {};
-  for (int i = 0; i < count; ++i) by_lane[lanes[i]->linear % 32] = lanes[i];
-  if (d.collective == Collective::kShfl) {
+  uint32_t members = 0;
+  for (int i = 0; i < count; ++i) {
+    uint32_t lane = lanes[i]->linear % 32;
+    by_lane[lane] = lanes[i];
+    members |= uint32_t{1} << lane;
+  }
+  // Lanes whose result is undefined (a shuffle from a lane outside the member
+  // mask) get 0xFFFFFFFF and, when initialisation is checked, stay unwritten.
+  bool poisoned[32] = {};
+  const Collective kind = insts[0]->collective;
+  if (kind == Collective::kShfl) {
     uint32_t values[32] = {};
-    for (int i = 0; i < count; ++i) values[lanes[i]->linear % 32] = Get<uint32_t>(*lanes[i], d.src[0]);
+    for (int i = 0; i < count; ++i) values[lanes[i]->linear % 32] = Get<uint32_t>(*lanes[i], insts[i]->src[0]);
     for (int i = 0; i < count; ++i) {
       Thread& t = *lanes[i];
+      const DInst& d = *insts[i];
       uint32_t lane = t.linear % 32;
       uint32_t bval = Get<uint32_t>(t, d.src[1]) & 31, c = Get<uint32_t>(t, d.src[2]);
       uint32_t cval = c & 31, segmask = (c >> 8) & 31;
@@ -74,36 +73,39 @@ Action RunCollective(Block& b, const DInst& d, Thread* const* lanes, int count) 
         default: break;
       }
       if (!pval) j = lane;
-      if (j < 0 || j > 31 || by_lane[j] == nullptr) {
-        return b.Fail(t, d, StrCat("lane ", lane, " reads lane ", j, ", which is not in the member mask (or not in the block)"));
+      if (j >= 0 && j <= 31 && by_lane[j] != nullptr) {
+        Set<uint32_t>(t, d.dst[0], values[j]);
+      } else {
+        Set<uint32_t>(t, d.dst[0], 0xFFFFFFFFu);
+        poisoned[lane] = true;
       }
-      Set<uint32_t>(t, d.dst[0], values[j]);
       if (d.ndst > 1) t.regs[d.dst[1]] = pval ? 1 : 0;
     }
-  } else if (d.collective == Collective::kVote) {
+  } else if (kind == Collective::kVote) {
     uint32_t ballot = 0;
     for (int i = 0; i < count; ++i) {
-      if (lanes[i]->regs[d.src[0]] != 0) ballot |= uint32_t{1} << (lanes[i]->linear % 32);
+      if (lanes[i]->regs[insts[i]->src[0]] != 0) ballot |= uint32_t{1} << (lanes[i]->linear % 32);
     }
-    uint32_t members = 0;
-    for (int i = 0; i < count; ++i) members |= uint32_t{1} << (lanes[i]->linear % 32);
     for (int i = 0; i < count; ++i) {
-      Thread& t = *lanes[i];
       uint64_t r = 0;
-      switch (d.mods.vote) {
+      switch (insts[i]->mods.vote) {
         case ir::VoteMode::kBallot: r = ballot; break;
         case ir::VoteMode::kAll: r = ballot == members; break;
         case ir::VoteMode::kAny: r = ballot != 0; break;
         case ir::VoteMode::kUni: r = ballot == 0 || ballot == members; break;
         default: break;
       }
-      t.regs[d.dst[0]] = r;
+      lanes[i]->regs[insts[i]->dst[0]] = r;
     }
+  } else if (kind == Collective::kActiveMask) {
+    for (int i = 0; i < count; ++i) Set<uint32_t>(*lanes[i], insts[i]->dst[0], members);
   }
   for (int i = 0; i < count; ++i) {
     Thread& t = *lanes[i];
+    const DInst& d = *insts[i];
     if (t.defined != nullptr) {
       for (int k = 0; k < d.ndst; ++k) t.defined[d.dst[k]] = 1;
+      if (poisoned[t.linear % 32]) t.defined[d.dst[0]] = 0;
     }
     t.state = ThreadState::kRunning;
     t.pc++;

@@ -157,7 +157,9 @@ Action Cvt(Block&, Thread& t, const DInst& d) {
     case ScalarType::kF16:
     case ScalarType::kBF16: {
       const ir::FloatFormat f = HalfFormat(to);
-      double x = v.is_float ? v.f : (v.is_signed ? static_cast<double>(v.s) : static_cast<double>(v.u));
+      // Integers wider than 53 bits are rounded to odd first, so the rounding
+      // to the half format below is the only one that counts.
+      double x = v.is_float ? v.f : IntToDoubleRoundToOdd(v.s, v.u, v.is_signed);
       uint16_t bits;
       if (ir::IsIntegerRounding(r)) {
         bits = HalfBits(RoundToIntegral(x, r), f, ir::Rounding::kRn, m.ftz, m.sat);

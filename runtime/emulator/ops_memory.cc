@@ -95,12 +95,12 @@ uint8_t* Resolve(Block& b, Thread& t, const DInst& d, Space space, uint64_t addr
       const std::vector<GlobalRange>& g = *b.launch->global;
       if (b.global_hint < g.size()) {
         const GlobalRange& r = g[b.global_hint];
-        if (addr >= r.begin && addr + size <= r.end) return r.data + (addr - r.begin);
+        if (addr >= r.begin && addr <= r.end && size <= r.end - addr) return r.data + (addr - r.begin);
       }
       auto it = std::upper_bound(g.begin(), g.end(), addr, [](uint64_t a, const GlobalRange& r) { return a < r.begin; });
       if (it != g.begin()) {
         const GlobalRange& r = *std::prev(it);
-        if (addr >= r.begin && addr + size <= r.end) {
+        if (addr >= r.begin && addr <= r.end && size <= r.end - addr) {
           b.global_hint = static_cast<size_t>(std::prev(it) - g.begin());
           return r.data + (addr - r.begin);
         }
@@ -108,14 +108,15 @@ uint8_t* Resolve(Block& b, Thread& t, const DInst& d, Space space, uint64_t addr
       return fail("out-of-bounds", NearestAllocation(g, addr, size));
     }
     case Space::kShared:
-      if (addr + size > b.shared.size() || addr >= b.shared.size()) return fail("out-of-bounds", SharedLayout(b));
+      if (addr >= b.shared.size() || size > b.shared.size() - addr) return fail("out-of-bounds", SharedLayout(b));
       return b.shared.data() + addr;
     case Space::kLocal:
-      if (addr + size > b.program->local_bytes || addr >= b.program->local_bytes) {
+      if (addr >= b.program->local_bytes || size > b.program->local_bytes - addr) {
         return fail("out-of-bounds", StrCat("each thread has ", b.program->local_bytes, " bytes of local memory"));
       }
       return t.local + addr;
-    default: return nullptr;
+    default:
+      return fail("unsupported", "the emulator models generic, global, shared and local memory only");
   }
 }
 
@@ -189,12 +190,16 @@ T CasLoop(std::atomic_ref<T> ref, F update) {
   return old;
 }
 
+// flush: atom.add.f32 on global memory flushes subnormal inputs and results.
 template <typename T>
-T AtomicApply(ir::AtomOp op, ir::ScalarType type, uint8_t* p, T b, T c) {
+T AtomicApply(ir::AtomOp op, ir::ScalarType type, uint8_t* p, T b, T c, bool flush) {
   std::atomic_ref<T> ref(*reinterpret_cast<T*>(p));
   switch (op) {
     case ir::AtomOp::kAdd:
-      if constexpr (sizeof(T) == 2) {
+      if constexpr (std::is_same_v<T, float>) {
+        if (flush) return CasLoop(ref, [&](T old) { return FlushF32(FlushF32(old) + FlushF32(b)); });
+        return ref.fetch_add(b, std::memory_order_relaxed);
+      } else if constexpr (sizeof(T) == 2) {
         const ir::FloatFormat f = HalfFormat(type);  // f16 / bf16 add (.noftz)
         return CasLoop(ref, [&](T old) {
           return static_cast<T>(HalfBits(HalfValue(old, f, false) + HalfValue(b, f, false), f, ir::Rounding::kRn, false, false));
@@ -237,7 +242,7 @@ Action Atom(Block& b, Thread& t, const DInst& d) {
   if (p == nullptr) return Action::kError;
   T bv = Get<T>(t, d.src[0]);
   T cv = d.nsrc > 1 ? Get<T>(t, d.src[1]) : T{};
-  T old = AtomicApply<T>(d.mods.atom, d.mods.type, p, bv, cv);
+  T old = AtomicApply<T>(d.mods.atom, d.mods.type, p, bv, cv, IsGlobal(d.space, addr));
   if constexpr (kHasResult) Set<T>(t, d.dst[0], old);
   b.counters.atomics++;
   return Action::kNext;

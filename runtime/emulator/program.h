@@ -160,8 +160,10 @@ Handler SelectConvert(const ir::Instruction& inst);
 Handler SelectMemory(const ir::Instruction& inst);
 Handler SelectControl(const ir::Instruction& inst);
 
-// The scheduler's part of warp collectives: `lanes` all wait at `d`.
-Action RunCollective(Block& b, const DInst& d, Thread* const* lanes, int count);
+// The scheduler's part of warp collectives: lanes[i] waits at insts[i]
+// (shfl.sync and vote.sync lanes may wait at different instructions with
+// the same member mask, as sm_70+ allows; activemask lanes at one).
+Action RunCollective(Block& b, Thread* const* lanes, const DInst* const* insts, int count);
 
 // Runs one block to completion (or its first error).
 void RunBlock(Block& b);
