@@ -12,6 +12,17 @@
 // bar.sync has block-wide semantics (threads really wait for each other);
 // a deadlock (threads at different barriers, or threads that exited while
 // others wait) is an error naming the block and the threads.
+//
+// How it runs: each thread executes until it reaches a barrier, a warp
+// collective (shfl.sync, vote.sync, activemask) or its end; when no thread
+// of the block can go on, the scheduler completes the collectives and
+// barriers whose threads have all arrived. Threads are not preempted, so a
+// thread spinning on a flag another thread of its block sets only stops at
+// max_instructions_per_thread. Shared memory starts as 0xFF bytes.
+// Differences from hardware, all on the strict side: a bar.sync without a
+// thread count needs every thread of the block (an exited thread is
+// reported); a shuffle reading a lane outside its member mask yields
+// 0xFFFFFFFF (and counts as unwritten when initialisation is checked).
 #ifndef PTXFORGE_RUNTIME_EMULATOR_H_
 #define PTXFORGE_RUNTIME_EMULATOR_H_
 
@@ -70,7 +81,8 @@ class Emulator : public Device {
   absl::StatusOr<std::unique_ptr<LoadedKernel>> Load(const ir::Kernel& kernel) override;
   absl::Status Synchronize() override { return absl::OkStatus(); }
 
-  // Counters of the most recent launch (also after a failed one).
+  // Counters of the most recent launch. After a failed launch they are
+  // partial (and depend on how far the other host threads got).
   const EmulatorCounters& last_counters() const { return counters_; }
   const EmulatorOptions& options() const { return options_; }
 
