@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "bench/bench_util.h"
 #include "emit/ptx_printer.h"
 #include "ir/strings.h"
 #include "kernels/registry.h"
@@ -15,18 +16,7 @@ namespace {
 
 constexpr ir::Target kTarget = ir::Target::kSm80;
 
-// Fails the whole run loudly: a benchmark of an error path measures nothing.
-void OrDie(const absl::Status& s) {
-  if (s.ok()) return;
-  std::fprintf(stderr, "codegen_bench: %s\n", std::string(s.message()).c_str());
-  std::exit(1);
-}
-
-template <typename T>
-T OrDie(absl::StatusOr<T> v) {
-  OrDie(v.status());
-  return *std::move(v);
-}
+using bench::OrDie;
 
 ir::Kernel Build(const kernels::KernelFamily& family, const kernels::Config& config) {
   return OrDie(family.Build(config, kTarget));

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench_util.h"
 #include "kernels/reduce.h"
 #include "kernels/vector_add.h"
 #include "passes/pass.h"
@@ -18,16 +19,7 @@ namespace {
 
 using runtime::Buffer;
 
-void OrDie(const absl::Status& s) {
-  if (s.ok()) return;
-  std::fprintf(stderr, "emulator_bench: %s\n", std::string(s.message()).c_str());
-  std::exit(1);
-}
-template <typename T>
-T OrDie(absl::StatusOr<T> v) {
-  OrDie(v.status());
-  return *std::move(v);
-}
+using bench::OrDie;
 
 ir::Kernel Prepared(absl::StatusOr<ir::Kernel> k) {
   ir::Kernel kernel = OrDie(std::move(k));
@@ -65,9 +57,10 @@ void BM_VectorAdd(benchmark::State& state) {
 }
 BENCHMARK(BM_VectorAdd)->Unit(benchmark::kMillisecond);
 
+// Argument: host threads (1, or 0 for one per core).
 void BM_ReduceSum(benchmark::State& state) {
   const uint32_t n = 1 << 20;
-  auto emu = runtime::MakeEmulator({.worker_threads = 1});
+  auto emu = runtime::MakeEmulator({.worker_threads = static_cast<int>(state.range(0))});
   ir::Kernel kernel = Prepared(kernels::ReduceSumSpec{}.Build(ir::Target::kSm80));
   auto loaded = OrDie(emu->Load(kernel));
   auto x = OrDie(Buffer<float>::FromHost(*emu, Inputs(n)));
@@ -75,20 +68,7 @@ void BM_ReduceSum(benchmark::State& state) {
   for (auto _ : state) OrDie(emu->Launch(*loaded, {.grid = {64}, .block = {256}}, {x, partial, n}));
   Report(state, *emu);
 }
-BENCHMARK(BM_ReduceSum)->Unit(benchmark::kMillisecond);
-
-// The same reduction on every core (blocks spread over host threads).
-void BM_ReduceSumAllCores(benchmark::State& state) {
-  const uint32_t n = 1 << 20;
-  auto emu = runtime::MakeEmulator();
-  ir::Kernel kernel = Prepared(kernels::ReduceSumSpec{}.Build(ir::Target::kSm80));
-  auto loaded = OrDie(emu->Load(kernel));
-  auto x = OrDie(Buffer<float>::FromHost(*emu, Inputs(n)));
-  auto partial = OrDie(Buffer<float>::Allocate(*emu, 64));
-  for (auto _ : state) OrDie(emu->Launch(*loaded, {.grid = {64}, .block = {256}}, {x, partial, n}));
-  Report(state, *emu);
-}
-BENCHMARK(BM_ReduceSumAllCores)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_ReduceSum)->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 }  // namespace ptxforge

@@ -548,24 +548,19 @@ void KernelBuilder::Bra(ir::Label target, Loc loc) {
   Append(std::move(inst), loc);
 }
 
-void KernelBuilder::BraIf(Value<Pred> p, ir::Label target, Loc loc) {
+void KernelBuilder::GuardedBra(Value<Pred> p, bool negated, ir::Label target, Loc loc) {
   if (!CheckReg(p.reg, "a guard predicate", loc)) return;
   ir::Instruction inst;
   inst.op = Opcode::kBra;
   inst.srcs.push_back(Operand::FromLabel(target));
   inst.guard = p.reg;
+  inst.guard_negated = negated;
   Append(std::move(inst), loc);
 }
 
-void KernelBuilder::BraIfNot(Value<Pred> p, ir::Label target, Loc loc) {
-  if (!CheckReg(p.reg, "a guard predicate", loc)) return;
-  ir::Instruction inst;
-  inst.op = Opcode::kBra;
-  inst.srcs.push_back(Operand::FromLabel(target));
-  inst.guard = p.reg;
-  inst.guard_negated = true;
-  Append(std::move(inst), loc);
-}
+void KernelBuilder::BraIf(Value<Pred> p, ir::Label target, Loc loc) { GuardedBra(p, false, target, loc); }
+
+void KernelBuilder::BraIfNot(Value<Pred> p, ir::Label target, Loc loc) { GuardedBra(p, true, target, loc); }
 
 void KernelBuilder::Ret(Loc loc) {
   ir::Instruction inst;

@@ -622,6 +622,7 @@ class KernelBuilder {
                   const ir::Operand& b, const ir::Operand* c, const AtomOpts& o, Loc loc);
   void RedOp(ir::AtomOp op, ir::StateSpace space, ir::ScalarType type, const Address& addr, const ir::Operand& b,
              const AtomOpts& o, Loc loc);
+  void GuardedBra(Value<Pred> p, bool negated, ir::Label target, Loc loc);
   ir::Reg EmitSpan(ir::Opcode op, const ir::Modifiers& mods, ir::ScalarType dst_type,
                    std::span<const ir::Operand> srcs, Loc loc);
   void Append(ir::Instruction inst, Loc loc);

@@ -74,4 +74,15 @@ absl::StatusOr<ir::ScalarType> Config::GetType(std::string_view key, std::span<c
                                                  StrJoin(names, ", ")));
 }
 
+absl::Status Config::GetTypeAndBlock(std::span<const ir::ScalarType> allowed, ir::ScalarType* type,
+                                     uint32_t* block) const {
+  absl::StatusOr<ir::ScalarType> t = GetType("type", allowed);
+  if (!t.ok()) return t.status();
+  absl::StatusOr<uint32_t> b = GetU32("block");
+  if (!b.ok()) return b.status();
+  *type = *t;
+  *block = *b;
+  return absl::OkStatus();
+}
+
 }  // namespace ptxforge::kernels

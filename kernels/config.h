@@ -39,6 +39,9 @@ class Config {
   // A type name ("f32"); must be one of `allowed`.
   absl::StatusOr<ir::ScalarType> GetType(std::string_view key, std::span<const ir::ScalarType> allowed) const;
 
+  // The "type" (one of `allowed`) and "block" fields most families have.
+  absl::Status GetTypeAndBlock(std::span<const ir::ScalarType> allowed, ir::ScalarType* type, uint32_t* block) const;
+
   const std::map<std::string, std::string, std::less<>>& values() const { return values_; }
 
  private:

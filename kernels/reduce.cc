@@ -88,27 +88,12 @@ std::span<const ConfigField> ReduceSumFamily::fields() const {
   return kFields;
 }
 
-absl::StatusOr<ReduceSumSpec> ReduceSumFamily::SpecFrom(const Config& config) {
+absl::StatusOr<ReduceSumSpec> ReduceSumFamily::SpecFrom(const Config& config) const {
   ReduceSumSpec spec;
-  absl::StatusOr<ir::ScalarType> type = config.GetType("type", kTypes);
-  if (!type.ok()) return type.status();
-  absl::StatusOr<uint32_t> block = config.GetU32("block");
-  if (!block.ok()) return block.status();
-  spec.type = *type;
-  spec.block = *block;
+  if (absl::Status s = config.GetTypeAndBlock(kTypes, &spec.type, &spec.block); !s.ok()) return s;
   if (absl::Status s = spec.Validate(); !s.ok()) return s;
   return spec;
 }
-
-absl::StatusOr<ir::Kernel> ReduceSumFamily::Build(const Config& config, ir::Target target) const {
-  absl::StatusOr<ReduceSumSpec> spec = SpecFrom(config);
-  if (!spec.ok()) return spec.status();
-  return spec->Build(target);
-}
-
-}  // namespace ptxforge::kernels
-
-namespace ptxforge::kernels {
 
 absl::StatusOr<TestProblem> ReduceSumFamily::MakeProblem(const Config& config, uint64_t seed) const {
   absl::StatusOr<ReduceSumSpec> spec = SpecFrom(config);

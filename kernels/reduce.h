@@ -39,16 +39,15 @@ std::vector<V> ReduceSumReference(std::span<const V> x, uint32_t grid, uint32_t 
   return partial;
 }
 
-class ReduceSumFamily : public KernelFamily {
+class ReduceSumFamily : public SpecFamily<ReduceSumSpec> {
  public:
   std::string_view name() const override { return "reduce_sum"; }
   std::string_view description() const override {
     return "per-block partial sums: strided loop, shared-memory tree, bar.sync";
   }
   std::span<const ConfigField> fields() const override;
-  absl::StatusOr<ir::Kernel> Build(const Config& config, ir::Target target) const override;
+  absl::StatusOr<ReduceSumSpec> SpecFrom(const Config& config) const override;
   absl::StatusOr<TestProblem> MakeProblem(const Config& config, uint64_t seed) const override;
-  static absl::StatusOr<ReduceSumSpec> SpecFrom(const Config& config);
 };
 
 }  // namespace ptxforge::kernels

@@ -36,6 +36,20 @@ class KernelFamily {
   }
 };
 
+// A family whose kernels come from a spec struct with Validate() and
+// Build(target): Build(config) is SpecFrom(config), then Spec::Build.
+template <typename Spec>
+class SpecFamily : public KernelFamily {
+ public:
+  absl::StatusOr<ir::Kernel> Build(const Config& config, ir::Target target) const final {
+    absl::StatusOr<Spec> spec = SpecFrom(config);
+    if (!spec.ok()) return spec.status();
+    return spec->Build(target);
+  }
+  // The (validated) spec a configuration describes.
+  virtual absl::StatusOr<Spec> SpecFrom(const Config& config) const = 0;
+};
+
 // Every family, sorted by name.
 std::span<const KernelFamily* const> AllFamilies();
 // nullptr when there is none.

@@ -66,27 +66,12 @@ std::span<const ConfigField> VectorAddFamily::fields() const {
   return kFields;
 }
 
-absl::StatusOr<VectorAddSpec> VectorAddFamily::SpecFrom(const Config& config) {
+absl::StatusOr<VectorAddSpec> VectorAddFamily::SpecFrom(const Config& config) const {
   VectorAddSpec spec;
-  absl::StatusOr<ir::ScalarType> type = config.GetType("type", kTypes);
-  if (!type.ok()) return type.status();
-  absl::StatusOr<uint32_t> block = config.GetU32("block");
-  if (!block.ok()) return block.status();
-  spec.type = *type;
-  spec.block = *block;
+  if (absl::Status s = config.GetTypeAndBlock(kTypes, &spec.type, &spec.block); !s.ok()) return s;
   if (absl::Status s = spec.Validate(); !s.ok()) return s;
   return spec;
 }
-
-absl::StatusOr<ir::Kernel> VectorAddFamily::Build(const Config& config, ir::Target target) const {
-  absl::StatusOr<VectorAddSpec> spec = SpecFrom(config);
-  if (!spec.ok()) return spec.status();
-  return spec->Build(target);
-}
-
-}  // namespace ptxforge::kernels
-
-namespace ptxforge::kernels {
 
 absl::StatusOr<TestProblem> VectorAddFamily::MakeProblem(const Config& config, uint64_t seed) const {
   absl::StatusOr<VectorAddSpec> spec = SpecFrom(config);

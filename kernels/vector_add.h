@@ -33,14 +33,13 @@ std::vector<V> VectorAddReference(std::span<const V> a, std::span<const V> b) {
   return c;
 }
 
-class VectorAddFamily : public KernelFamily {
+class VectorAddFamily : public SpecFamily<VectorAddSpec> {
  public:
   std::string_view name() const override { return "vector_add"; }
   std::string_view description() const override { return "c[i] = a[i] + b[i] (one element per thread)"; }
   std::span<const ConfigField> fields() const override;
-  absl::StatusOr<ir::Kernel> Build(const Config& config, ir::Target target) const override;
+  absl::StatusOr<VectorAddSpec> SpecFrom(const Config& config) const override;
   absl::StatusOr<TestProblem> MakeProblem(const Config& config, uint64_t seed) const override;
-  static absl::StatusOr<VectorAddSpec> SpecFrom(const Config& config);
 };
 
 }  // namespace ptxforge::kernels

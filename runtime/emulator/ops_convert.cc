@@ -84,6 +84,16 @@ double RoundToIntegral(double x, ir::Rounding r) {
   }
 }
 
+// An integer to f32/f64 with the host converting under rounding mode r.
+template <typename F>
+F IntToFloat(const Value& v, ir::Rounding r) {
+  return WithRounding(r, [&] {
+    volatile int64_t s = v.s;
+    volatile uint64_t u = v.u;
+    return v.is_signed ? static_cast<F>(s) : static_cast<F>(u);
+  });
+}
+
 Action Cvt(Block&, Thread& t, const DInst& d) {
   const ir::Modifiers& m = d.mods;
   const ScalarType to = m.type, from = m.type2;
@@ -124,11 +134,7 @@ Action Cvt(Block&, Thread& t, const DInst& d) {
       if (v.is_float) {
         x = ir::IsIntegerRounding(r) ? RoundToIntegral(v.f, r) : v.f;
       } else {
-        x = WithRounding(r, [&] {
-          volatile int64_t s = v.s;
-          volatile uint64_t u = v.u;
-          return v.is_signed ? static_cast<double>(s) : static_cast<double>(u);
-        });
+        x = IntToFloat<double>(v, r);
       }
       if (m.sat) x = Saturate(x);
       Set<double>(t, d.dst[0], Canon(x));
@@ -143,11 +149,7 @@ Action Cvt(Block&, Thread& t, const DInst& d) {
           x = std::bit_cast<float>(ir::EncodeFloat(v.f, ir::kF32Format, r));  // v.f is exact
         }
       } else {
-        x = WithRounding(r, [&] {
-          volatile int64_t s = v.s;
-          volatile uint64_t u = v.u;
-          return v.is_signed ? static_cast<float>(s) : static_cast<float>(u);
-        });
+        x = IntToFloat<float>(v, r);
       }
       if (m.sat) x = Saturate(x);
       if (m.ftz) x = FlushF32(x);
