@@ -286,6 +286,17 @@ TEST_CASE("16-bit multiplication wraps (no int overflow on the host)") {
   CHECK(Binary<S16>(int16_t{-32768}, int16_t{-1}, Mul) == 0x8000);
 }
 
+TEST_CASE("rcp.approx.ftz.f64 flushes f64 subnormals") {
+  const double tiny = std::numeric_limits<double>::denorm_min();
+  CHECK(AsF64(Unary<F64>(1e308, [](KernelBuilder& b, auto x) {
+          return b.Rcp(x, {.mode = ir::Mode::kApprox, .ftz = true});
+        })) == 0.0);  // 1e-308 is subnormal
+  CHECK(AsF64(Unary<F64>(tiny, [](KernelBuilder& b, auto x) {
+          return b.Rcp(x, {.mode = ir::Mode::kApprox, .ftz = true});
+        })) == INFINITY);
+  CHECK(AsF64(Unary<F64>(1e308, [](KernelBuilder& b, auto x) { return b.Rcp(x); })) == 1.0 / 1e308);
+}
+
 TEST_CASE("saturation sends -0 to +0; ftz applies to f16 abs") {
   CHECK(RunScalar([](KernelBuilder& b) { return b.Cvt<F64>(b.Const<F32>(-0.0f), {.sat = true}); }) == 0);
   CHECK(Binary<F32>(-0.0f, 0.0f, [](KernelBuilder& b, auto x, auto y) { return b.Mul(x, y, {.sat = true}); }) == 0);

@@ -22,6 +22,9 @@ inline double Canon(double v) { return std::isnan(v) ? CanonicalNan64() : v; }
 
 // Subnormals to a zero of the same sign.
 inline float FlushF32(float v) { return std::fpclassify(v) == FP_SUBNORMAL ? std::copysign(0.0f, v) : v; }
+// .ftz on f64 exists only for rcp.approx.ftz.f64.
+inline double Flush(double v) { return std::fpclassify(v) == FP_SUBNORMAL ? std::copysign(0.0, v) : v; }
+inline float Flush(float v) { return FlushF32(v); }
 // Clamps to [+0.0, 1.0]; NaN and -0.0 give +0.0.
 inline double Saturate(double v) { return !(v > 0) ? 0.0 : v > 1 ? 1.0 : v; }
 inline float Saturate(float v) { return !(v > 0) ? 0.0f : v > 1 ? 1.0f : v; }

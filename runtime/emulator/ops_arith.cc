@@ -239,18 +239,13 @@ Action MovSpecial(Block& b, Thread& t, const DInst& d) {
 template <typename F>
 inline F In(const Thread& t, uint32_t slot, bool ftz) {
   F v = Get<F>(t, slot);
-  if constexpr (std::is_same_v<F, float>) {
-    if (ftz) v = FlushF32(v);
-  }
-  return v;
+  return ftz ? Flush(v) : v;
 }
 
 template <typename F>
 inline void Out(Thread& t, uint32_t slot, F v, const ir::Modifiers& m) {
   if (m.sat) v = Saturate(v);
-  if constexpr (std::is_same_v<F, float>) {
-    if (m.ftz) v = FlushF32(v);
-  }
+  if (m.ftz) v = Flush(v);
   Set<F>(t, slot, Canon(v));
 }
 
@@ -298,7 +293,7 @@ Action FloatOp(Block&, Thread& t, const DInst& d) {
   });
   if constexpr (op == FOp::kAbs || op == FOp::kNeg) {
     // abs/neg only change the sign bit (NaN payloads stay NaN).
-    Set<F>(t, d.dst[0], std::isnan(r) ? r : (m.ftz && std::is_same_v<F, float> ? FlushF32(r) : r));
+    Set<F>(t, d.dst[0], std::isnan(r) ? r : (m.ftz ? Flush(r) : r));
     return Action::kNext;
   }
   Out<F>(t, d.dst[0], r, m);
@@ -358,7 +353,9 @@ Handler FloatHandler(const ir::Modifiers& m) {
       }
       return &FloatOp<float, op>;
     case ScalarType::kF64:
-      if ((m.rounding == ir::Rounding::kNone || m.rounding == ir::Rounding::kRn) && !m.sat) return &FloatFast<double, op>;
+      if ((m.rounding == ir::Rounding::kNone || m.rounding == ir::Rounding::kRn) && !m.sat && !m.ftz) {
+        return &FloatFast<double, op>;
+      }
       return &FloatOp<double, op>;
     case ScalarType::kF16:
     case ScalarType::kBF16: return &HalfOp<op, false>;
