@@ -175,6 +175,20 @@ class Verifier {
                                  ir::TypeName(expected)));
   }
 
+  // bfe/bfi: immediate bit positions and lengths are 0..255 (ptxas rejects
+  // larger ones; registers are masked to 8 bits at run time).
+  absl::Status ExpectFieldBounds(size_t i, size_t first) const {
+    const Instruction& inst = k_.body[i];
+    for (size_t s = first; s < first + 2; ++s) {
+      const Operand& op = inst.srcs[s];
+      if (op.is_imm() && op.bits() > 255) {
+        return Error(i, StrCat("operand ", inst.dsts.size() + s, ": the bit ", s == first ? "position" : "length", " ",
+                               op.bits(), " is out of range (0..255)"));
+      }
+    }
+    return absl::OkStatus();
+  }
+
   absl::Status ExpectCount(size_t i, size_t dsts, size_t srcs) const {
     const Instruction& inst = k_.body[i];
     if (inst.dsts.size() != dsts || inst.srcs.size() != srcs) {
@@ -499,14 +513,16 @@ class Verifier {
         if (absl::Status s = ExpectDst(i, 0, t); !s.ok()) return s;
         if (absl::Status s = ExpectValue(i, 0, t); !s.ok()) return s;
         if (absl::Status s = ExpectValue(i, 1, ScalarType::kU32); !s.ok()) return s;
-        return ExpectValue(i, 2, ScalarType::kU32);
+        if (absl::Status s = ExpectValue(i, 2, ScalarType::kU32); !s.ok()) return s;
+        return ExpectFieldBounds(i, 1);
       case OpRule::kBfi:
         if (absl::Status s = ExpectCount(i, 1, 4); !s.ok()) return s;
         if (absl::Status s = ExpectDst(i, 0, t); !s.ok()) return s;
         if (absl::Status s = ExpectValue(i, 0, t); !s.ok()) return s;
         if (absl::Status s = ExpectValue(i, 1, t); !s.ok()) return s;
         if (absl::Status s = ExpectValue(i, 2, ScalarType::kU32); !s.ok()) return s;
-        return ExpectValue(i, 3, ScalarType::kU32);
+        if (absl::Status s = ExpectValue(i, 3, ScalarType::kU32); !s.ok()) return s;
+        return ExpectFieldBounds(i, 2);
       case OpRule::kSetp: {
         bool combine = inst.mods.bool_op != ir::BoolOp::kNone;
         if (absl::Status s = ExpectCount(i, 1, combine ? 3 : 2); !s.ok()) return s;

@@ -1,0 +1,363 @@
+// Random programs through the whole pipeline. Instructions are drawn from
+// the opcode table with plausible but unchecked types, modifiers and
+// operands: the verifier must never crash, and every program it accepts must
+// survive the passes, print, assemble with ptxas, and run on the emulator
+// (memory errors, deadlocks and runaway loops are fine; crashes are not).
+// PTXFORGE_FUZZ_ITERATIONS=N runs more programs (default 400).
+#include <cstdlib>
+#include <random>
+
+#include <catch2/catch.hpp>
+
+#include "emit/ir_printer.h"
+#include "emit/ptx_printer.h"
+#include "ir/strings.h"
+#include "passes/pass.h"
+#include "passes/verifier.h"
+#include "runtime/emulator.h"
+#include "runtime/ptxas.h"
+
+namespace ptxforge {
+namespace {
+
+using ir::Opcode;
+using ir::Operand;
+using ir::ScalarType;
+
+class ProgramGenerator {
+ public:
+  explicit ProgramGenerator(uint64_t seed) : rng_(seed) {}
+
+  ir::Kernel Generate(std::string name) {
+    k_ = ir::Kernel();
+    k_.name = std::move(name);
+    k_.target = ir::Target::kSm90;
+    by_type_.clear();
+    k_.params = {{"out", ScalarType::kU64}, {"n", ScalarType::kU32}};
+    k_.variables = {{"tile", ir::StateSpace::kShared, ScalarType::kF32, 64, 16, false},
+                    {"scratch", ir::StateSpace::kLocal, ScalarType::kU32, 8, 16, false}};
+    // A prologue that makes the pointer and the sizes available.
+    ir::Reg out = Def(Opcode::kLd, Mods(ScalarType::kU64, ir::StateSpace::kParam), ScalarType::kU64, {Operand::AddrParam(0)});
+    ir::Modifiers to_global = Mods(ScalarType::kU64, ir::StateSpace::kGlobal);
+    to_global.cvta_to = true;
+    global_ = Def(Opcode::kCvta, to_global, ScalarType::kU64, {out});
+    Def(Opcode::kLd, Mods(ScalarType::kU32, ir::StateSpace::kParam), ScalarType::kU32, {Operand::AddrParam(1)});
+    Def(Opcode::kMov, Mods(ScalarType::kU32), ScalarType::kU32, {Operand::Special(ir::SpecialReg::kTidX)});
+    for (int i = 0; i < 3; ++i) k_.labels.push_back({StrCat("l", i)});
+    std::vector<bool> bound(3, false);
+    const int count = Uniform(5, 40);
+    for (int i = 0; i < count; ++i) {
+      if (Chance(0.08)) {
+        int l = Uniform(0, 2);
+        if (!bound[l]) {
+          bound[l] = true;
+          k_.body.push_back(LabelDef(l));
+        }
+      }
+      // Each candidate instruction is kept only if the verifier accepts the
+      // program with it; every rejection must be a clean error naming the kernel.
+      const size_t regs_before = k_.regs.size();
+      k_.body.push_back(RandomInstruction());
+      absl::Status verdict = passes::VerifyKernel(Closed(bound));
+      ++candidates_;
+      if (verdict.ok()) continue;
+      if (!std::string(verdict.message()).starts_with(StrCat("kernel ", k_.name, ": "))) bad_rejections_.push_back(std::string(verdict.message()));
+      k_.body.pop_back();
+      for (auto& [type, regs] : by_type_) {
+        std::erase_if(regs, [&](ir::Reg r) { return r.id >= regs_before; });
+      }
+    }
+    k_ = Closed(bound);
+    return k_;
+  }
+
+ public:
+  int candidates() const { return candidates_; }
+  const std::vector<std::string>& bad_rejections() const { return bad_rejections_; }
+
+ private:
+  ir::Instruction LabelDef(int l) {
+    ir::Instruction label;
+    label.op = Opcode::kLabel;
+    label.srcs.push_back(Operand::FromLabel(ir::Label{static_cast<uint32_t>(l)}));
+    return label;
+  }
+  // The kernel so far with its unbound labels bound and a final ret.
+  ir::Kernel Closed(const std::vector<bool>& bound) {
+    ir::Kernel k = k_;
+    for (int l = 0; l < 3; ++l) {
+      if (!bound[l]) k.body.push_back(LabelDef(l));
+    }
+    ir::Instruction ret;
+    ret.op = Opcode::kRet;
+    k.body.push_back(ret);
+    return k;
+  }
+
+  bool HasRegs(ScalarType t) const {
+    auto it = by_type_.find(t);
+    return it != by_type_.end() && !it->second.empty();
+  }
+
+  int Uniform(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng_); }
+  bool Chance(double p) { return std::bernoulli_distribution(p)(rng_); }
+  template <typename T>
+  T Pick(const std::vector<T>& v) { return v[Uniform(0, static_cast<int>(v.size()) - 1)]; }
+
+  static ir::Modifiers Mods(ScalarType t, ir::StateSpace s = ir::StateSpace::kGeneric) {
+    ir::Modifiers m;
+    m.type = t;
+    m.space = s;
+    return m;
+  }
+
+  ir::Reg NewReg(ScalarType t, bool is_mutable = false) {
+    k_.regs.push_back(ir::RegInfo{t, is_mutable, ""});
+    ir::Reg r{static_cast<uint32_t>(k_.regs.size() - 1)};
+    by_type_[t].push_back(r);
+    return r;
+  }
+
+  ir::Reg Def(Opcode op, const ir::Modifiers& m, ScalarType t, std::initializer_list<Operand> srcs) {
+    ir::Instruction inst;
+    inst.op = op;
+    inst.mods = m;
+    ir::Reg r = NewReg(t);
+    inst.dsts.push_back(r);
+    inst.srcs.assign(srcs.begin(), srcs.end());
+    k_.body.push_back(inst);
+    return r;
+  }
+
+  ScalarType RandomType(ir::TypeMask mask) {
+    std::vector<ScalarType> types;
+    for (int t = 1; t < ir::kNumScalarTypes; ++t) {
+      if (ir::InMask(mask, static_cast<ScalarType>(t))) types.push_back(static_cast<ScalarType>(t));
+    }
+    if (types.empty() || Chance(0.03)) return static_cast<ScalarType>(Uniform(1, ir::kNumScalarTypes - 1));
+    return Pick(types);
+  }
+
+  // A value operand, usually a register of a compatible type.
+  Operand Value(ScalarType t) {
+    std::vector<ir::Reg> candidates;
+    for (auto& [type, regs] : by_type_) {
+      if (ir::TypesCompatible(t, type)) candidates.insert(candidates.end(), regs.begin(), regs.end());
+    }
+    if (!candidates.empty() && Chance(0.8)) return Pick(candidates);
+    if (Chance(0.1)) return Pick(by_type_.at(ScalarType::kU64));  // probably the wrong type (the prologue defines u64s)
+    uint64_t bits = Chance(0.5) ? Uniform(0, 8) : std::uniform_int_distribution<uint64_t>()(rng_);
+    if (t == ScalarType::kF32) bits = std::bit_cast<uint32_t>(static_cast<float>(Uniform(-4, 4)) * 0.5f);
+    if (t == ScalarType::kF64) bits = std::bit_cast<uint64_t>(Uniform(-4, 4) * 0.25);
+    int width = ir::TypeBits(t);
+    if (width > 0 && width < 64) bits &= (uint64_t{1} << width) - 1;
+    return Operand::Imm(t == ScalarType::kNone ? ScalarType::kU32 : t, bits);
+  }
+
+  Operand RandomAddress(ir::StateSpace space, int bytes) {
+    int offset = Uniform(0, 15) * std::max(bytes, 1);
+    switch (space) {
+      case ir::StateSpace::kShared:
+        return Chance(0.5) ? Operand::AddrSymbol(0, offset % 256) : Operand::AddrSymbol(0, Uniform(0, 300));
+      case ir::StateSpace::kLocal: return Operand::AddrSymbol(1, offset % 32);
+      default: return Operand::AddrReg(global_, offset % 256);
+    }
+  }
+
+  template <typename E>
+  E RandomEnum(int count) { return static_cast<E>(Uniform(0, count - 1)); }
+
+  ir::Instruction RandomInstruction() {
+    ir::Instruction inst;
+    do {
+      inst.op = static_cast<Opcode>(Uniform(0, ir::kNumOpcodes - 1));
+    } while (inst.op == Opcode::kLabel || inst.op == Opcode::kRaw || inst.op == Opcode::kRet ||
+             inst.op == Opcode::kExit);
+    const ir::OpInfo& info = inst.info();
+    ir::Modifiers& m = inst.mods;
+    m.type = info.types == 0 ? ScalarType::kNone : RandomType(info.types);
+    const ScalarType t = m.type;
+    // Modifiers: each slot the opcode prints gets a random value, often none.
+    for (int s = 0; s < info.num_slots; ++s) {
+      switch (info.slots[s]) {
+        case ir::ModSlot::kRnd: if (Chance(0.4)) m.rounding = RandomEnum<ir::Rounding>(9); break;
+        case ir::ModSlot::kMode: if (Chance(0.6)) m.mode = RandomEnum<ir::Mode>(6); break;
+        case ir::ModSlot::kFtz: m.ftz = Chance(0.2); break;
+        case ir::ModSlot::kSat: m.sat = Chance(0.1); break;
+        case ir::ModSlot::kCmp: m.cmp = static_cast<ir::CmpOp>(Uniform(1, 18)); break;
+        case ir::ModSlot::kBool: if (Chance(0.2)) m.bool_op = static_cast<ir::BoolOp>(Uniform(1, 3)); break;
+        case ir::ModSlot::kSpace:
+          m.space = Pick(std::vector<ir::StateSpace>{ir::StateSpace::kGlobal, ir::StateSpace::kShared,
+                                                     ir::StateSpace::kLocal, ir::StateSpace::kGeneric});
+          break;
+        case ir::ModSlot::kCache: if (Chance(0.2)) m.cache = RandomEnum<ir::CacheOp>(8); break;
+        case ir::ModSlot::kVec: m.vec = Pick(std::vector<uint8_t>{1, 1, 1, 2, 4}); break;
+        case ir::ModSlot::kAtom: m.atom = static_cast<ir::AtomOp>(Uniform(1, 10)); break;
+        case ir::ModSlot::kShfl: m.shfl = static_cast<ir::ShflMode>(Uniform(1, 4)); break;
+        case ir::ModSlot::kVote: m.vote = static_cast<ir::VoteMode>(Uniform(1, 4)); break;
+        case ir::ModSlot::kLevel:
+        case ir::ModSlot::kScope: if (Chance(0.3) || info.slots[s] == ir::ModSlot::kLevel) m.scope = static_cast<ir::Scope>(Uniform(1, 3)); break;
+        case ir::ModSlot::kType2: m.type2 = RandomType(info.types); break;
+        case ir::ModSlot::kNoftz: m.noftz = m.atom == ir::AtomOp::kAdd && ir::IsHalfFamily(t); break;
+        case ir::ModSlot::kNc: m.nc = Chance(0.1); break;
+        default: break;
+      }
+    }
+    if (inst.op == Opcode::kVote) m.type = m.vote == ir::VoteMode::kBallot ? ScalarType::kB32 : ScalarType::kPred;
+    // Operands by rule.
+    const ScalarType wide = m.mode == ir::Mode::kWide ? ir::WidenedType(t) : t;
+    auto dst = [&](ScalarType type) {
+      if (type == ScalarType::kNone) type = ScalarType::kU32;
+      inst.dsts.push_back(NewReg(type));
+    };
+    switch (info.rule) {
+      case ir::OpRule::kLoad:
+        for (int v = 0; v < m.vec; ++v) dst(t);
+        inst.srcs.push_back(RandomAddress(m.space, ir::TypeSize(t) * m.vec));
+        break;
+      case ir::OpRule::kStore:
+        inst.srcs.push_back(RandomAddress(m.space, ir::TypeSize(t) * m.vec));
+        for (int v = 0; v < m.vec; ++v) inst.srcs.push_back(Value(t));
+        break;
+      case ir::OpRule::kAtom:
+      case ir::OpRule::kRed:
+        if (info.rule == ir::OpRule::kAtom) dst(t);
+        inst.srcs.push_back(RandomAddress(m.space, ir::TypeSize(t)));
+        inst.srcs.push_back(Value(t));
+        if (m.atom == ir::AtomOp::kCas) inst.srcs.push_back(Value(t));
+        break;
+      case ir::OpRule::kSetp:
+        dst(ScalarType::kPred);
+        inst.srcs = {Value(t), Value(t)};
+        if (m.bool_op != ir::BoolOp::kNone) inst.srcs.push_back(Value(ScalarType::kPred));
+        break;
+      case ir::OpRule::kSelp:
+        dst(t);
+        inst.srcs = {Value(t), Value(t), Value(ScalarType::kPred)};
+        break;
+      case ir::OpRule::kCvt:
+        dst(t);
+        inst.srcs = {Value(m.type2)};
+        break;
+      case ir::OpRule::kShift:
+        dst(t);
+        inst.srcs = {Value(t), Value(ScalarType::kU32)};
+        break;
+      case ir::OpRule::kCount:
+        dst(ScalarType::kU32);
+        inst.srcs = {Value(t)};
+        break;
+      case ir::OpRule::kBranch:
+        inst.srcs = {Operand::FromLabel(ir::Label{static_cast<uint32_t>(Uniform(0, 2))})};
+        if (Chance(0.8) && HasRegs(ScalarType::kPred)) {
+          inst.guard = Pick(by_type_[ScalarType::kPred]);
+          inst.guard_negated = Chance(0.5);
+        }
+        return inst;
+      case ir::OpRule::kBarrier:
+        inst.srcs = {Operand::Imm(ScalarType::kU32, Chance(0.9) ? 0 : Uniform(0, 16))};
+        if (Chance(0.2)) inst.srcs.push_back(Operand::Imm(ScalarType::kU32, 32 * Uniform(0, 2)));
+        break;
+      case ir::OpRule::kShfl:
+        dst(t);
+        if (Chance(0.3)) dst(ScalarType::kPred);
+        inst.srcs = {Value(t), Value(ScalarType::kU32), Operand::Imm(ScalarType::kU32, Chance(0.5) ? 31 : 0),
+                     Operand::Imm(ScalarType::kB32, 0xFFFFFFFFu)};
+        break;
+      case ir::OpRule::kVote:
+        dst(m.type);
+        inst.srcs = {Value(ScalarType::kPred), Operand::Imm(ScalarType::kB32, 0xFFFFFFFFu)};
+        break;
+      case ir::OpRule::kMov:
+        dst(t);
+        inst.srcs = {Chance(0.1) ? Operand::Special(RandomEnum<ir::SpecialReg>(ir::kNumSpecialRegs)) : Value(t)};
+        break;
+      case ir::OpRule::kCvta:
+        dst(ScalarType::kU64);
+        inst.srcs = {Chance(0.5) ? Operand::Symbol(Uniform(0, 1)) : Value(ScalarType::kU64)};
+        break;
+      default: {
+        int ndst = std::max(info.ndst, 0), nsrc = std::max(info.nsrc, 0);
+        for (int d = 0; d < ndst; ++d) dst(wide);
+        for (int s = 0; s < nsrc; ++s) {
+          ScalarType st = (info.rule == ir::OpRule::kBfe && s > 0) || (info.rule == ir::OpRule::kBfi && s > 1)
+                              ? ScalarType::kU32
+                              : (info.rule == ir::OpRule::kTernary && s == 2 ? wide : t);
+          inst.srcs.push_back(Value(st));
+        }
+      }
+    }
+    if (Chance(0.05) && HasRegs(ScalarType::kPred)) inst.guard = Pick(by_type_[ScalarType::kPred]);
+    return inst;
+  }
+
+  std::mt19937_64 rng_;
+  int candidates_ = 0;
+  std::vector<std::string> bad_rejections_;
+  ir::Kernel k_;
+  ir::Reg global_;
+  std::map<ScalarType, std::vector<ir::Reg>> by_type_;
+};
+
+TEST_CASE("random programs: the verifier decides, everything after it copes") {
+  // Programs are grown one random instruction at a time; the verifier sees
+  // every candidate (most are wrong somehow) and must reject with a message
+  // naming the kernel; the programs it accepts go on through the passes,
+  // both printers, the emulator and ptxas.
+  int iterations = 400;
+  if (const char* env = std::getenv("PTXFORGE_FUZZ_ITERATIONS")) iterations = std::max(1, std::atoi(env));
+  ProgramGenerator gen(20261122);
+  auto emu = runtime::MakeEmulator({.worker_threads = 1, .max_instructions_per_thread = 2000});
+  auto out = runtime::Buffer<uint8_t>::Allocate(*emu, 256);
+  REQUIRE(out.ok());
+  ir::Module accepted;
+  accepted.target = ir::Target::kSm90;
+  int launches_ok = 0;
+  for (int i = 0; i < iterations; ++i) {
+    ir::Kernel k = gen.Generate(StrCat("fuzz", i));
+    INFO(emit::PrintIr(k));
+    REQUIRE(passes::VerifyKernel(k).ok());
+    passes::Pipeline pipeline = passes::Pipeline::Standard();
+    REQUIRE(pipeline.Run(k).ok());
+    REQUIRE(emit::PrintPtx(k).ok());
+    auto loaded = emu->Load(k);
+    REQUIRE(loaded.ok());
+    absl::Status run = emu->Launch(**loaded, {.grid = {1}, .block = {32}}, {*out, 16u});
+    launches_ok += run.ok();
+    accepted.kernels.push_back(std::move(k));
+  }
+  size_t instructions = 0;
+  for (const ir::Kernel& k : accepted.kernels) instructions += k.body.size();
+  WARN(gen.candidates() << " candidate instructions, " << instructions << " kept in " << iterations << " programs; "
+                        << launches_ok << " ran cleanly");
+  CHECK(gen.bad_rejections() == std::vector<std::string>{});
+  // The generator must produce enough valid instructions and clean runs for
+  // the test to mean something.
+  CHECK(instructions * 4 >= static_cast<size_t>(gen.candidates()));
+  CHECK(launches_ok * 4 >= iterations);
+
+  std::optional<std::string> ptxas = runtime::FindPtxas();
+  if (!ptxas) {
+    WARN("SKIPPED: ptxas not found; the verified programs were not assembled");
+    return;
+  }
+  absl::StatusOr<std::string> ptx = emit::PrintPtx(accepted);
+  REQUIRE(ptx.ok());
+  absl::StatusOr<runtime::PtxasResult> result = runtime::RunPtxas(*ptxas, *ptx, ir::Target::kSm90);
+  REQUIRE(result.ok());
+  if (result->exit_code != 0) {
+    // Name the first program ptxas rejects, with its IR.
+    for (const ir::Kernel& k : accepted.kernels) {
+      absl::StatusOr<runtime::PtxasResult> one = runtime::RunPtxas(*ptxas, *emit::PrintPtx(k), ir::Target::kSm90);
+      if (one.ok() && one->exit_code != 0) {
+        INFO(emit::PrintIr(k));
+        INFO(one->output);
+        FAIL("ptxas rejects a program the verifier accepted");
+      }
+    }
+  }
+  CHECK(result->exit_code == 0);
+}
+
+}  // namespace
+}  // namespace ptxforge
