@@ -57,6 +57,21 @@ void BM_VectorAdd(benchmark::State& state) {
 }
 BENCHMARK(BM_VectorAdd)->Unit(benchmark::kMillisecond);
 
+// The same with f16 elements: every add is computed in double and rounded.
+void BM_VectorAddF16(benchmark::State& state) {
+  const uint32_t n = 1 << 20;
+  auto emu = runtime::MakeEmulator({.worker_threads = 1});
+  ir::Kernel kernel = Prepared(kernels::VectorAddSpec{.type = ir::ScalarType::kF16}.Build(ir::Target::kSm80));
+  auto loaded = OrDie(emu->Load(kernel));
+  std::vector<uint16_t> host(n, 0x3C00);  // 1.0
+  auto a = OrDie(Buffer<uint16_t>::FromHost(*emu, host));
+  auto b = OrDie(Buffer<uint16_t>::FromHost(*emu, host));
+  auto c = OrDie(Buffer<uint16_t>::Allocate(*emu, n));
+  for (auto _ : state) OrDie(emu->Launch(*loaded, {.grid = {n / 256}, .block = {256}}, {a, b, c, n}));
+  Report(state, *emu);
+}
+BENCHMARK(BM_VectorAddF16)->Unit(benchmark::kMillisecond);
+
 // Argument: host threads (1, or 0 for one per core).
 void BM_ReduceSum(benchmark::State& state) {
   const uint32_t n = 1 << 20;
