@@ -94,7 +94,8 @@ namespace {
 // predate) its previous version with the same signature.
 void* Resolve(void* handle, const char* symbol) {
   static constexpr std::pair<std::string_view, const char*> kPrevious[] = {
-      {"cuEventElapsedTime_v2", "cuEventElapsedTime"},  // _v2 since CUDA 12.8
+      {"cuEventElapsedTime_v2", "cuEventElapsedTime"},                // _v2 since CUDA 12.8
+      {"cuDevicePrimaryCtxRelease_v2", "cuDevicePrimaryCtxRelease"},  // _v2 since CUDA 11.0
   };
   if (void* p = dlsym(handle, symbol)) return p;
   for (const auto& [name, previous] : kPrevious) {

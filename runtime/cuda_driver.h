@@ -136,8 +136,11 @@ inline constexpr unsigned int CU_STREAM_NON_BLOCKING = 0x1;
 inline constexpr unsigned int CU_EVENT_DEFAULT = 0x0;
 
 // X(symbol, function type): every entry point, by the ABI symbol cuda.h
-// binds its name to. All are required; cuEventElapsedTime_v2 falls back to
-// cuEventElapsedTime on drivers older than CUDA 12.8.
+// binds its name to. All are required; two fall back to their previous
+// version (the same type) on drivers that predate them, so that every driver
+// from CUDA 10.0 on loads: cuEventElapsedTime_v2 to cuEventElapsedTime
+// (before CUDA 12.8) and cuDevicePrimaryCtxRelease_v2 to
+// cuDevicePrimaryCtxRelease (before CUDA 11.0).
 #define PTXFORGE_CUDA_FUNCTIONS(X)                                                                          \
   X(cuGetErrorName, CUresult(CUresult, const char**))                                                       \
   X(cuGetErrorString, CUresult(CUresult, const char**))                                                     \

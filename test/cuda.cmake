@@ -1,21 +1,28 @@
 # Tests of the CUDA runtime (runtime/cuda_*.h, runtime/kernel_cache.h).
 
 # A fake libcuda (host memory, scripted JIT results) so that the whole CUDA
-# path runs and its errors are checked on machines without a GPU.
-add_library(ptxforge_fake_libcuda MODULE cuda_fake_driver.cc)
-target_include_directories(ptxforge_fake_libcuda PRIVATE ${PROJECT_SOURCE_DIR})
-target_compile_features(ptxforge_fake_libcuda PRIVATE cxx_std_20)
-# The same fake as a CUDA 12.0 driver (no cuEventElapsedTime_v2).
-add_library(ptxforge_fake_libcuda_12_0 MODULE cuda_fake_driver.cc)
-target_include_directories(ptxforge_fake_libcuda_12_0 PRIVATE ${PROJECT_SOURCE_DIR})
-target_compile_features(ptxforge_fake_libcuda_12_0 PRIVATE cxx_std_20)
-target_compile_definitions(ptxforge_fake_libcuda_12_0 PRIVATE PTXFORGE_FAKE_CUDA_12_0)
+# path runs and its errors are checked on machines without a GPU; with a
+# definition, the same fake as an older driver.
+function(ptxforge_add_fake_libcuda name)
+  add_library(${name} MODULE cuda_fake_driver.cc)
+  target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR})
+  target_compile_features(${name} PRIVATE cxx_std_20)
+  if(ARGN)
+    target_compile_definitions(${name} PRIVATE ${ARGN})
+  endif()
+endfunction()
+ptxforge_add_fake_libcuda(ptxforge_fake_libcuda)
+# CUDA 12.0: no cuEventElapsedTime_v2.
+ptxforge_add_fake_libcuda(ptxforge_fake_libcuda_12_0 PTXFORGE_FAKE_CUDA_12_0)
+# CUDA 10.2: no cuEventElapsedTime_v2, no cuDevicePrimaryCtxRelease_v2.
+ptxforge_add_fake_libcuda(ptxforge_fake_libcuda_10_2 PTXFORGE_FAKE_CUDA_10_2)
 
 ptxforge_add_test(cuda_test
   SOURCES cuda_driver_test.cc cuda_jit_test.cc cuda_cache_test.cc cuda_device_test.cc cuda_view_chain_test.cc)
-add_dependencies(cuda_test ptxforge_fake_libcuda ptxforge_fake_libcuda_12_0)
+add_dependencies(cuda_test ptxforge_fake_libcuda ptxforge_fake_libcuda_12_0 ptxforge_fake_libcuda_10_2)
 target_compile_definitions(cuda_test PRIVATE PTXFORGE_FAKE_LIBCUDA="$<TARGET_FILE:ptxforge_fake_libcuda>"
-                                             PTXFORGE_FAKE_LIBCUDA_12_0="$<TARGET_FILE:ptxforge_fake_libcuda_12_0>")
+                                             PTXFORGE_FAKE_LIBCUDA_12_0="$<TARGET_FILE:ptxforge_fake_libcuda_12_0>"
+                                             PTXFORGE_FAKE_LIBCUDA_10_2="$<TARGET_FILE:ptxforge_fake_libcuda_10_2>")
 
 # Tagged [gpu]: run on a real driver and device, reported as skipped (with the
 # reason) where there is none.

@@ -397,6 +397,21 @@ TEST_CASE("a driver older than CUDA 12.8 times events with cuEventElapsedTime", 
   CHECK(Msg(CudaEvent::ElapsedMs(CudaEvent(), stop)) == "ElapsedMs on an empty CudaEvent");
 }
 
+TEST_CASE("a CUDA 10.2 driver releases the primary context with cuDevicePrimaryCtxRelease", "[cuda][device]") {
+  FakeCuda fake(PTXFORGE_FAKE_LIBCUDA_10_2);
+  std::unique_ptr<CudaDevice> gpu =
+      Open(CudaOptions{.libcuda_path = PTXFORGE_FAKE_LIBCUDA_10_2, .cache = {.disk = false}});
+  CHECK(gpu->properties().driver_version == 10020);
+  absl::StatusOr<std::unique_ptr<LoadedKernel>> k = gpu->Load(VectorAdd(ir::Target::kSm75));
+  INFO(Msg(k));
+  REQUIRE(k.ok());
+  CHECK_THAT(AsCuda(*k).ptx(), Catch::Contains("\n.version 6.3\n.target sm_75\n"));
+  CHECK(fake.Get("retains") == 1);
+  gpu.reset();
+  k->reset();
+  CHECK(fake.Get("retains") == 0);
+}
+
 TEST_CASE("kernels, streams and events may outlive their device", "[cuda][device]") {
   FakeCuda fake;
   std::unique_ptr<CudaDevice> gpu = Open(Fake());

@@ -4,7 +4,9 @@
 // control functions the tests find with dlsym on the same library. "Cubins"
 // are the text "FAKECUBIN\n" followed by the PTX they came from. Built with
 // PTXFORGE_FAKE_CUDA_12_0 it is a CUDA 12.0 driver, which predates
-// cuEventElapsedTime_v2 and exports cuEventElapsedTime instead.
+// cuEventElapsedTime_v2 and exports cuEventElapsedTime instead; built with
+// PTXFORGE_FAKE_CUDA_10_2 it is a CUDA 10.2 driver, which also predates
+// cuDevicePrimaryCtxRelease_v2 and exports cuDevicePrimaryCtxRelease.
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -15,6 +17,14 @@
 #include <vector>
 
 #include "runtime/cuda_driver.h"
+
+#if defined(PTXFORGE_FAKE_CUDA_10_2)
+#define PTXFORGE_FAKE_DRIVER_VERSION 10020
+#elif defined(PTXFORGE_FAKE_CUDA_12_0)
+#define PTXFORGE_FAKE_DRIVER_VERSION 12000
+#else
+#define PTXFORGE_FAKE_DRIVER_VERSION 12040
+#endif
 
 namespace {
 
@@ -57,13 +67,8 @@ void ResetLocked() {
   State& s = S();
   for (void* p : s.allocations) std::free(p);
   s = State();
-#ifdef PTXFORGE_FAKE_CUDA_12_0
-  const int driver_version = 12000;
-#else
-  const int driver_version = 12040;
-#endif
-  s.ints = {{"init_result", 0}, {"device_count", 1}, {"driver_version", driver_version}, {"cc_major", 8}, {"cc_minor", 6},
-            {"jit_fail", 0}, {"num_regs", 16}, {"max_threads", 1024}};
+  s.ints = {{"init_result", 0}, {"device_count", 1}, {"driver_version", PTXFORGE_FAKE_DRIVER_VERSION},
+            {"cc_major", 8}, {"cc_minor", 6}, {"jit_fail", 0}, {"num_regs", 16}, {"max_threads", 1024}};
 }
 
 // Writes `log` into the buffer named by the option arrays, as the driver does:
@@ -213,7 +218,11 @@ CUresult cuDevicePrimaryCtxRetain(CUcontext* context, CUdevice) {
   *context = reinterpret_cast<CUcontext>(0x1000);
   return CUDA_SUCCESS;
 }
+#if defined(PTXFORGE_FAKE_CUDA_10_2)  // before CUDA 11.0
+CUresult cuDevicePrimaryCtxRelease(CUdevice) {
+#else
 CUresult cuDevicePrimaryCtxRelease_v2(CUdevice) {
+#endif
   std::lock_guard<std::mutex> lock(mu);
   --S().ints["retains"];
   return CUDA_SUCCESS;
@@ -390,7 +399,7 @@ CUresult cuEventRecord(CUevent event, CUstream) {
   return CUDA_SUCCESS;
 }
 CUresult cuEventSynchronize(CUevent) { return CUDA_SUCCESS; }
-#ifdef PTXFORGE_FAKE_CUDA_12_0
+#if defined(PTXFORGE_FAKE_CUDA_12_0) || defined(PTXFORGE_FAKE_CUDA_10_2)  // before CUDA 12.8
 CUresult cuEventElapsedTime(float* ms, CUevent start, CUevent end) {
 #else
 CUresult cuEventElapsedTime_v2(float* ms, CUevent start, CUevent end) {

@@ -74,11 +74,11 @@ inline void WriteFileText(const std::string& path, const std::string& text) {
 
 #ifdef PTXFORGE_FAKE_LIBCUDA
 // The controls of test/cuda_fake_driver.cc, found in the same loaded library
-// that CudaDriver::Load(PTXFORGE_FAKE_LIBCUDA) uses.
+// that CudaDriver::Load(path) uses (by default PTXFORGE_FAKE_LIBCUDA).
 class FakeCuda {
  public:
   static constexpr const char* kPath = PTXFORGE_FAKE_LIBCUDA;
-  FakeCuda() : handle_(dlopen(kPath, RTLD_NOW | RTLD_LOCAL)) {
+  explicit FakeCuda(const char* path = kPath) : handle_(dlopen(path, RTLD_NOW | RTLD_LOCAL)) {
     reset_ = reinterpret_cast<void (*)()>(Sym("FakeCudaReset"));
     set_ = reinterpret_cast<void (*)(const char*, int)>(Sym("FakeCudaSet"));
     get_ = reinterpret_cast<int (*)(const char*)>(Sym("FakeCudaGet"));
