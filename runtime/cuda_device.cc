@@ -359,7 +359,7 @@ absl::StatusOr<CudaStream> CudaDevice::CreateStream() {
   ScopedContext scope(*context_);
   if (!scope.status().ok()) return scope.status();
   cu::CUstream stream = nullptr;
-  if (absl::Status s = context_->Check(context_->api().cuStreamCreate(&stream, cu::CU_STREAM_NON_BLOCKING),
+  if (absl::Status s = context_->Check(context_->api().cuStreamCreate(&stream, cu::CU_STREAM_DEFAULT),
                                        "cuStreamCreate");
       !s.ok()) {
     return s;

@@ -191,6 +191,9 @@ class CudaDevice : public Device {
   // The PTX Load would JIT for `kernel`.
   absl::StatusOr<std::string> PtxFor(const ir::Kernel& kernel) const;
 
+  // A stream created with CU_STREAM_DEFAULT: it synchronises with the legacy
+  // NULL stream that Launch, CopyToDevice and CopyToHost use, so that
+  // LaunchOn(stream, ...) followed by ToHost() reads the kernel's results.
   absl::StatusOr<CudaStream> CreateStream();
   absl::StatusOr<CudaEvent> CreateEvent();
   // Device::Launch on a stream: the same checks, then cuLaunchKernel.

@@ -132,7 +132,7 @@ enum CUdevice_attribute : int { PTXFORGE_CU_DEVICE_ATTRIBUTES(PTXFORGE_CU_ENUMER
 enum CUfunction_attribute : int { PTXFORGE_CU_FUNCTION_ATTRIBUTES(PTXFORGE_CU_ENUMERATOR) };
 #undef PTXFORGE_CU_ENUMERATOR
 
-inline constexpr unsigned int CU_STREAM_NON_BLOCKING = 0x1;
+inline constexpr unsigned int CU_STREAM_DEFAULT = 0x0;
 inline constexpr unsigned int CU_EVENT_DEFAULT = 0x0;
 
 // X(symbol, function type): every entry point, by the ABI symbol cuda.h

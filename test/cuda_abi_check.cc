@@ -48,7 +48,7 @@ static_assert(sizeof(cu::CUjit_option) == sizeof(::CUjit_option));
 static_assert(sizeof(cu::CUjitInputType) == sizeof(::CUjitInputType));
 static_assert(sizeof(cu::CUdevice_attribute) == sizeof(::CUdevice_attribute));
 static_assert(sizeof(cu::CUfunction_attribute) == sizeof(::CUfunction_attribute));
-static_assert(cu::CU_STREAM_NON_BLOCKING == ::CU_STREAM_NON_BLOCKING);
+static_assert(cu::CU_STREAM_DEFAULT == ::CU_STREAM_DEFAULT);
 static_assert(cu::CU_EVENT_DEFAULT == ::CU_EVENT_DEFAULT);
 
 #define PTXFORGE_CHECK_ENUMERATOR(name, value) \

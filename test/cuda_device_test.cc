@@ -359,6 +359,8 @@ TEST_CASE("streams and events are owned, and events time work", "[cuda][device]"
     CudaEvent start = *gpu->CreateEvent();
     CudaEvent stop = *gpu->CreateEvent();
     CHECK(fake.Get("live_streams") == 1);
+    // CU_STREAM_DEFAULT: the stream synchronises with the NULL stream of the synchronous copies.
+    CHECK(fake.Get("stream_flags") == 0);
     CHECK(fake.Get("live_events") == 2);
     CHECK(Msg(CudaEvent::ElapsedMs(start, stop)) == "cuEventElapsedTime failed: CUDA_ERROR_INVALID_VALUE (invalid "
                                                     "argument)");

@@ -68,7 +68,8 @@ void ResetLocked() {
   for (void* p : s.allocations) std::free(p);
   s = State();
   s.ints = {{"init_result", 0}, {"device_count", 1}, {"driver_version", PTXFORGE_FAKE_DRIVER_VERSION},
-            {"cc_major", 8}, {"cc_minor", 6}, {"jit_fail", 0}, {"num_regs", 16}, {"max_threads", 1024}};
+            {"cc_major", 8}, {"cc_minor", 6}, {"jit_fail", 0}, {"num_regs", 16}, {"max_threads", 1024},
+            {"stream_flags", -1}};
 }
 
 // Writes `log` into the buffer named by the option arrays, as the driver does:
@@ -369,10 +370,11 @@ CUresult cuLaunchKernel(CUfunction function, unsigned int gx, unsigned int gy, u
   for (int i = 0; i < f->params; ++i) std::memcpy(&s.last_params[i], params[i], sizeof(uint64_t));
   return CUDA_SUCCESS;
 }
-CUresult cuStreamCreate(CUstream* stream, unsigned int) {
+CUresult cuStreamCreate(CUstream* stream, unsigned int flags) {
   *stream = reinterpret_cast<CUstream>(new int(0));
   std::lock_guard<std::mutex> lock(mu);
   ++S().ints["live_streams"];
+  S().ints["stream_flags"] = static_cast<int>(flags);  // the last stream's
   return CUDA_SUCCESS;
 }
 CUresult cuStreamDestroy_v2(CUstream stream) {
