@@ -190,12 +190,15 @@ void CudaHandle::Reset() {
   handle_ = nullptr;
 }
 
+absl::Status CudaHandle::CheckNotEmpty(std::string_view what) const {
+  if (context_ != nullptr && handle_ != nullptr) return absl::OkStatus();
+  return absl::FailedPreconditionError(
+      StrCat(what, " on an empty ", kind_ == Kind::kStream ? "CudaStream" : "CudaEvent"));
+}
+
 absl::Status CudaHandle::InContext(std::string_view what,
                                    absl::FunctionRef<absl::Status(const CudaContext& context)> call) const {
-  if (context_ == nullptr || handle_ == nullptr) {
-    return absl::FailedPreconditionError(
-        StrCat(what, " on an empty ", kind_ == Kind::kStream ? "CudaStream" : "CudaEvent"));
-  }
+  if (absl::Status s = CheckNotEmpty(what); !s.ok()) return s;
   ScopedContext scope(*context_);
   if (!scope.status().ok()) return scope.status();
   return call(*context_);
@@ -208,6 +211,9 @@ absl::Status CudaStream::Synchronize() const {
 }
 
 absl::Status CudaEvent::Record(const CudaStream* stream) const {
+  if (stream != nullptr) {
+    if (absl::Status s = stream->handle_.CheckNotEmpty("Record"); !s.ok()) return s;
+  }
   return handle_.InContext("Record", [&](const CudaContext& c) {
     return c.Check(c.api().cuEventRecord(handle(), stream != nullptr ? stream->handle() : nullptr), "cuEventRecord");
   });
@@ -322,6 +328,7 @@ absl::Status CudaDevice::CopyToHost(void* dst, uint64_t src, size_t bytes) {
 }
 
 absl::Status CudaDevice::CopyToDeviceAsync(const CudaStream& stream, uint64_t dst, const void* src, size_t bytes) {
+  if (absl::Status s = stream.handle_.CheckNotEmpty("CopyToDeviceAsync"); !s.ok()) return s;
   if (bytes == 0) return absl::OkStatus();
   if (absl::Status s = CheckRange(dst, bytes, "CopyToDeviceAsync"); !s.ok()) return s;
   ScopedContext scope(*context_);
@@ -331,6 +338,7 @@ absl::Status CudaDevice::CopyToDeviceAsync(const CudaStream& stream, uint64_t ds
 }
 
 absl::Status CudaDevice::CopyToHostAsync(const CudaStream& stream, void* dst, uint64_t src, size_t bytes) {
+  if (absl::Status s = stream.handle_.CheckNotEmpty("CopyToHostAsync"); !s.ok()) return s;
   if (bytes == 0) return absl::OkStatus();
   if (absl::Status s = CheckRange(src, bytes, "CopyToHostAsync"); !s.ok()) return s;
   ScopedContext scope(*context_);
@@ -549,6 +557,7 @@ absl::Status CudaDevice::DoLaunch(LoadedKernel& kernel, const LaunchConfig& conf
 
 absl::Status CudaDevice::LaunchOn(const CudaStream& stream, LoadedKernel& kernel, const LaunchConfig& config,
                                   std::span<const KernelArg> args) {
+  if (absl::Status s = stream.handle_.CheckNotEmpty(StrCat("LaunchOn(", kernel.name(), ")")); !s.ok()) return s;
   if (absl::Status s = CheckLaunchConfig(kernel, config); !s.ok()) return s;
   if (absl::Status s = CheckArgs(kernel, args); !s.ok()) return s;
   return LaunchChecked(stream.handle(), kernel, config, args);

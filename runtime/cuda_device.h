@@ -97,8 +97,10 @@ class CudaHandle {
   ~CudaHandle();
 
   void* get() const { return handle_; }
-  // Runs `call` with the context current on this thread; "<what> on an empty
-  // CudaStream" (or CudaEvent) when there is no handle.
+  // OK, or "<what> on an empty CudaStream" (or CudaEvent) when there is no handle.
+  absl::Status CheckNotEmpty(std::string_view what) const;
+  // Runs `call` with the context current on this thread; CheckNotEmpty's
+  // error when there is no handle.
   absl::Status InContext(std::string_view what,
                          absl::FunctionRef<absl::Status(const CudaContext& context)> call) const;
 
@@ -109,6 +111,9 @@ class CudaHandle {
   void* handle_ = nullptr;
 };
 
+// A stream made by CudaDevice::CreateStream. An empty one (default-made or
+// moved from) is refused wherever a stream is taken, never read as the NULL
+// stream.
 class CudaStream {
  public:
   CudaStream() = default;
@@ -117,6 +122,7 @@ class CudaStream {
 
  private:
   friend class CudaDevice;
+  friend class CudaEvent;
   explicit CudaStream(CudaHandle handle) : handle_(std::move(handle)) {}
   CudaHandle handle_;
 };
@@ -124,7 +130,8 @@ class CudaStream {
 class CudaEvent {
  public:
   CudaEvent() : handle_(nullptr, CudaHandle::Kind::kEvent, nullptr) {}
-  // Records the event on `stream` (nullptr: the default stream).
+  // Records the event on `stream` (nullptr: the NULL stream; an empty
+  // CudaStream is an error).
   absl::Status Record(const CudaStream* stream = nullptr) const;
   absl::Status Synchronize() const;
   // Milliseconds between two recorded events (cuEventElapsedTime).

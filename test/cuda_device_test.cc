@@ -384,6 +384,30 @@ TEST_CASE("streams and events are owned, and events time work", "[cuda][device]"
   CHECK(fake.Get("live_events") == 0);
 }
 
+TEST_CASE("an empty CudaStream is refused, never taken for the NULL stream", "[cuda][device]") {
+  FakeCuda fake;
+  std::unique_ptr<CudaDevice> gpu = Open(Fake());
+  std::unique_ptr<LoadedKernel> k = *gpu->Load(VectorAdd());
+  Buffer<int> a = *Buffer<int>::Allocate(*gpu, 4);
+  std::vector<int> host(4);
+  CudaEvent event = *gpu->CreateEvent();
+  CudaStream made = *gpu->CreateStream();
+  CudaStream moved = std::move(made);
+  CudaStream default_made;
+  for (const CudaStream* empty : {&made, &default_made}) {  // NOLINT: moved-from on purpose
+    CHECK(Msg(gpu->LaunchOn(*empty, *k, {.grid = {1}, .block = {32}}, {a, a, a, 4u})) ==
+          "LaunchOn(vector_add_f32) on an empty CudaStream");
+    CHECK(Msg(gpu->CopyToDeviceAsync(*empty, a.address(), host.data(), 16)) ==
+          "CopyToDeviceAsync on an empty CudaStream");
+    CHECK(Msg(gpu->CopyToHostAsync(*empty, host.data(), a.address(), 16)) == "CopyToHostAsync on an empty CudaStream");
+    CHECK(Msg(gpu->CopyToHostAsync(*empty, host.data(), a.address(), 0)) == "CopyToHostAsync on an empty CudaStream");
+    CHECK(Msg(event.Record(empty)) == "Record on an empty CudaStream");
+  }
+  CHECK(fake.Get("launches") == 0);
+  CHECK(event.Record().ok());  // no stream at all: the NULL stream, as documented
+  CHECK(gpu->LaunchOn(moved, *k, {.grid = {1}, .block = {32}}, {a, a, a, 4u}).ok());
+}
+
 TEST_CASE("a driver older than CUDA 12.8 times events with cuEventElapsedTime", "[cuda][device]") {
   absl::StatusOr<std::unique_ptr<CudaDevice>> gpu =
       OpenCudaDevice(0, CudaOptions{.libcuda_path = PTXFORGE_FAKE_LIBCUDA_12_0, .cache = {.disk = false}});
