@@ -228,8 +228,20 @@ absl::Status CudaEvent::Synchronize() const {
 absl::StatusOr<float> CudaEvent::ElapsedMs(const CudaEvent& start, const CudaEvent& end) {
   float ms = 0;
   absl::Status s = start.handle_.InContext("ElapsedMs", [&](const CudaContext& c) {
-    if (end.handle() == nullptr) return absl::FailedPreconditionError("ElapsedMs on an empty CudaEvent");
-    return c.Check(c.api().cuEventElapsedTime_v2(&ms, start.handle(), end.handle()), "cuEventElapsedTime");
+    if (absl::Status e = end.handle_.CheckNotEmpty("ElapsedMs"); !e.ok()) return e;
+    // cuEventElapsedTime fails with CUDA_ERROR_NOT_READY while either event is
+    // pending: wait for both (at once for an event never recorded).
+    for (const CudaEvent* event : {&start, &end}) {
+      if (absl::Status e = c.Check(c.api().cuEventSynchronize(event->handle()), "cuEventSynchronize"); !e.ok()) {
+        return e;
+      }
+    }
+    cu::CUresult r = c.api().cuEventElapsedTime_v2(&ms, start.handle(), end.handle());
+    absl::Status status = c.Check(r, "cuEventElapsedTime");
+    if (r == cu::CUDA_ERROR_INVALID_HANDLE) {  // what the driver says for an event never recorded
+      return absl::Status(status.code(), ToAbsl(StrCat(status.message(), "; record both events before timing them")));
+    }
+    return status;
   });
   if (!s.ok()) return s;
   return ms;

@@ -134,7 +134,8 @@ class CudaEvent {
   // CudaStream is an error).
   absl::Status Record(const CudaStream* stream = nullptr) const;
   absl::Status Synchronize() const;
-  // Milliseconds between two recorded events (cuEventElapsedTime).
+  // Milliseconds between two recorded events (cuEventElapsedTime), after
+  // waiting for both to complete (cuEventSynchronize).
   static absl::StatusOr<float> ElapsedMs(const CudaEvent& start, const CudaEvent& end);
   cu::CUevent handle() const { return static_cast<cu::CUevent>(handle_.get()); }
 

@@ -75,6 +75,7 @@ absl::StatusCode StatusCodeFor(cu::CUresult result) {
     case cu::CUDA_ERROR_JIT_COMPILATION_DISABLED:
     case cu::CUDA_ERROR_SYSTEM_DRIVER_MISMATCH:
     case cu::CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE:
+    case cu::CUDA_ERROR_NOT_READY:  // the work is not done yet
       return absl::StatusCode::kFailedPrecondition;
     case cu::CUDA_ERROR_DEVICE_UNAVAILABLE:
     case cu::CUDA_ERROR_SYSTEM_NOT_READY:

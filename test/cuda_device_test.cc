@@ -362,18 +362,24 @@ TEST_CASE("streams and events are owned, and events time work", "[cuda][device]"
     // CU_STREAM_DEFAULT: the stream synchronises with the NULL stream of the synchronous copies.
     CHECK(fake.Get("stream_flags") == 0);
     CHECK(fake.Get("live_events") == 2);
-    CHECK(Msg(CudaEvent::ElapsedMs(start, stop)) == "cuEventElapsedTime failed: CUDA_ERROR_INVALID_VALUE (invalid "
-                                                    "argument)");
+    absl::StatusOr<float> unrecorded = CudaEvent::ElapsedMs(start, stop);
+    CHECK(unrecorded.status().code() == absl::StatusCode::kInvalidArgument);
+    CHECK(Msg(unrecorded) ==
+          "cuEventElapsedTime failed: CUDA_ERROR_INVALID_HANDLE (invalid resource handle); record both events before "
+          "timing them");
     REQUIRE(start.Record(&stream).ok());
+    CHECK(Msg(CudaEvent::ElapsedMs(start, stop)) ==
+          "cuEventElapsedTime failed: CUDA_ERROR_INVALID_HANDLE (invalid resource handle); record both events before "
+          "timing them");
     Buffer<int> data = *Buffer<int>::Allocate(*gpu, 4);
     std::vector<int> in = {1, 2, 3, 4}, out(4);
     REQUIRE(gpu->CopyToDeviceAsync(stream, data.address(), in.data(), 16).ok());
     REQUIRE(gpu->CopyToHostAsync(stream, out.data(), data.address(), 16).ok());
     REQUIRE(stop.Record(&stream).ok());
+    CHECK(*CudaEvent::ElapsedMs(start, stop) == 0.25f);  // waits for the pending events itself
     REQUIRE(stop.Synchronize().ok());
     REQUIRE(stream.Synchronize().ok());
     CHECK(out == in);
-    CHECK(*CudaEvent::ElapsedMs(start, stop) == 0.25f);
 
     CudaStream moved = std::move(stream);
     CHECK(Msg(stream.Synchronize()) == "Synchronize on an empty CudaStream");  // NOLINT: moved-from on purpose

@@ -109,6 +109,7 @@ TEST_CASE("driver errors carry the driver's name and description", "[cuda][drive
   CHECK(KnownCudaErrorName(12345) == std::nullopt);
   CHECK(StatusCodeFor(cu::CUDA_ERROR_NO_DEVICE) == absl::StatusCode::kFailedPrecondition);
   CHECK(StatusCodeFor(cu::CUDA_ERROR_LAUNCH_FAILED) == absl::StatusCode::kInternal);
+  CHECK(StatusCodeFor(cu::CUDA_ERROR_NOT_READY) == absl::StatusCode::kFailedPrecondition);
 }
 
 TEST_CASE("opening fails clearly without a device or with a bad ordinal", "[cuda][driver]") {

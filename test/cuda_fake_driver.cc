@@ -38,6 +38,14 @@ struct FakeFunction {
   std::string name;
   int params;
 };
+// An event: never recorded, recorded (on `stream`) but not yet complete, or
+// complete. Work is done at once, but an event completes only when something
+// waits for it (the event, its stream, or the context), so that code which
+// reads a pending event is caught.
+struct FakeEvent {
+  enum { kUnrecorded, kPending, kComplete } state = kUnrecorded;
+  CUstream stream = nullptr;
+};
 struct FakeLink {
   std::vector<CUjit_option> options;
   std::vector<void*> values;
@@ -50,6 +58,7 @@ struct State {
   std::map<std::string, int> ints;
   std::string error_log, info_log;
   std::set<void*> allocations;
+  std::set<FakeEvent*> events;
   std::vector<uint64_t> last_params;
   unsigned last_dims[7] = {};
 };
@@ -110,6 +119,13 @@ CUresult Jit(unsigned n, const CUjit_option* options, void** values) {
   return CUDA_SUCCESS;
 }
 
+// Completes the events recorded on `stream` (every event when `all`).
+void CompleteEvents(CUstream stream, bool all) {
+  for (FakeEvent* e : S().events) {
+    if (e->state == FakeEvent::kPending && (all || e->stream == stream)) e->state = FakeEvent::kComplete;
+  }
+}
+
 }  // namespace
 
 extern "C" {
@@ -154,6 +170,8 @@ CUresult cuGetErrorName(CUresult error, const char** out) {
     case CUDA_ERROR_INVALID_IMAGE: *out = "CUDA_ERROR_INVALID_IMAGE"; return CUDA_SUCCESS;
     case CUDA_ERROR_INVALID_PTX: *out = "CUDA_ERROR_INVALID_PTX"; return CUDA_SUCCESS;
     case CUDA_ERROR_NOT_FOUND: *out = "CUDA_ERROR_NOT_FOUND"; return CUDA_SUCCESS;
+    case CUDA_ERROR_INVALID_HANDLE: *out = "CUDA_ERROR_INVALID_HANDLE"; return CUDA_SUCCESS;
+    case CUDA_ERROR_NOT_READY: *out = "CUDA_ERROR_NOT_READY"; return CUDA_SUCCESS;
     default: return CUDA_ERROR_INVALID_VALUE;
   }
 }
@@ -166,6 +184,8 @@ CUresult cuGetErrorString(CUresult error, const char** out) {
     case CUDA_ERROR_INVALID_IMAGE: *out = "device kernel image is invalid"; return CUDA_SUCCESS;
     case CUDA_ERROR_INVALID_PTX: *out = "a PTX JIT compilation failed"; return CUDA_SUCCESS;
     case CUDA_ERROR_NOT_FOUND: *out = "named symbol not found"; return CUDA_SUCCESS;
+    case CUDA_ERROR_INVALID_HANDLE: *out = "invalid resource handle"; return CUDA_SUCCESS;
+    case CUDA_ERROR_NOT_READY: *out = "device not ready"; return CUDA_SUCCESS;
     default: return CUDA_ERROR_INVALID_VALUE;
   }
 }
@@ -237,7 +257,12 @@ CUresult cuCtxPopCurrent_v2(CUcontext* context) {
   if (context != nullptr) *context = reinterpret_cast<CUcontext>(0x1000);
   return CUDA_SUCCESS;
 }
-CUresult cuCtxSynchronize() { return context_depth > 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT; }
+CUresult cuCtxSynchronize() {
+  if (context_depth == 0) return CUDA_ERROR_INVALID_CONTEXT;
+  std::lock_guard<std::mutex> lock(mu);
+  CompleteEvents(nullptr, /*all=*/true);
+  return CUDA_SUCCESS;
+}
 CUresult cuMemGetInfo_v2(size_t* free, size_t* total) {
   *free = size_t{6} << 30;
   *total = size_t{8} << 30;
@@ -383,30 +408,50 @@ CUresult cuStreamDestroy_v2(CUstream stream) {
   --S().ints["live_streams"];
   return CUDA_SUCCESS;
 }
-CUresult cuStreamSynchronize(CUstream) { return CUDA_SUCCESS; }
-CUresult cuEventCreate(CUevent* event, unsigned int) {
-  *event = reinterpret_cast<CUevent>(new int(0));
+CUresult cuStreamSynchronize(CUstream stream) {
   std::lock_guard<std::mutex> lock(mu);
+  CompleteEvents(stream, /*all=*/stream == nullptr);  // the legacy NULL stream waits for every stream
+  return CUDA_SUCCESS;
+}
+CUresult cuEventCreate(CUevent* event, unsigned int) {
+  auto* e = new FakeEvent();
+  *event = reinterpret_cast<CUevent>(e);
+  std::lock_guard<std::mutex> lock(mu);
+  S().events.insert(e);
   ++S().ints["live_events"];
   return CUDA_SUCCESS;
 }
 CUresult cuEventDestroy_v2(CUevent event) {
-  delete reinterpret_cast<int*>(event);
+  auto* e = reinterpret_cast<FakeEvent*>(event);
   std::lock_guard<std::mutex> lock(mu);
+  S().events.erase(e);
+  delete e;
   --S().ints["live_events"];
   return CUDA_SUCCESS;
 }
-CUresult cuEventRecord(CUevent event, CUstream) {
-  *reinterpret_cast<int*>(event) = 1;
+CUresult cuEventRecord(CUevent event, CUstream stream) {
+  std::lock_guard<std::mutex> lock(mu);
+  *reinterpret_cast<FakeEvent*>(event) = FakeEvent{FakeEvent::kPending, stream};
   return CUDA_SUCCESS;
 }
-CUresult cuEventSynchronize(CUevent) { return CUDA_SUCCESS; }
+// As the driver: success at once for an event that was never recorded.
+CUresult cuEventSynchronize(CUevent event) {
+  std::lock_guard<std::mutex> lock(mu);
+  auto* e = reinterpret_cast<FakeEvent*>(event);
+  if (e->state == FakeEvent::kPending) e->state = FakeEvent::kComplete;
+  return CUDA_SUCCESS;
+}
 #if defined(PTXFORGE_FAKE_CUDA_12_0) || defined(PTXFORGE_FAKE_CUDA_10_2)  // before CUDA 12.8
 CUresult cuEventElapsedTime(float* ms, CUevent start, CUevent end) {
 #else
 CUresult cuEventElapsedTime_v2(float* ms, CUevent start, CUevent end) {
 #endif
-  if (*reinterpret_cast<int*>(start) == 0 || *reinterpret_cast<int*>(end) == 0) return CUDA_ERROR_INVALID_VALUE;
+  // As the driver: INVALID_HANDLE when either was never recorded, NOT_READY while either is pending.
+  std::lock_guard<std::mutex> lock(mu);
+  auto* a = reinterpret_cast<FakeEvent*>(start);
+  auto* b = reinterpret_cast<FakeEvent*>(end);
+  if (a->state == FakeEvent::kUnrecorded || b->state == FakeEvent::kUnrecorded) return CUDA_ERROR_INVALID_HANDLE;
+  if (a->state == FakeEvent::kPending || b->state == FakeEvent::kPending) return CUDA_ERROR_NOT_READY;
   *ms = 0.25f;
   return CUDA_SUCCESS;
 }
