@@ -421,7 +421,8 @@ absl::StatusOr<std::shared_ptr<CudaModule>> CudaDevice::JitModule(const std::str
       },
       logs);
   if (r != cu::CUDA_SUCCESS) {
-    return JitFailure(StatusCodeFor(r), "cuModuleLoadDataEx", kernel_name, driver_->ErrorText(r), logs, ptx);
+    return WithCudaErrorHint(
+        JitFailure(StatusCodeFor(r), "cuModuleLoadDataEx", kernel_name, driver_->ErrorText(r), logs, ptx), r);
   }
   std::lock_guard<std::mutex> lock(mu_);
   ++jit_count_;
@@ -455,7 +456,8 @@ absl::StatusOr<std::string> CudaDevice::LinkCubin(const std::string& kernel_name
       },
       logs);
   if (r != cu::CUDA_SUCCESS) {
-    return JitFailure(StatusCodeFor(r), failed_api, kernel_name, driver_->ErrorText(r), logs, ptx);
+    return WithCudaErrorHint(
+        JitFailure(StatusCodeFor(r), failed_api, kernel_name, driver_->ErrorText(r), logs, ptx), r);
   }
   std::lock_guard<std::mutex> lock(mu_);
   ++jit_count_;

@@ -5,6 +5,14 @@
 //   auto kernel = (*gpu)->Load(*ir_kernel);  // PTX -> cubin (cached in memory and on disk)
 //   (*gpu)->Launch(**kernel, {.grid = {blocks}, .block = {256}}, {*a, *b, *c, n});
 //
+// Launches are asynchronous: Launch and LaunchOn return once the driver has
+// queued the kernel, so a kernel that faults (an illegal address, a
+// misaligned access, ...) is reported by a later call: a copy, Synchronize,
+// the next launch. Such an error is sticky: every later call in the context
+// returns it, and its message says so ("...; an earlier kernel launch
+// faulted; the context is unusable until the process restarts"). Call
+// Synchronize() after a launch to see its fault there.
+//
 // The driver is opened with dlopen: nothing here needs libcuda (or cuda.h)
 // to build or to start. Every driver object (context, module, stream, event)
 // is a move-only owner; modules, streams and events keep the device's primary
@@ -204,7 +212,8 @@ class CudaDevice : public Device {
   // LaunchOn(stream, ...) followed by ToHost() reads the kernel's results.
   absl::StatusOr<CudaStream> CreateStream();
   absl::StatusOr<CudaEvent> CreateEvent();
-  // Device::Launch on a stream: the same checks, then cuLaunchKernel.
+  // Device::Launch on a stream: the same checks, then cuLaunchKernel. Both
+  // return when the kernel is queued; its faults surface at a later call.
   absl::Status LaunchOn(const CudaStream& stream, LoadedKernel& kernel, const LaunchConfig& config,
                         std::span<const KernelArg> args);
   absl::Status LaunchOn(const CudaStream& stream, LoadedKernel& kernel, const LaunchConfig& config,

@@ -23,6 +23,30 @@ std::optional<std::string_view> KnownCudaErrorName(int code) {
   return std::nullopt;
 }
 
+std::string_view CudaErrorHint(cu::CUresult result) {
+  switch (result) {
+    case cu::CUDA_ERROR_ILLEGAL_ADDRESS:
+    case cu::CUDA_ERROR_HARDWARE_STACK_ERROR:
+    case cu::CUDA_ERROR_ILLEGAL_INSTRUCTION:
+    case cu::CUDA_ERROR_MISALIGNED_ADDRESS:
+    case cu::CUDA_ERROR_INVALID_ADDRESS_SPACE:
+    case cu::CUDA_ERROR_INVALID_PC:
+    case cu::CUDA_ERROR_LAUNCH_FAILED:
+      return "an earlier kernel launch faulted; the context is unusable until the process restarts";
+    case cu::CUDA_ERROR_JIT_COMPILER_NOT_FOUND:
+      return "the driver's PTX JIT compiler library (libnvidia-ptxjitcompiler.so.1) is missing; install it with "
+             "the NVIDIA driver";
+    default:
+      return "";
+  }
+}
+
+absl::Status WithCudaErrorHint(absl::Status status, cu::CUresult result) {
+  std::string_view hint = CudaErrorHint(result);
+  if (hint.empty() || status.ok()) return status;
+  return absl::Status(status.code(), ToAbsl(StrCat(status.message(), "; ", hint)));
+}
+
 std::string ResolveLibcudaPath(std::string_view path) {
   if (!path.empty()) return std::string(path);
   if (const char* env = std::getenv("PTXFORGE_LIBCUDA"); env != nullptr && *env != '\0') return env;
@@ -179,7 +203,8 @@ std::string CudaDriver::ErrorText(cu::CUresult result) const {
 }
 
 absl::Status CudaDriver::Error(cu::CUresult result, std::string_view what) const {
-  return absl::Status(StatusCodeFor(result), ToAbsl(StrCat(what, " failed: ", ErrorText(result))));
+  return WithCudaErrorHint(absl::Status(StatusCodeFor(result), ToAbsl(StrCat(what, " failed: ", ErrorText(result)))),
+                           result);
 }
 
 }  // namespace ptxforge::runtime

@@ -71,8 +71,11 @@ using CUlinkState = CUlinkState_st*;
   X(CUDA_ERROR_ILLEGAL_ADDRESS, 700)             \
   X(CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, 701)     \
   X(CUDA_ERROR_LAUNCH_TIMEOUT, 702)              \
+  X(CUDA_ERROR_HARDWARE_STACK_ERROR, 714)        \
   X(CUDA_ERROR_ILLEGAL_INSTRUCTION, 715)         \
   X(CUDA_ERROR_MISALIGNED_ADDRESS, 716)          \
+  X(CUDA_ERROR_INVALID_ADDRESS_SPACE, 717)       \
+  X(CUDA_ERROR_INVALID_PC, 718)                  \
   X(CUDA_ERROR_LAUNCH_FAILED, 719)               \
   X(CUDA_ERROR_NOT_PERMITTED, 800)               \
   X(CUDA_ERROR_NOT_SUPPORTED, 801)               \
@@ -197,6 +200,18 @@ struct CudaDriverApi {
 // "CUDA_ERROR_INVALID_PTX" for the codes in PTXFORGE_CU_RESULTS; nullopt otherwise.
 std::optional<std::string_view> KnownCudaErrorName(int code);
 
+// What to do about an error whose cause is not the call that returns it, or
+// "" for the others:
+//  - the sticky errors of a kernel that faulted (CUDA_ERROR_ILLEGAL_ADDRESS,
+//    _HARDWARE_STACK_ERROR, _ILLEGAL_INSTRUCTION, _MISALIGNED_ADDRESS,
+//    _INVALID_ADDRESS_SPACE, _INVALID_PC, _LAUNCH_FAILED): launches are
+//    asynchronous, so the fault surfaces at a later call, and every call in
+//    the context returns it from then on;
+//  - CUDA_ERROR_JIT_COMPILER_NOT_FOUND: the driver's JIT library is missing.
+std::string_view CudaErrorHint(cu::CUresult result);
+// `status` with "; <CudaErrorHint(result)>" appended, when there is a hint.
+absl::Status WithCudaErrorHint(absl::Status status, cu::CUresult result);
+
 // The library to open: `path` if not empty, else $PTXFORGE_LIBCUDA if set,
 // else "libcuda.so.1".
 std::string ResolveLibcudaPath(std::string_view path = {});
@@ -232,7 +247,8 @@ class CudaDriver {
   // name and description of `result`, from ptxforge's own table when the
   // driver cannot say.
   std::string ErrorText(cu::CUresult result) const;
-  // "<what> failed: <ErrorText>", as a status whose code fits the result.
+  // "<what> failed: <ErrorText>[; <CudaErrorHint>]", as a status whose code
+  // fits the result.
   absl::Status Error(cu::CUresult result, std::string_view what) const;
 
  private:

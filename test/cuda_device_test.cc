@@ -325,6 +325,38 @@ TEST_CASE("launches pass checked arguments, buffers and views to the driver", "[
   CHECK(fake.Get("context_depth") == 0);
 }
 
+TEST_CASE("a kernel's fault surfaces at a later call, which says the context is lost", "[cuda][device]") {
+  FakeCuda fake;
+  std::unique_ptr<CudaDevice> gpu = Open(Fake());
+  std::unique_ptr<LoadedKernel> k = *gpu->Load(VectorAdd());
+  Buffer<float> a = *Buffer<float>::Allocate(*gpu, 4);
+  fake.Set("fault_next_launch", cu::CUDA_ERROR_ILLEGAL_ADDRESS);
+  REQUIRE(gpu->Launch(*k, {.grid = {1}, .block = {32}}, {a, a, a, 4u}).ok());  // queued: the fault is not known yet
+  const std::string fault =
+      " failed: CUDA_ERROR_ILLEGAL_ADDRESS (an illegal memory access was encountered); an earlier kernel launch "
+      "faulted; the context is unusable until the process restarts";
+  CHECK(Msg(a.ToHost()) == "cuMemcpyDtoH(16 bytes from 0x" + StrCat(Hex{a.address()}) + ")" + fault);
+  CHECK(Msg(gpu->Synchronize()) == "cuCtxSynchronize on CUDA device 0 (ptxforge fake GPU)" + fault);
+  CHECK(Msg(gpu->Launch(*k, {.grid = {1}, .block = {32}}, {a, a, a, 4u})) ==
+        "cuLaunchKernel(vector_add_f32, grid 1x1x1, block 32x1x1)" + fault);
+}
+
+TEST_CASE("a missing JIT compiler library is named", "[cuda][device]") {
+  TempDir tmp;
+  ScopedEnv tmpdir("TMPDIR", tmp.path().c_str());
+  FakeCuda fake;
+  fake.Set("jit_fail", cu::CUDA_ERROR_JIT_COMPILER_NOT_FOUND);
+  std::unique_ptr<CudaDevice> gpu = Open(Fake());
+  absl::StatusOr<std::unique_ptr<LoadedKernel>> loaded = gpu->Load(VectorAdd());
+  CHECK(loaded.status().code() == absl::StatusCode::kFailedPrecondition);
+  CHECK_THAT(Msg(loaded),
+             Catch::StartsWith("cuModuleLoadDataEx failed for kernel vector_add_f32: CUDA_ERROR_JIT_COMPILER_NOT_FOUND "
+                               "(PTX JIT compiler library not found): (the JIT error log is empty); PTX written to " +
+                               tmp.path() + "/ptxforge-vector_add_f32-") &&
+                 Catch::EndsWith(".ptx; the driver's PTX JIT compiler library (libnvidia-ptxjitcompiler.so.1) is "
+                                 "missing; install it with the NVIDIA driver"));
+}
+
 TEST_CASE("launch limits come from the compiled kernel and the device", "[cuda][device]") {
   FakeCuda fake;
   fake.Set("max_threads", 640);

@@ -100,7 +100,7 @@ TEST_CASE("driver errors carry the driver's name and description", "[cuda][drive
   const CudaDriver* driver = *CudaDriver::Load(FakeCuda::kPath);
   CHECK(driver->ErrorText(cu::CUDA_ERROR_INVALID_PTX) == "CUDA_ERROR_INVALID_PTX (a PTX JIT compilation failed)");
   // The fake cannot name these; the first is in ptxforge's table, the second nowhere.
-  CHECK(driver->ErrorText(cu::CUDA_ERROR_ILLEGAL_ADDRESS) == "CUDA_ERROR_ILLEGAL_ADDRESS");
+  CHECK(driver->ErrorText(cu::CUDA_ERROR_LAUNCH_TIMEOUT) == "CUDA_ERROR_LAUNCH_TIMEOUT");
   CHECK(driver->ErrorText(static_cast<cu::CUresult>(12345)) == "CUresult 12345");
   absl::Status oom = driver->Error(cu::CUDA_ERROR_OUT_OF_MEMORY, "cuMemAlloc(64 bytes)");
   CHECK(oom.code() == absl::StatusCode::kResourceExhausted);
@@ -110,6 +110,29 @@ TEST_CASE("driver errors carry the driver's name and description", "[cuda][drive
   CHECK(StatusCodeFor(cu::CUDA_ERROR_NO_DEVICE) == absl::StatusCode::kFailedPrecondition);
   CHECK(StatusCodeFor(cu::CUDA_ERROR_LAUNCH_FAILED) == absl::StatusCode::kInternal);
   CHECK(StatusCodeFor(cu::CUDA_ERROR_NOT_READY) == absl::StatusCode::kFailedPrecondition);
+}
+
+TEST_CASE("errors raised elsewhere carry a hint: a faulted kernel, a missing JIT library", "[cuda][driver]") {
+  FakeCuda fake;
+  const CudaDriver* driver = *CudaDriver::Load(FakeCuda::kPath);
+  for (cu::CUresult sticky : {cu::CUDA_ERROR_ILLEGAL_ADDRESS, cu::CUDA_ERROR_HARDWARE_STACK_ERROR,
+                              cu::CUDA_ERROR_ILLEGAL_INSTRUCTION, cu::CUDA_ERROR_MISALIGNED_ADDRESS,
+                              cu::CUDA_ERROR_INVALID_ADDRESS_SPACE, cu::CUDA_ERROR_INVALID_PC,
+                              cu::CUDA_ERROR_LAUNCH_FAILED}) {
+    CHECK(Msg(driver->Error(sticky, "cuCtxSynchronize")) ==
+          "cuCtxSynchronize failed: " + driver->ErrorText(sticky) +
+              "; an earlier kernel launch faulted; the context is unusable until the process restarts");
+  }
+  CHECK(Msg(driver->Error(cu::CUDA_ERROR_ILLEGAL_ADDRESS, "cuMemcpyDtoH(4 bytes from 0x10)")) ==
+        "cuMemcpyDtoH(4 bytes from 0x10) failed: CUDA_ERROR_ILLEGAL_ADDRESS (an illegal memory access was "
+        "encountered); an earlier kernel launch faulted; the context is unusable until the process restarts");
+  CHECK(Msg(driver->Error(cu::CUDA_ERROR_JIT_COMPILER_NOT_FOUND, "cuModuleLoadDataEx")) ==
+        "cuModuleLoadDataEx failed: CUDA_ERROR_JIT_COMPILER_NOT_FOUND (PTX JIT compiler library not found); the "
+        "driver's PTX JIT compiler library (libnvidia-ptxjitcompiler.so.1) is missing; install it with the NVIDIA "
+        "driver");
+  CHECK(CudaErrorHint(cu::CUDA_ERROR_OUT_OF_MEMORY).empty());
+  CHECK(CudaErrorHint(cu::CUDA_ERROR_LAUNCH_TIMEOUT).empty());
+  CHECK(Msg(WithCudaErrorHint(absl::OkStatus(), cu::CUDA_ERROR_LAUNCH_FAILED)) == "OK");
 }
 
 TEST_CASE("opening fails clearly without a device or with a bad ordinal", "[cuda][driver]") {

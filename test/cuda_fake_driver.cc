@@ -2,7 +2,9 @@
 //
 // Exports every entry point runtime/cuda_driver.h resolves, plus FakeCuda*
 // control functions the tests find with dlsym on the same library. "Cubins"
-// are the text "FAKECUBIN\n" followed by the PTX they came from. Built with
+// are the text "FAKECUBIN\n" followed by the PTX they came from. A launch
+// after FakeCudaSet("fault_next_launch", code) succeeds, then every later
+// launch, copy and synchronisation returns `code`, as after a kernel fault. Built with
 // PTXFORGE_FAKE_CUDA_12_0 it is a CUDA 12.0 driver, which predates
 // cuEventElapsedTime_v2 and exports cuEventElapsedTime instead; built with
 // PTXFORGE_FAKE_CUDA_10_2 it is a CUDA 10.2 driver, which also predates
@@ -14,6 +16,7 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "runtime/cuda_driver.h"
@@ -119,6 +122,39 @@ CUresult Jit(unsigned n, const CUjit_option* options, void** values) {
   return CUDA_SUCCESS;
 }
 
+// The errors the fake names, as the driver does (the others it cannot name).
+struct ErrorInfo {
+  CUresult code;
+  const char* name;
+  const char* text;
+};
+constexpr ErrorInfo kErrors[] = {
+    {CUDA_SUCCESS, "CUDA_SUCCESS", "no error"},
+    {CUDA_ERROR_INVALID_VALUE, "CUDA_ERROR_INVALID_VALUE", "invalid argument"},
+    {CUDA_ERROR_OUT_OF_MEMORY, "CUDA_ERROR_OUT_OF_MEMORY", "out of memory"},
+    {CUDA_ERROR_NO_DEVICE, "CUDA_ERROR_NO_DEVICE", "no CUDA-capable device is detected"},
+    {CUDA_ERROR_INVALID_IMAGE, "CUDA_ERROR_INVALID_IMAGE", "device kernel image is invalid"},
+    {CUDA_ERROR_INVALID_PTX, "CUDA_ERROR_INVALID_PTX", "a PTX JIT compilation failed"},
+    {CUDA_ERROR_JIT_COMPILER_NOT_FOUND, "CUDA_ERROR_JIT_COMPILER_NOT_FOUND", "PTX JIT compiler library not found"},
+    {CUDA_ERROR_NOT_FOUND, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
+    {CUDA_ERROR_INVALID_HANDLE, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle"},
+    {CUDA_ERROR_NOT_READY, "CUDA_ERROR_NOT_READY", "device not ready"},
+    {CUDA_ERROR_ILLEGAL_ADDRESS, "CUDA_ERROR_ILLEGAL_ADDRESS", "an illegal memory access was encountered"},
+};
+const ErrorInfo* FindError(CUresult code) {
+  for (const ErrorInfo& e : kErrors) {
+    if (e.code == code) return &e;
+  }
+  return nullptr;
+}
+
+// The sticky error of a faulted launch ("fault_next_launch"), which every
+// later call that touches the context returns; CUDA_SUCCESS before a fault.
+CUresult Sticky() {
+  std::lock_guard<std::mutex> lock(mu);
+  return static_cast<CUresult>(S().ints["sticky_error"]);
+}
+
 // Completes the events recorded on `stream` (every event when `all`).
 void CompleteEvents(CUstream stream, bool all) {
   for (FakeEvent* e : S().events) {
@@ -162,32 +198,16 @@ int FakeCudaLastLaunch(unsigned* dims, uint64_t* params, int max_params) {
 // --- the driver ------------------------------------------------------------
 
 CUresult cuGetErrorName(CUresult error, const char** out) {
-  switch (error) {
-    case CUDA_SUCCESS: *out = "CUDA_SUCCESS"; return CUDA_SUCCESS;
-    case CUDA_ERROR_INVALID_VALUE: *out = "CUDA_ERROR_INVALID_VALUE"; return CUDA_SUCCESS;
-    case CUDA_ERROR_OUT_OF_MEMORY: *out = "CUDA_ERROR_OUT_OF_MEMORY"; return CUDA_SUCCESS;
-    case CUDA_ERROR_NO_DEVICE: *out = "CUDA_ERROR_NO_DEVICE"; return CUDA_SUCCESS;
-    case CUDA_ERROR_INVALID_IMAGE: *out = "CUDA_ERROR_INVALID_IMAGE"; return CUDA_SUCCESS;
-    case CUDA_ERROR_INVALID_PTX: *out = "CUDA_ERROR_INVALID_PTX"; return CUDA_SUCCESS;
-    case CUDA_ERROR_NOT_FOUND: *out = "CUDA_ERROR_NOT_FOUND"; return CUDA_SUCCESS;
-    case CUDA_ERROR_INVALID_HANDLE: *out = "CUDA_ERROR_INVALID_HANDLE"; return CUDA_SUCCESS;
-    case CUDA_ERROR_NOT_READY: *out = "CUDA_ERROR_NOT_READY"; return CUDA_SUCCESS;
-    default: return CUDA_ERROR_INVALID_VALUE;
-  }
+  const ErrorInfo* e = FindError(error);
+  if (e == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  *out = e->name;
+  return CUDA_SUCCESS;
 }
 CUresult cuGetErrorString(CUresult error, const char** out) {
-  switch (error) {
-    case CUDA_SUCCESS: *out = "no error"; return CUDA_SUCCESS;
-    case CUDA_ERROR_INVALID_VALUE: *out = "invalid argument"; return CUDA_SUCCESS;
-    case CUDA_ERROR_OUT_OF_MEMORY: *out = "out of memory"; return CUDA_SUCCESS;
-    case CUDA_ERROR_NO_DEVICE: *out = "no CUDA-capable device is detected"; return CUDA_SUCCESS;
-    case CUDA_ERROR_INVALID_IMAGE: *out = "device kernel image is invalid"; return CUDA_SUCCESS;
-    case CUDA_ERROR_INVALID_PTX: *out = "a PTX JIT compilation failed"; return CUDA_SUCCESS;
-    case CUDA_ERROR_NOT_FOUND: *out = "named symbol not found"; return CUDA_SUCCESS;
-    case CUDA_ERROR_INVALID_HANDLE: *out = "invalid resource handle"; return CUDA_SUCCESS;
-    case CUDA_ERROR_NOT_READY: *out = "device not ready"; return CUDA_SUCCESS;
-    default: return CUDA_ERROR_INVALID_VALUE;
-  }
+  const ErrorInfo* e = FindError(error);
+  if (e == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  *out = e->text;
+  return CUDA_SUCCESS;
 }
 CUresult cuInit(unsigned int) {
   std::lock_guard<std::mutex> lock(mu);
@@ -259,6 +279,7 @@ CUresult cuCtxPopCurrent_v2(CUcontext* context) {
 }
 CUresult cuCtxSynchronize() {
   if (context_depth == 0) return CUDA_ERROR_INVALID_CONTEXT;
+  if (CUresult r = Sticky(); r != CUDA_SUCCESS) return r;
   std::lock_guard<std::mutex> lock(mu);
   CompleteEvents(nullptr, /*all=*/true);
   return CUDA_SUCCESS;
@@ -286,10 +307,12 @@ CUresult cuMemFree_v2(CUdeviceptr address) {
   return CUDA_SUCCESS;
 }
 CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void* src, size_t bytes) {
+  if (CUresult r = Sticky(); r != CUDA_SUCCESS) return r;
   std::memcpy(reinterpret_cast<void*>(dst), src, bytes);
   return CUDA_SUCCESS;
 }
 CUresult cuMemcpyDtoH_v2(void* dst, CUdeviceptr src, size_t bytes) {
+  if (CUresult r = Sticky(); r != CUDA_SUCCESS) return r;
   std::memcpy(dst, reinterpret_cast<const void*>(src), bytes);
   return CUDA_SUCCESS;
 }
@@ -388,6 +411,9 @@ CUresult cuLaunchKernel(CUfunction function, unsigned int gx, unsigned int gy, u
   auto* f = reinterpret_cast<FakeFunction*>(function);
   std::lock_guard<std::mutex> lock(mu);
   State& s = S();
+  if (s.ints["sticky_error"] != 0) return static_cast<CUresult>(s.ints["sticky_error"]);
+  // The kernel faults as it runs: the launch itself succeeds, later calls fail.
+  s.ints["sticky_error"] = std::exchange(s.ints["fault_next_launch"], 0);
   ++s.ints["launches"];
   unsigned dims[7] = {gx, gy, gz, bx, by, bz, shared};
   std::memcpy(s.last_dims, dims, sizeof(dims));
