@@ -251,40 +251,42 @@ class Verifier {
     const Instruction& inst = k_.body[i];
     const OpInfo& info = inst.info();
     const ir::Modifiers& m = inst.mods;
-    auto unexpected = [&](ir::ModSlot slot, bool set, std::string_view what) -> absl::Status {
-      if (set && !HasSlot(info, slot)) return Error(i, StrCat(what, " does not apply to ", info.mnemonic));
-      return absl::OkStatus();
-    };
+    // Each modifier that is set must be one the opcode prints. The message
+    // text is only built for the one that fails.
     struct Check {
       ir::ModSlot slot;
       bool set;
-      std::string what;
+      std::string_view name;  // printed after a '.'; "" for the type slots
     };
     const Check checks[] = {
-        {ir::ModSlot::kSem, m.sem != ir::MemSem::kNone, StrCat(".", ir::MemSemName(m.sem))},
-        {ir::ModSlot::kScope, m.scope != ir::Scope::kNone && !HasSlot(info, ir::ModSlot::kLevel),
-         StrCat(".", ir::ScopeName(m.scope))},
-        {ir::ModSlot::kSpace, m.space != ir::StateSpace::kGeneric, StrCat(".", ir::StateSpaceName(m.space))},
-        {ir::ModSlot::kTo, m.cvta_to, ".to"},
-        {ir::ModSlot::kNc, m.nc, ".nc"},
-        {ir::ModSlot::kCache, m.cache != ir::CacheOp::kNone, StrCat(".", ir::CacheOpName(m.cache))},
-        {ir::ModSlot::kVec, m.vec != 1, StrCat(".v", m.vec)},
-        {ir::ModSlot::kAtom, m.atom != ir::AtomOp::kNone, StrCat(".", ir::AtomOpName(m.atom))},
-        {ir::ModSlot::kShfl, m.shfl != ir::ShflMode::kNone, StrCat(".", ir::ShflModeName(m.shfl))},
-        {ir::ModSlot::kVote, m.vote != ir::VoteMode::kNone, StrCat(".", ir::VoteModeName(m.vote))},
-        {ir::ModSlot::kCmp, m.cmp != ir::CmpOp::kNone, StrCat(".", ir::CmpOpName(m.cmp))},
-        {ir::ModSlot::kBool, m.bool_op != ir::BoolOp::kNone, StrCat(".", ir::BoolOpName(m.bool_op))},
-        {ir::ModSlot::kMode, m.mode != ir::Mode::kNone, StrCat(".", ir::ModeName(m.mode))},
-        {ir::ModSlot::kRnd, m.rounding != ir::Rounding::kNone, StrCat(".", ir::RoundingName(m.rounding))},
-        {ir::ModSlot::kFtz, m.ftz, ".ftz"},
-        {ir::ModSlot::kSat, m.sat, ".sat"},
-        {ir::ModSlot::kNoftz, m.noftz, ".noftz"},
-        {ir::ModSlot::kUni, m.uni, ".uni"},
-        {ir::ModSlot::kType, m.type != ScalarType::kNone, "a type"},
-        {ir::ModSlot::kType2, m.type2 != ScalarType::kNone, "a second type"},
+        {ir::ModSlot::kSem, m.sem != ir::MemSem::kNone, ir::MemSemName(m.sem)},
+        {ir::ModSlot::kScope, m.scope != ir::Scope::kNone && !HasSlot(info, ir::ModSlot::kLevel), ir::ScopeName(m.scope)},
+        {ir::ModSlot::kSpace, m.space != ir::StateSpace::kGeneric, ir::StateSpaceName(m.space)},
+        {ir::ModSlot::kTo, m.cvta_to, "to"},
+        {ir::ModSlot::kNc, m.nc, "nc"},
+        {ir::ModSlot::kCache, m.cache != ir::CacheOp::kNone, ir::CacheOpName(m.cache)},
+        {ir::ModSlot::kVec, m.vec != 1, "v"},
+        {ir::ModSlot::kAtom, m.atom != ir::AtomOp::kNone, ir::AtomOpName(m.atom)},
+        {ir::ModSlot::kShfl, m.shfl != ir::ShflMode::kNone, ir::ShflModeName(m.shfl)},
+        {ir::ModSlot::kVote, m.vote != ir::VoteMode::kNone, ir::VoteModeName(m.vote)},
+        {ir::ModSlot::kCmp, m.cmp != ir::CmpOp::kNone, ir::CmpOpName(m.cmp)},
+        {ir::ModSlot::kBool, m.bool_op != ir::BoolOp::kNone, ir::BoolOpName(m.bool_op)},
+        {ir::ModSlot::kMode, m.mode != ir::Mode::kNone, ir::ModeName(m.mode)},
+        {ir::ModSlot::kRnd, m.rounding != ir::Rounding::kNone, ir::RoundingName(m.rounding)},
+        {ir::ModSlot::kFtz, m.ftz, "ftz"},
+        {ir::ModSlot::kSat, m.sat, "sat"},
+        {ir::ModSlot::kNoftz, m.noftz, "noftz"},
+        {ir::ModSlot::kUni, m.uni, "uni"},
+        {ir::ModSlot::kType, m.type != ScalarType::kNone, ""},
+        {ir::ModSlot::kType2, m.type2 != ScalarType::kNone, ""},
     };
     for (const Check& c : checks) {
-      if (absl::Status s = unexpected(c.slot, c.set, c.what); !s.ok()) return s;
+      if (!c.set || HasSlot(info, c.slot)) continue;
+      std::string what = c.slot == ir::ModSlot::kType    ? std::string("a type")
+                         : c.slot == ir::ModSlot::kType2 ? std::string("a second type")
+                         : c.slot == ir::ModSlot::kVec   ? StrCat(".v", m.vec)
+                                                         : StrCat(".", c.name);
+      return Error(i, StrCat(what, " does not apply to ", info.mnemonic));
     }
     if (info.types != 0 && m.type != ScalarType::kNone && !ir::InMask(info.types, m.type)) {
       return Error(i, StrCat(info.mnemonic, " does not support type ", ir::TypeName(m.type), " (supported: ",
