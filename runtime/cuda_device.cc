@@ -92,12 +92,33 @@ class CudaModule {
   const std::string& ptx() const { return ptx_; }
   const std::string& info_log() const { return info_log_; }
 
+  // Raises `function`'s CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES to at
+  // least `bytes`, never lowering it: the attribute belongs to the CUfunction,
+  // which every kernel loaded from this module under that name shares (the
+  // memory cache shares modules, and cuModuleGetFunction gives one handle per
+  // module and name). The context must be current.
+  absl::Status RaiseMaxDynamicShared(cu::CUfunction function, int bytes, std::string_view kernel_name) {
+    std::lock_guard<std::mutex> lock(mu_);
+    int& set = max_dynamic_shared_[function];
+    if (bytes <= set) return absl::OkStatus();
+    if (absl::Status s = context_->Check(
+            context_->api().cuFuncSetAttribute(function, cu::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes),
+            StrCat("cuFuncSetAttribute(", kernel_name, ", max dynamic shared memory ", bytes, " bytes)"));
+        !s.ok()) {
+      return s;
+    }
+    set = bytes;
+    return absl::OkStatus();
+  }
+
  private:
   std::shared_ptr<CudaContext> context_;
   cu::CUmodule module_;
   CodeSource source_;
   std::string ptx_;
   std::string info_log_;
+  std::mutex mu_;
+  std::map<cu::CUfunction, int> max_dynamic_shared_;  // what RaiseMaxDynamicShared set, per function
 };
 
 std::string_view CodeSourceName(CodeSource source) {
@@ -548,12 +569,27 @@ absl::StatusOr<CudaKernel*> CudaDevice::OwnKernel(const LoadedKernel& kernel, st
   return cuda;
 }
 
+absl::Status CudaDevice::PrepareDynamicShared(CudaKernel& k, size_t bytes) const {
+  const CudaFunctionAttributes& a = k.attributes();
+  int optin_limit = properties_.max_shared_per_block_optin - a.shared_bytes;
+  if (bytes > static_cast<size_t>(std::max(optin_limit, 0))) {
+    return absl::InvalidArgumentError(StrCat("kernel ", k.name(), ": ", bytes, " bytes of dynamic shared memory, but ",
+                                             name(), " allows at most ", optin_limit, " beside the kernel's ",
+                                             a.shared_bytes, " static bytes"));
+  }
+  int dynamic = static_cast<int>(bytes);
+  if (dynamic + a.shared_bytes <= properties_.max_shared_per_block) return absl::OkStatus();
+  return k.module_->RaiseMaxDynamicShared(k.function(), dynamic, k.name());
+}
+
 absl::StatusOr<int> CudaDevice::MaxActiveBlocksPerSm(const LoadedKernel& kernel, int block_threads,
                                                      size_t dynamic_shared_bytes) const {
   absl::StatusOr<CudaKernel*> cuda = OwnKernel(kernel, "MaxActiveBlocksPerSm");
   if (!cuda.ok()) return cuda.status();
   ScopedContext scope(*context_);
   if (!scope.status().ok()) return scope.status();
+  // Opted in first, as for a launch: the driver counts 0 blocks for more than the function allows.
+  if (absl::Status s = PrepareDynamicShared(**cuda, dynamic_shared_bytes); !s.ok()) return s;
   int blocks = 0;
   if (absl::Status s = context_->Check(
           context_->api().cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, (*cuda)->function(), block_threads,
@@ -591,26 +627,7 @@ absl::Status CudaDevice::LaunchChecked(cu::CUstream stream, LoadedKernel& kernel
   }
   ScopedContext scope(*context_);
   if (!scope.status().ok()) return scope.status();
-  const cu::CudaDriverApi& api = context_->api();
-  int dynamic = static_cast<int>(config.dynamic_shared_bytes);
-  int optin_limit = properties_.max_shared_per_block_optin - a.shared_bytes;
-  if (config.dynamic_shared_bytes > static_cast<uint32_t>(std::max(optin_limit, 0))) {
-    return absl::InvalidArgumentError(StrCat("kernel ", k.name(), ": ", config.dynamic_shared_bytes,
-                                             " bytes of dynamic shared memory, but ", name(), " allows at most ",
-                                             optin_limit, " beside the kernel's ", a.shared_bytes, " static bytes"));
-  }
-  if (dynamic + a.shared_bytes > properties_.max_shared_per_block) {
-    std::lock_guard<std::mutex> lock(k.mu_);
-    if (dynamic > k.dynamic_shared_set_) {
-      if (absl::Status s = context_->Check(
-              api.cuFuncSetAttribute(k.function(), cu::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, dynamic),
-              StrCat("cuFuncSetAttribute(", k.name(), ", max dynamic shared memory ", dynamic, " bytes)"));
-          !s.ok()) {
-        return s;
-      }
-      k.dynamic_shared_set_ = dynamic;
-    }
-  }
+  if (absl::Status s = PrepareDynamicShared(k, config.dynamic_shared_bytes); !s.ok()) return s;
   std::vector<uint64_t> values(args.size());
   std::vector<void*> pointers(args.size());
   for (size_t i = 0; i < args.size(); ++i) {
@@ -618,7 +635,7 @@ absl::Status CudaDevice::LaunchChecked(cu::CUstream stream, LoadedKernel& kernel
     pointers[i] = &values[i];
   }
   return context_->Check(
-      api.cuLaunchKernel(k.function(), config.grid.x, config.grid.y, config.grid.z, config.block.x, config.block.y,
+      context_->api().cuLaunchKernel(k.function(), config.grid.x, config.grid.y, config.grid.z, config.block.x, config.block.y,
                          config.block.z, config.dynamic_shared_bytes, stream,
                          pointers.empty() ? nullptr : pointers.data(), nullptr),
       StrCat("cuLaunchKernel(", k.name(), ", grid ", Dims(config.grid), ", block ", Dims(config.block), ")"));

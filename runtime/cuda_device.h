@@ -177,8 +177,6 @@ class CudaKernel : public LoadedKernel {
   cu::CUfunction function_;
   CudaFunctionAttributes attributes_;
   CodeSource source_;
-  std::mutex mu_;
-  int dynamic_shared_set_ = 0;  // the CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES set so far
 };
 
 class CudaDevice : public Device {
@@ -224,6 +222,9 @@ class CudaDevice : public Device {
   absl::Status CopyToHostAsync(const CudaStream& stream, void* dst, uint64_t src, size_t bytes);
 
   // cuOccupancyMaxActiveBlocksPerMultiprocessor for a kernel loaded here.
+  // Dynamic shared memory above the device's default limit (48 KiB with the
+  // static bytes) opts the kernel in first, as a launch does, since the driver
+  // counts 0 blocks for more than the kernel is opted in for.
   absl::StatusOr<int> MaxActiveBlocksPerSm(const LoadedKernel& kernel, int block_threads,
                                            size_t dynamic_shared_bytes = 0) const;
   // Free and total device memory in bytes (cuMemGetInfo).
@@ -243,6 +244,10 @@ class CudaDevice : public Device {
              ir::Target native_target, CudaOptions options);
 
   absl::StatusOr<CudaKernel*> OwnKernel(const LoadedKernel& kernel, std::string_view what) const;
+  // Checks `bytes` of dynamic shared memory against the device's opt-in limit
+  // and, above the default limit, raises the kernel's maximum (its module
+  // keeps the highest set). The context must be current.
+  absl::Status PrepareDynamicShared(CudaKernel& kernel, size_t bytes) const;
   absl::Status LaunchChecked(cu::CUstream stream, LoadedKernel& kernel, const LaunchConfig& config,
                              std::span<const KernelArg> args);
   absl::Status CheckRange(uint64_t address, size_t bytes, std::string_view what) const;

@@ -373,6 +373,7 @@ TEST_CASE("launch limits come from the compiled kernel and the device", "[cuda][
   // Above 48 KiB the kernel is opted in first.
   REQUIRE(gpu->Launch(*k, {.grid = {1}, .block = {64}, .dynamic_shared_bytes = 64 << 10}, {a, a, a, 16u}).ok());
   CHECK(fake.Get("max_dynamic_shared") == 64 << 10);
+  CHECK(fake.Get("launches") == 1);
 
   std::unique_ptr<CudaDevice> other = Open(Fake());
   CHECK(Msg(other->Launch(*k, {.grid = {1}, .block = {64}}, {a, a, a, 16u})) ==
@@ -381,6 +382,39 @@ TEST_CASE("launch limits come from the compiled kernel and the device", "[cuda][
   CHECK(Msg(other->MaxActiveBlocksPerSm(*k, 64)) ==
         "MaxActiveBlocksPerSm: kernel vector_add_f32 was not loaded on CUDA device 0 (ptxforge fake GPU) (load it "
         "with this device's Load)");
+}
+
+TEST_CASE("the dynamic shared memory opt-in belongs to the function, which loads of a kernel share",
+          "[cuda][device]") {
+  FakeCuda fake;
+  std::unique_ptr<CudaDevice> gpu = Open(Fake(/*memory_cache=*/true));
+  ir::Kernel kernel = VectorAdd();
+  std::unique_ptr<LoadedKernel> first = *gpu->Load(kernel);
+  std::unique_ptr<LoadedKernel> second = *gpu->Load(kernel);  // the same module: the same CUfunction
+  REQUIRE(AsCuda(first).function() == AsCuda(second).function());
+  Buffer<float> a = *Buffer<float>::Allocate(*gpu, 16);
+  auto launch = [&](LoadedKernel& k, uint32_t dynamic_shared_bytes) {
+    return Msg(gpu->Launch(k, {.grid = {1}, .block = {64}, .dynamic_shared_bytes = dynamic_shared_bytes},
+                           {a, a, a, 16u}));
+  };
+  CHECK(launch(*first, 64 << 10) == "OK");
+  CHECK(launch(*second, 50 << 10) == "OK");  // must not lower the function's maximum to 50 KiB...
+  CHECK(launch(*first, 64 << 10) == "OK");   // ...which would fail this launch
+  CHECK(fake.Get("max_dynamic_shared_sets") == 1);
+  CHECK(fake.Get("launches") == 3);
+}
+
+TEST_CASE("occupancy with more than 48 KiB of dynamic shared memory opts the kernel in first", "[cuda][device]") {
+  FakeCuda fake;
+  std::unique_ptr<CudaDevice> gpu = Open(Fake());
+  std::unique_ptr<LoadedKernel> k = *gpu->Load(VectorAdd());
+  CHECK(*gpu->MaxActiveBlocksPerSm(*k, 64, 40 << 10) == 24);
+  CHECK(fake.Get("max_dynamic_shared_sets") == 0);  // within the default limit
+  CHECK(*gpu->MaxActiveBlocksPerSm(*k, 64, 64 << 10) == 24);
+  CHECK(fake.Get("max_dynamic_shared") == 64 << 10);
+  CHECK(Msg(gpu->MaxActiveBlocksPerSm(*k, 64, 200 << 10)) ==
+        "kernel vector_add_f32: 204800 bytes of dynamic shared memory, but CUDA device 0 (ptxforge fake GPU) allows "
+        "at most 100352 beside the kernel's 1024 static bytes");
 }
 
 TEST_CASE("streams and events are owned, and events time work", "[cuda][device]") {

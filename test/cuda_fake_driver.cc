@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <string>
@@ -33,13 +34,20 @@ namespace {
 
 using namespace ptxforge::runtime::cu;  // NOLINT: the fake mirrors the driver's names
 
-struct FakeModule {
-  std::string text;  // the PTX
-};
+constexpr int kStaticShared = 1024;         // every function's CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES
+constexpr int kMaxSharedPerBlock = 48 << 10;  // without opting in
+constexpr int kMaxSharedOptin = 99 << 10;
+
 struct FakeFunction {
-  FakeModule* module;
   std::string name;
   int params;
+  // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: what a launch may use.
+  int max_dynamic_shared = kMaxSharedPerBlock - kStaticShared;
+};
+struct FakeModule {
+  std::string text;  // the PTX
+  // As the driver: one handle per name, for the life of the module.
+  std::map<std::string, std::unique_ptr<FakeFunction>> functions;
 };
 // An event: never recorded, recorded (on `stream`) but not yet complete, or
 // complete. Work is done at once, but an event completes only when something
@@ -236,7 +244,7 @@ CUresult cuDeviceGetAttribute(int* value, CUdevice_attribute attribute, CUdevice
   std::lock_guard<std::mutex> lock(mu);
   switch (attribute) {
     case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *value = 1024; break;
-    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK: *value = 48 << 10; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK: *value = kMaxSharedPerBlock; break;
     case CU_DEVICE_ATTRIBUTE_WARP_SIZE: *value = 32; break;
     case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK: *value = 65536; break;
     case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *value = 40; break;
@@ -244,7 +252,7 @@ CUresult cuDeviceGetAttribute(int* value, CUdevice_attribute attribute, CUdevice
     case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR: *value = 1536; break;
     case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *value = Int("cc_major"); break;
     case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *value = Int("cc_minor"); break;
-    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: *value = 99 << 10; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: *value = kMaxSharedOptin; break;
     default: return CUDA_ERROR_INVALID_VALUE;
   }
   return CUDA_SUCCESS;
@@ -345,14 +353,21 @@ CUresult cuModuleUnload(CUmodule module) {
 }
 CUresult cuModuleGetFunction(CUfunction* function, CUmodule module, const char* name) {
   auto* m = reinterpret_cast<FakeModule*>(module);
-  std::string entry = std::string(".entry ") + name + "(";
-  size_t at = m->text.find(entry);
-  if (at == std::string::npos) return CUDA_ERROR_NOT_FOUND;
-  size_t end = m->text.find(')', at);
-  int params = 0;
-  for (size_t p = m->text.find(".param", at); p < end; p = m->text.find(".param", p + 1)) ++params;
-  // Leaked on purpose: functions live as long as their module, which tests do not track.
-  *function = reinterpret_cast<CUfunction>(new FakeFunction{m, name, params});
+  std::lock_guard<std::mutex> lock(mu);
+  std::unique_ptr<FakeFunction>& f = m->functions[name];
+  if (f == nullptr) {
+    std::string entry = std::string(".entry ") + name + "(";
+    size_t at = m->text.find(entry);
+    if (at == std::string::npos) {
+      m->functions.erase(name);
+      return CUDA_ERROR_NOT_FOUND;
+    }
+    size_t end = m->text.find(')', at);
+    int params = 0;
+    for (size_t p = m->text.find(".param", at); p < end; p = m->text.find(".param", p + 1)) ++params;
+    f = std::make_unique<FakeFunction>(FakeFunction{name, params});
+  }
+  *function = reinterpret_cast<CUfunction>(f.get());
   return CUDA_SUCCESS;
 }
 CUresult cuLinkCreate_v2(unsigned int n, CUjit_option* options, void** values, CUlinkState* state) {
@@ -383,26 +398,37 @@ CUresult cuLinkDestroy(CUlinkState state) {
   delete reinterpret_cast<FakeLink*>(state);
   return CUDA_SUCCESS;
 }
-CUresult cuFuncGetAttribute(int* value, CUfunction_attribute attribute, CUfunction) {
+CUresult cuFuncGetAttribute(int* value, CUfunction_attribute attribute, CUfunction function) {
   std::lock_guard<std::mutex> lock(mu);
   switch (attribute) {
     case CU_FUNC_ATTRIBUTE_NUM_REGS: *value = Int("num_regs"); break;
     case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *value = Int("max_threads"); break;
-    case CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES: *value = 1024; break;
+    case CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES: *value = kStaticShared; break;
+    case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES:
+      *value = reinterpret_cast<FakeFunction*>(function)->max_dynamic_shared;
+      break;
     case CU_FUNC_ATTRIBUTE_PTX_VERSION: *value = 70; break;
     case CU_FUNC_ATTRIBUTE_BINARY_VERSION: *value = Int("cc_major") * 10 + Int("cc_minor"); break;
     default: *value = 0; break;
   }
   return CUDA_SUCCESS;
 }
-CUresult cuFuncSetAttribute(CUfunction, CUfunction_attribute attribute, int value) {
+CUresult cuFuncSetAttribute(CUfunction function, CUfunction_attribute attribute, int value) {
   std::lock_guard<std::mutex> lock(mu);
-  if (attribute == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) S().ints["max_dynamic_shared"] = value;
+  if (attribute != CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) return CUDA_ERROR_INVALID_VALUE;
+  if (value < 0 || value + kStaticShared > kMaxSharedOptin) return CUDA_ERROR_INVALID_VALUE;
+  reinterpret_cast<FakeFunction*>(function)->max_dynamic_shared = value;  // the function's, whoever set it
+  S().ints["max_dynamic_shared"] = value;  // the last value set
+  ++S().ints["max_dynamic_shared_sets"];
   return CUDA_SUCCESS;
 }
-CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int* blocks, CUfunction, int block_size, size_t) {
+CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int* blocks, CUfunction function, int block_size,
+                                                     size_t dynamic_shared) {
   if (block_size <= 0) return CUDA_ERROR_INVALID_VALUE;
-  *blocks = std::min(32, 1536 / block_size);
+  std::lock_guard<std::mutex> lock(mu);
+  // As the driver: no block fits with more dynamic shared memory than the function allows.
+  bool fits = dynamic_shared <= static_cast<size_t>(reinterpret_cast<FakeFunction*>(function)->max_dynamic_shared);
+  *blocks = fits ? std::min(32, 1536 / block_size) : 0;
   return CUDA_SUCCESS;
 }
 CUresult cuLaunchKernel(CUfunction function, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
@@ -412,6 +438,8 @@ CUresult cuLaunchKernel(CUfunction function, unsigned int gx, unsigned int gy, u
   std::lock_guard<std::mutex> lock(mu);
   State& s = S();
   if (s.ints["sticky_error"] != 0) return static_cast<CUresult>(s.ints["sticky_error"]);
+  // As the driver: more dynamic shared memory than the function allows fails the launch.
+  if (static_cast<int>(shared) > f->max_dynamic_shared) return CUDA_ERROR_INVALID_VALUE;
   // The kernel faults as it runs: the launch itself succeeds, later calls fail.
   s.ints["sticky_error"] = std::exchange(s.ints["fault_next_launch"], 0);
   ++s.ints["launches"];
