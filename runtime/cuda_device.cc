@@ -1,8 +1,6 @@
 // CudaDevice: contexts, modules (JIT, link, cache), memory, launches, streams and events.
 #include "runtime/cuda_device.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <initializer_list>
 #include <utility>
@@ -71,6 +69,13 @@ absl::Status ReadAttributes(std::initializer_list<std::pair<Attribute, int*>> fi
   return absl::OkStatus();
 }
 std::string Dims(const Dim3& d) { return StrCat(d.x, "x", d.y, "x", d.z); }
+
+// The driver's verdict that an image itself is bad (not that loading failed
+// for now: out of memory, a lost context...).
+bool IsBadImage(cu::CUresult r) {
+  return r == cu::CUDA_ERROR_INVALID_IMAGE || r == cu::CUDA_ERROR_NO_BINARY_FOR_GPU ||
+         r == cu::CUDA_ERROR_INVALID_SOURCE;
+}
 
 }  // namespace
 
@@ -487,10 +492,12 @@ absl::StatusOr<std::string> CudaDevice::LinkCubin(const std::string& kernel_name
 
 absl::StatusOr<std::shared_ptr<CudaModule>> CudaDevice::LoadCubin(const std::string& kernel_name,
                                                                   const std::string& ptx, const std::string& cubin,
-                                                                  CodeSource source, std::string info_log) {
+                                                                  CodeSource source, std::string info_log,
+                                                                  cu::CUresult* result) {
   cu::CUmodule module = nullptr;
-  if (absl::Status s = context_->Check(context_->api().cuModuleLoadDataEx(&module, cubin.data(), 0, nullptr, nullptr),
-                                       StrCat("cuModuleLoadDataEx (cubin of kernel ", kernel_name, ")"));
+  cu::CUresult r = context_->api().cuModuleLoadDataEx(&module, cubin.data(), 0, nullptr, nullptr);
+  if (result != nullptr) *result = r;
+  if (absl::Status s = context_->Check(r, StrCat("cuModuleLoadDataEx (cubin of kernel ", kernel_name, ")"));
       !s.ok()) {
     return s;
   }
@@ -505,11 +512,14 @@ absl::StatusOr<std::shared_ptr<CudaModule>> CudaDevice::BuildModule(const std::s
 
   DiskCache::Lookup found = disk_cache_->Find(key);
   if (found.state == DiskCache::State::kHit) {
+    cu::CUresult r = cu::CUDA_SUCCESS;
     absl::StatusOr<std::shared_ptr<CudaModule>> module =
-        LoadCubin(kernel_name, ptx, found.payload, CodeSource::kDiskCache, std::string());
+        LoadCubin(kernel_name, ptx, found.payload, CodeSource::kDiskCache, std::string(), &r);
     if (module.ok()) return module;
-    // The driver refused the cached cubin: drop it and build a new one.
-    unlink(disk_cache_->PathFor(key).c_str());
+    // Out of memory, a lost context...: the entry is likely fine, keep it.
+    if (!IsBadImage(r)) return module.status();
+    // The driver refused the cached cubin itself: drop it and build a new one.
+    disk_cache_->Drop(key);
   }
   JitLogs logs;
   absl::StatusOr<std::string> cubin = LinkCubin(kernel_name, ptx, logs);
@@ -635,9 +645,9 @@ absl::Status CudaDevice::LaunchChecked(cu::CUstream stream, LoadedKernel& kernel
     pointers[i] = &values[i];
   }
   return context_->Check(
-      context_->api().cuLaunchKernel(k.function(), config.grid.x, config.grid.y, config.grid.z, config.block.x, config.block.y,
-                         config.block.z, config.dynamic_shared_bytes, stream,
-                         pointers.empty() ? nullptr : pointers.data(), nullptr),
+      context_->api().cuLaunchKernel(k.function(), config.grid.x, config.grid.y, config.grid.z, config.block.x,
+                                     config.block.y, config.block.z, config.dynamic_shared_bytes, stream,
+                                     pointers.empty() ? nullptr : pointers.data(), nullptr),
       StrCat("cuLaunchKernel(", k.name(), ", grid ", Dims(config.grid), ", block ", Dims(config.block), ")"));
 }
 

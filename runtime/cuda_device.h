@@ -255,9 +255,10 @@ class CudaDevice : public Device {
                                                           const CacheKey& key);
   absl::StatusOr<std::shared_ptr<CudaModule>> JitModule(const std::string& kernel_name, const std::string& ptx);
   absl::StatusOr<std::string> LinkCubin(const std::string& kernel_name, const std::string& ptx, JitLogs& logs);
+  // cuModuleLoadDataEx of a cubin; its result goes to *result when given.
   absl::StatusOr<std::shared_ptr<CudaModule>> LoadCubin(const std::string& kernel_name, const std::string& ptx,
                                                         const std::string& cubin, CodeSource source,
-                                                        std::string info_log);
+                                                        std::string info_log, cu::CUresult* result = nullptr);
 
   const CudaDriver* driver_;
   std::shared_ptr<CudaContext> context_;

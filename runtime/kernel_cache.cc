@@ -171,11 +171,15 @@ DiskCache::Lookup DiskCache::Find(const CacheKey& key) {
   std::string path = PathFor(key);
   Lookup result;
   absl::StatusOr<std::optional<std::string>> bytes = ReadFile(path);
-  if (bytes.ok() && !bytes->has_value()) {
+  if (!bytes.ok()) {
+    // Not readable now (too many open files, an I/O error...): a miss, and
+    // the entry, which may well be whole, stays.
+    result.state = State::kMiss;
+    result.problem = std::string(bytes.status().message());
+  } else if (!bytes->has_value()) {
     result.state = State::kMiss;
   } else {
-    absl::StatusOr<std::string> payload =
-        bytes.ok() ? DecodeCacheEntry(key, **bytes) : absl::StatusOr<std::string>(bytes.status());
+    absl::StatusOr<std::string> payload = DecodeCacheEntry(key, **bytes);
     if (payload.ok()) {
       result.state = State::kHit;
       result.payload = *std::move(payload);
@@ -187,7 +191,14 @@ DiskCache::Lookup DiskCache::Find(const CacheKey& key) {
   }
   std::lock_guard<std::mutex> lock(mu_);
   ++(result.state == State::kHit ? stats_.hits : result.state == State::kMiss ? stats_.misses : stats_.corrupt);
+  if (!bytes.ok()) ++stats_.read_errors;
   return result;
+}
+
+void DiskCache::Drop(const CacheKey& key) {
+  unlink(PathFor(key).c_str());
+  std::lock_guard<std::mutex> lock(mu_);
+  ++stats_.corrupt;
 }
 
 absl::Status DiskCache::Store(const CacheKey& key, std::string_view payload) {

@@ -6,7 +6,8 @@
 // "<dir>/<key id>.cubin", written to a temporary file in the same directory
 // and renamed into place, so a reader sees a whole entry or none; every entry
 // carries its key, size and checksum, and one that does not check out is
-// deleted and reported as corrupt (the caller rebuilds it).
+// deleted and reported as corrupt (the caller rebuilds it). An entry that
+// cannot be read (too many open files, an I/O error) is a miss and stays.
 #ifndef PTXFORGE_RUNTIME_KERNEL_CACHE_H_
 #define PTXFORGE_RUNTIME_KERNEL_CACHE_H_
 
@@ -64,18 +65,25 @@ class DiskCache {
   struct Lookup {
     State state = State::kMiss;
     std::string payload;  // kHit
-    std::string problem;  // kCorrupt: why the entry was dropped
+    // kCorrupt: why the entry was dropped; kMiss: why an entry that is there
+    // could not be read ("" when there is none).
+    std::string problem;
   };
   struct Stats {
     int hits = 0;
     int misses = 0;
-    int corrupt = 0;  // entries found bad and deleted
+    int read_errors = 0;  // of the misses: an entry was there but could not be read (and stays)
+    int corrupt = 0;      // entries found bad (or refused by the driver) and deleted
     int stores = 0;
     int store_failures = 0;
   };
 
-  // The entry for `key`. A corrupt one is deleted.
+  // The entry for `key`. A corrupt one (bad header, size, key or checksum)
+  // is deleted; one that cannot be read is a miss and stays.
   Lookup Find(const CacheKey& key);
+  // Deletes the entry for `key`, which the caller found bad (the driver
+  // refused its image); counted as corrupt.
+  void Drop(const CacheKey& key);
   // Writes the entry atomically (temporary file, fsync, rename), creating the
   // directory when needed.
   absl::Status Store(const CacheKey& key, std::string_view payload);

@@ -1,4 +1,6 @@
 // Tests of the kernel cache on its own, with fake entries: keys, the entry format, corruption, atomic writes, single flight.
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -127,6 +129,31 @@ TEST_CASE("a corrupt disk entry is reported, deleted and rebuilt", "[cuda][cache
   CHECK(cache.stats().corrupt == 4);
   REQUIRE(cache.Store(key, "CUBIN").ok());  // rebuilt
   CHECK(cache.Find(key).payload == "CUBIN");
+}
+
+TEST_CASE("an entry that cannot be read is a miss and stays", "[cuda][cache]") {
+  TempDir tmp;
+  DiskCache cache(tmp.path());
+  CacheKey key = Key();
+  std::string path = cache.PathFor(key);
+  // Opening fails (ELOOP), as it may for a whole entry (EMFILE, EIO...).
+  REQUIRE(symlink(path.c_str(), path.c_str()) == 0);
+  DiskCache::Lookup found = cache.Find(key);
+  CHECK(found.state == DiskCache::State::kMiss);
+  CHECK(found.problem == "cannot open " + path + ": Too many levels of symbolic links");
+  CHECK(std::filesystem::is_symlink(path));  // kept
+  std::filesystem::remove(path);
+  // Reading fails (EISDIR).
+  std::filesystem::create_directory(path);
+  found = cache.Find(key);
+  CHECK(found.state == DiskCache::State::kMiss);
+  CHECK(found.problem == "cannot read " + path + ": Is a directory");
+  CHECK(std::filesystem::is_directory(path));
+  DiskCache::Stats stats = cache.stats();
+  CHECK(stats.misses == 2);
+  CHECK(stats.read_errors == 2);
+  CHECK(stats.corrupt == 0);
+  CHECK(cache.Find(Key("absent")).problem.empty());
 }
 
 TEST_CASE("a writer's leftover temporary file is never read as an entry", "[cuda][cache]") {

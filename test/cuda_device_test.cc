@@ -286,6 +286,23 @@ TEST_CASE("the disk cache keeps cubins across devices and rebuilds bad entries",
   CHECK(fake.Get("links") == 3);
   CHECK(load_source() == CodeSource::kDiskCache);
 
+  // A load that fails for now (out of memory, a lost context) keeps the entry.
+  for (cu::CUresult transient : {cu::CUDA_ERROR_OUT_OF_MEMORY, cu::CUDA_ERROR_INVALID_CONTEXT}) {
+    fake.Set("fail_next_cubin_load", transient);
+    std::unique_ptr<CudaDevice> gpu = Open(Fake(true, dir));
+    CHECK(Msg(gpu->Load(kernel)) == "cuModuleLoadDataEx (cubin of kernel vector_add_f32) failed: " +
+                                        gpu->driver().ErrorText(transient));
+    CHECK(gpu->disk_cache()->stats().corrupt == 0);
+    CHECK(std::filesystem::exists(path));
+  }
+  CHECK(fake.Get("links") == 3);
+  CHECK(load_source() == CodeSource::kDiskCache);
+  // The driver's verdict that the image is bad drops it.
+  fake.Set("fail_next_cubin_load", cu::CUDA_ERROR_NO_BINARY_FOR_GPU);
+  CHECK(load_source() == CodeSource::kJit);
+  CHECK(fake.Get("links") == 4);
+  CHECK(load_source() == CodeSource::kDiskCache);
+
   ScopedEnv off("PTXFORGE_CACHE", "off");
   std::unique_ptr<CudaDevice> uncached = Open(Fake(true, dir));
   CHECK(uncached->disk_cache() == nullptr);

@@ -142,6 +142,9 @@ constexpr ErrorInfo kErrors[] = {
     {CUDA_ERROR_OUT_OF_MEMORY, "CUDA_ERROR_OUT_OF_MEMORY", "out of memory"},
     {CUDA_ERROR_NO_DEVICE, "CUDA_ERROR_NO_DEVICE", "no CUDA-capable device is detected"},
     {CUDA_ERROR_INVALID_IMAGE, "CUDA_ERROR_INVALID_IMAGE", "device kernel image is invalid"},
+    {CUDA_ERROR_INVALID_CONTEXT, "CUDA_ERROR_INVALID_CONTEXT", "invalid device context"},
+    {CUDA_ERROR_NO_BINARY_FOR_GPU, "CUDA_ERROR_NO_BINARY_FOR_GPU",
+     "no kernel image is available for execution on the device"},
     {CUDA_ERROR_INVALID_PTX, "CUDA_ERROR_INVALID_PTX", "a PTX JIT compilation failed"},
     {CUDA_ERROR_JIT_COMPILER_NOT_FOUND, "CUDA_ERROR_JIT_COMPILER_NOT_FOUND", "PTX JIT compiler library not found"},
     {CUDA_ERROR_NOT_FOUND, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
@@ -335,6 +338,10 @@ CUresult cuModuleLoadDataEx(CUmodule* module, const void* image, unsigned int n,
   std::lock_guard<std::mutex> lock(mu);
   const char* text = static_cast<const char*>(image);
   if (std::strncmp(text, "FAKECUBIN\n", 10) == 0) {
+    // "fail_next_cubin_load": the next cubin load fails with that result.
+    if (CUresult r = static_cast<CUresult>(std::exchange(S().ints["fail_next_cubin_load"], 0)); r != CUDA_SUCCESS) {
+      return r;
+    }
     ++S().ints["cubin_loads"];
     *module = reinterpret_cast<CUmodule>(new FakeModule{text + 10});
     return CUDA_SUCCESS;
