@@ -2,6 +2,7 @@
 #include "runtime/cuda_device.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <initializer_list>
 #include <utility>
 #include <vector>
@@ -289,10 +290,16 @@ CudaDevice::CudaDevice(const CudaDriver* driver, std::shared_ptr<CudaContext> co
                        CudaDeviceProperties properties, ir::Target native_target, CudaOptions options)
     : driver_(driver), context_(std::move(context)), properties_(std::move(properties)),
       native_target_(native_target), options_(std::move(options)) {
-  if (options_.cache.disk && DiskCacheEnabledByEnvironment()) {
-    disk_cache_ = std::make_unique<DiskCache>(options_.cache.directory.empty() ? DefaultCacheDirectory()
-                                                                               : options_.cache.directory);
+  std::optional<bool> environment = DiskCacheFromEnvironment();
+  if (!environment.value_or(options_.cache.disk)) {
+    disk_cache_status_ = environment.has_value()
+                             ? StrCat("off: PTXFORGE_CACHE=", std::getenv("PTXFORGE_CACHE"))
+                             : "off: the default (turn it on with CudaCacheOptions::disk or PTXFORGE_CACHE=on)";
+    return;
   }
+  disk_cache_ = std::make_unique<DiskCache>(options_.cache.directory.empty() ? DefaultCacheDirectory()
+                                                                             : options_.cache.directory);
+  disk_cache_status_ = StrCat("on: ", disk_cache_->directory());
 }
 
 CudaDevice::~CudaDevice() {

@@ -2,7 +2,7 @@
 //
 //   absl::StatusOr<std::unique_ptr<CudaDevice>> gpu = OpenCudaDevice();
 //   if (!gpu.ok()) ...  // "CUDA driver not found (libcuda.so.1): ..." on a machine without a driver
-//   auto kernel = (*gpu)->Load(*ir_kernel);  // PTX -> cubin (cached in memory and on disk)
+//   auto kernel = (*gpu)->Load(*ir_kernel);  // PTX -> module (cached in memory; on disk if asked)
 //   (*gpu)->Launch(**kernel, {.grid = {blocks}, .block = {256}}, {*a, *b, *c, n});
 //
 // Launches are asynchronous: Launch and LaunchOn return once the driver has
@@ -41,9 +41,25 @@
 
 namespace ptxforge::runtime {
 
+// The compiled-kernel caches.
+//
+// The memory cache (on by default) shares one module between the Loads of
+// the same PTX on a device.
+//
+// The disk cache (off by default) keeps cubins across processes. To get a
+// cubin it must compile through the linker (cuLinkCreate, cuLinkAddData,
+// cuLinkComplete), which treats PTX as relocatable device code (nvcc's
+// -rdc=true) and can give other, often slower, SASS than cuModuleLoadDataEx,
+// the path used without it: with the disk cache on, results and timings may
+// differ from a run without it. The driver's own JIT cache (CUDA_CACHE_PATH,
+// by default ~/.nv/ComputeCache) already keeps cuModuleLoadDataEx's results
+// across runs, so turn the disk cache on only to keep cubins where the
+// driver's cache is off or too small. It is on when `disk` is set or
+// $PTXFORGE_CACHE is "on", "1" or "true"; "off", "0" or "false" keeps it off
+// even when `disk` is set. CudaDevice::disk_cache_status() says which, and why.
 struct CudaCacheOptions {
   bool memory = true;     // share modules between Loads of the same PTX
-  bool disk = true;       // cubins on disk; also off when $PTXFORGE_CACHE=off
+  bool disk = false;      // cubins on disk (see above); $PTXFORGE_CACHE overrides
   std::string directory;  // "" -> DefaultCacheDirectory() ($PTXFORGE_CACHE_DIR, ...)
 };
 
@@ -232,6 +248,9 @@ class CudaDevice : public Device {
 
   // The disk cache, or nullptr when it is off.
   DiskCache* disk_cache() const { return disk_cache_.get(); }
+  // "on: <directory>", or why it is off: "off: the default (...)",
+  // "off: PTXFORGE_CACHE=off".
+  const std::string& disk_cache_status() const { return disk_cache_status_; }
   // How many modules were JIT-compiled from PTX by this device (cache misses).
   int jit_count() const;
 
@@ -266,6 +285,7 @@ class CudaDevice : public Device {
   ir::Target native_target_;
   CudaOptions options_;
   std::unique_ptr<DiskCache> disk_cache_;
+  std::string disk_cache_status_;
   SingleFlightCache<std::shared_ptr<CudaModule>> modules_;
 
   mutable std::mutex mu_;

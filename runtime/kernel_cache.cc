@@ -126,11 +126,12 @@ std::string DefaultCacheDirectory() {
   return StrCat(tmp.empty() ? "/tmp" : tmp, "/ptxforge-cache");
 }
 
-bool DiskCacheEnabledByEnvironment() {
+std::optional<bool> DiskCacheFromEnvironment() {
   const char* v = std::getenv("PTXFORGE_CACHE");
-  if (v == nullptr) return true;
-  std::string_view s(v);
-  return !(s == "off" || s == "0" || s == "false");
+  std::string_view s = v != nullptr ? v : "";
+  if (s == "on" || s == "1" || s == "true") return true;
+  if (s == "off" || s == "0" || s == "false") return false;
+  return std::nullopt;
 }
 
 std::string EncodeCacheEntry(const CacheKey& key, std::string_view payload) {

@@ -49,8 +49,10 @@ struct CacheKey {
 // $XDG_CACHE_HOME/ptxforge, else $HOME/.cache/ptxforge, else
 // <$TMPDIR or /tmp>/ptxforge-cache.
 std::string DefaultCacheDirectory();
-// False when $PTXFORGE_CACHE is "off", "0" or "false" (the disk cache is off).
-bool DiskCacheEnabledByEnvironment();
+// The disk cache switch in $PTXFORGE_CACHE: true for "on", "1" or "true",
+// false for "off", "0" or "false", nullopt when unset or anything else (the
+// program's choice stands).
+std::optional<bool> DiskCacheFromEnvironment();
 
 // The bytes of an entry file, and back. Decoding fails (with the reason) when
 // the bytes are not a whole entry for `key`.

@@ -233,10 +233,18 @@ TEST_CASE("the cache directory and switch come from the environment", "[cuda][ca
   }
   for (const char* off : {"off", "0", "false"}) {
     ScopedEnv cache("PTXFORGE_CACHE", off);
-    CHECK_FALSE(DiskCacheEnabledByEnvironment());
+    CHECK(DiskCacheFromEnvironment() == false);
   }
-  ScopedEnv on("PTXFORGE_CACHE", "on");
-  CHECK(DiskCacheEnabledByEnvironment());
+  for (const char* on : {"on", "1", "true"}) {
+    ScopedEnv cache("PTXFORGE_CACHE", on);
+    CHECK(DiskCacheFromEnvironment() == true);
+  }
+  for (const char* neither : {"", "yes", "ON"}) {
+    ScopedEnv cache("PTXFORGE_CACHE", neither);
+    CHECK(DiskCacheFromEnvironment() == std::nullopt);
+  }
+  ScopedEnv unset("PTXFORGE_CACHE", nullptr);
+  CHECK(DiskCacheFromEnvironment() == std::nullopt);
 }
 
 TEST_CASE("two threads asking for the same key build it once", "[cuda][cache]") {

@@ -246,6 +246,41 @@ TEST_CASE("the memory cache compiles a kernel once, also for concurrent loads", 
   CHECK(fake.Get("ptx_jits") == 2);
 }
 
+TEST_CASE("the disk cache is off unless asked for; the memory cache is on", "[cuda][device][cache]") {
+  TempDir tmp;
+  std::string dir = tmp.path() + "/cache";
+  ScopedEnv cache_dir("PTXFORGE_CACHE_DIR", dir.c_str());
+  ScopedEnv unset("PTXFORGE_CACHE", nullptr);
+  FakeCuda fake;
+  ir::Kernel kernel = VectorAdd();
+  const CudaOptions defaults{.libcuda_path = FakeCuda::kPath};
+  {
+    std::unique_ptr<CudaDevice> gpu = Open(defaults);
+    CHECK(gpu->disk_cache() == nullptr);
+    CHECK(gpu->disk_cache_status() ==
+          "off: the default (turn it on with CudaCacheOptions::disk or PTXFORGE_CACHE=on)");
+    std::unique_ptr<LoadedKernel> first = *gpu->Load(kernel);
+    std::unique_ptr<LoadedKernel> second = *gpu->Load(kernel);
+    CHECK(AsCuda(first).source() == CodeSource::kJit);
+    CHECK(AsCuda(second).source() == CodeSource::kMemoryCache);
+    CHECK(fake.Get("ptx_jits") == 1);  // cuModuleLoadDataEx, not the linker's relocatable code
+    CHECK(fake.Get("links") == 0);
+  }
+  CHECK_FALSE(std::filesystem::exists(dir));
+  for (const char* on : {"on", "1", "true"}) {
+    ScopedEnv env("PTXFORGE_CACHE", on);
+    std::unique_ptr<CudaDevice> gpu = Open(defaults);
+    CHECK(gpu->disk_cache() != nullptr);
+    CHECK(gpu->disk_cache_status() == "on: " + dir);
+  }
+  for (const char* off : {"off", "0", "false"}) {
+    ScopedEnv env("PTXFORGE_CACHE", off);
+    std::unique_ptr<CudaDevice> gpu = Open(Fake(true, dir));  // the program asks for it; the environment wins
+    CHECK(gpu->disk_cache() == nullptr);
+    CHECK(gpu->disk_cache_status() == std::string("off: PTXFORGE_CACHE=") + off);
+  }
+}
+
 TEST_CASE("the disk cache keeps cubins across devices and rebuilds bad entries", "[cuda][device][cache]") {
   TempDir tmp;
   std::string dir = tmp.path() + "/cache";

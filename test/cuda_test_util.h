@@ -19,6 +19,14 @@ namespace ptxforge::cuda_testing {
 
 using ::ptxforge::testing::Msg;  // "OK" or the status message
 
+// The tests choose the disk cache themselves: the caller's PTXFORGE_CACHE and
+// PTXFORGE_CACHE_DIR are cleared as a test program starts.
+inline const bool kCacheEnvironmentCleared = [] {
+  unsetenv("PTXFORGE_CACHE");
+  unsetenv("PTXFORGE_CACHE_DIR");
+  return true;
+}();
+
 // A fresh directory under $TMPDIR or /tmp, removed with its contents at scope end.
 class TempDir {
  public:
