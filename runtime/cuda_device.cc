@@ -297,8 +297,15 @@ CudaDevice::CudaDevice(const CudaDriver* driver, std::shared_ptr<CudaContext> co
                              : "off: the default (turn it on with CudaCacheOptions::disk or PTXFORGE_CACHE=on)";
     return;
   }
-  disk_cache_ = std::make_unique<DiskCache>(options_.cache.directory.empty() ? DefaultCacheDirectory()
-                                                                             : options_.cache.directory);
+  // A directory others can write to is refused: the cache is off for this
+  // device, and the status says why.
+  absl::StatusOr<std::unique_ptr<DiskCache>> cache =
+      DiskCache::Open(options_.cache.directory.empty() ? DefaultCacheDirectory() : options_.cache.directory);
+  if (!cache.ok()) {
+    disk_cache_status_ = StrCat("off: ", cache.status().message());
+    return;
+  }
+  disk_cache_ = *std::move(cache);
   disk_cache_status_ = StrCat("on: ", disk_cache_->directory());
 }
 

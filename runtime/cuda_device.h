@@ -249,7 +249,9 @@ class CudaDevice : public Device {
   // The disk cache, or nullptr when it is off.
   DiskCache* disk_cache() const { return disk_cache_.get(); }
   // "on: <directory>", or why it is off: "off: the default (...)",
-  // "off: PTXFORGE_CACHE=off".
+  // "off: PTXFORGE_CACHE=off", or "off: <what is wrong with the directory>"
+  // (one that is not the effective user's, or that others may write to, is
+  // refused; see PrepareCacheDirectory).
   const std::string& disk_cache_status() const { return disk_cache_status_; }
   // How many modules were JIT-compiled from PTX by this device (cache misses).
   int jit_count() const;

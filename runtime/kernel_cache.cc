@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -19,11 +20,11 @@ constexpr std::string_view kMagic = "PTXFORGE-CACHE 1\n";
 
 std::string Errno(int e) { return std::strerror(e); }
 
-// mkdir -p.
+// mkdir -p, each new directory private to the user.
 absl::Status MakeDirectories(const std::string& path) {
   for (size_t slash = path.find('/', 1);; slash = path.find('/', slash + 1)) {
     std::string prefix = slash == std::string::npos ? path : path.substr(0, slash);
-    if (!prefix.empty() && mkdir(prefix.c_str(), 0755) != 0 && errno != EEXIST) {
+    if (!prefix.empty() && mkdir(prefix.c_str(), 0700) != 0 && errno != EEXIST) {
       return absl::InternalError(StrCat("cannot create the cache directory ", prefix, ": ", Errno(errno)));
     }
     if (slash == std::string::npos) return absl::OkStatus();
@@ -77,6 +78,13 @@ std::optional<std::string_view> HeaderField(std::string_view& rest, std::string_
   return value;
 }
 
+// "0775"
+std::string Octal(unsigned mode) {
+  char digits[8] = {};
+  std::snprintf(digits, sizeof(digits), "%04o", mode);
+  return digits;
+}
+
 std::string Hex16(uint64_t v) {
   std::string s = StrCat(Hex{v, 16});
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -123,7 +131,32 @@ std::string DefaultCacheDirectory() {
   if (std::string xdg = env("XDG_CACHE_HOME"); !xdg.empty()) return StrCat(xdg, "/ptxforge");
   if (std::string home = env("HOME"); !home.empty()) return StrCat(home, "/.cache/ptxforge");
   std::string tmp = env("TMPDIR");
-  return StrCat(tmp.empty() ? "/tmp" : tmp, "/ptxforge-cache");
+  return StrCat(tmp.empty() ? "/tmp" : tmp, "/ptxforge-cache-", geteuid());  // checked to be ours when opened
+}
+
+absl::Status PrepareCacheDirectory(const std::string& directory) {
+  if (absl::Status s = MakeDirectories(directory); !s.ok()) return s;
+  const uid_t me = geteuid();
+  std::string what = StrCat("the cache directory ", directory);
+  struct stat st = {};
+  if (lstat(directory.c_str(), &st) != 0) return absl::InternalError(StrCat("cannot stat ", what, ": ", Errno(errno)));
+  if (S_ISLNK(st.st_mode)) {
+    if (st.st_uid != me) {
+      return absl::PermissionDeniedError(StrCat(what, " is a symbolic link owned by uid ", st.st_uid, ", not by uid ",
+                                                me, " (this process's effective user)"));
+    }
+    if (stat(directory.c_str(), &st) != 0) return absl::InternalError(StrCat("cannot stat ", what, ": ", Errno(errno)));
+  }
+  if (!S_ISDIR(st.st_mode)) return absl::FailedPreconditionError(StrCat(what, " is not a directory"));
+  if (st.st_uid != me) {
+    return absl::PermissionDeniedError(
+        StrCat(what, " is owned by uid ", st.st_uid, ", not by uid ", me, " (this process's effective user)"));
+  }
+  if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+    return absl::PermissionDeniedError(StrCat(what, " is writable by group or others (mode ",
+                                              Octal(st.st_mode & 07777), "), who could plant code in it"));
+  }
+  return absl::OkStatus();
 }
 
 std::optional<bool> DiskCacheFromEnvironment() {
@@ -159,6 +192,11 @@ absl::StatusOr<std::string> DecodeCacheEntry(const CacheKey& key, std::string_vi
     return absl::DataLossError(StrCat("checksum mismatch (header ", *checksum, ", payload ", actual, ")"));
   }
   return std::string(rest);
+}
+
+absl::StatusOr<std::unique_ptr<DiskCache>> DiskCache::Open(std::string directory) {
+  if (absl::Status s = PrepareCacheDirectory(directory); !s.ok()) return s;
+  return std::make_unique<DiskCache>(std::move(directory));
 }
 
 std::string DiskCache::PathFor(const CacheKey& key) const { return StrCat(directory_, "/", key.Id(), ".cubin"); }

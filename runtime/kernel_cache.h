@@ -8,6 +8,11 @@
 // carries its key, size and checksum, and one that does not check out is
 // deleted and reported as corrupt (the caller rebuilds it). An entry that
 // cannot be read (too many open files, an I/O error) is a miss and stays.
+//
+// The disk cache is per user: entries are made with mode 0600, directories
+// with 0700, and DiskCache::Open (which CudaDevice uses) refuses a directory
+// that is not owned by the effective user or that group or others may write
+// to, since whoever can write there chooses the code that runs.
 #ifndef PTXFORGE_RUNTIME_KERNEL_CACHE_H_
 #define PTXFORGE_RUNTIME_KERNEL_CACHE_H_
 
@@ -47,8 +52,13 @@ struct CacheKey {
 
 // Where the disk cache lives: $PTXFORGE_CACHE_DIR, else
 // $XDG_CACHE_HOME/ptxforge, else $HOME/.cache/ptxforge, else
-// <$TMPDIR or /tmp>/ptxforge-cache.
+// <$TMPDIR or /tmp>/ptxforge-cache-<effective uid>.
 std::string DefaultCacheDirectory();
+// Makes `directory` (mode 0700, with its missing parents) and checks that
+// only this user can change what is in it: a directory owned by the
+// effective user and not writable by group or others (through a symbolic
+// link only when the link is the user's too). The error says what is wrong.
+absl::Status PrepareCacheDirectory(const std::string& directory);
 // The disk cache switch in $PTXFORGE_CACHE: true for "on", "1" or "true",
 // false for "off", "0" or "false", nullopt when unset or anything else (the
 // program's choice stands).
@@ -61,6 +71,9 @@ absl::StatusOr<std::string> DecodeCacheEntry(const CacheKey& key, std::string_vi
 
 class DiskCache {
  public:
+  // A cache in `directory` after PrepareCacheDirectory, or its error.
+  static absl::StatusOr<std::unique_ptr<DiskCache>> Open(std::string directory);
+  // A cache in `directory`, unchecked (Open checks it).
   explicit DiskCache(std::string directory) : directory_(std::move(directory)) {}
 
   enum class State { kHit, kMiss, kCorrupt };

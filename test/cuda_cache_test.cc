@@ -1,4 +1,5 @@
 // Tests of the kernel cache on its own, with fake entries: keys, the entry format, corruption, atomic writes, single flight.
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -88,6 +89,8 @@ TEST_CASE("the disk cache stores atomically and finds its entries", "[cuda][cach
   CHECK(cache.PathFor(key) == dir + "/" + key.Id() + ".cubin");
   CHECK(Files(dir) == std::vector<std::string>{key.Id() + ".cubin"});  // no temporary file is left
   CHECK(ReadFileText(cache.PathFor(key)) == EncodeCacheEntry(key, "CUBIN-1"));
+  CHECK((std::filesystem::status(cache.PathFor(key)).permissions() & std::filesystem::perms::all) ==
+        (std::filesystem::perms::owner_read | std::filesystem::perms::owner_write));  // 0600: the user's own
   DiskCache::Lookup hit = cache.Find(key);
   CHECK(hit.state == DiskCache::State::kHit);
   CHECK(hit.payload == "CUBIN-1");
@@ -229,7 +232,7 @@ TEST_CASE("the cache directory and switch come from the environment", "[cuda][ca
   {
     ScopedEnv no_home("HOME", nullptr);
     ScopedEnv tmpdir("TMPDIR", "/scratch");
-    CHECK(DefaultCacheDirectory() == "/scratch/ptxforge-cache");
+    CHECK(DefaultCacheDirectory() == "/scratch/ptxforge-cache-" + std::to_string(geteuid()));  // the user's own
   }
   for (const char* off : {"off", "0", "false"}) {
     ScopedEnv cache("PTXFORGE_CACHE", off);
@@ -245,6 +248,60 @@ TEST_CASE("the cache directory and switch come from the environment", "[cuda][ca
   }
   ScopedEnv unset("PTXFORGE_CACHE", nullptr);
   CHECK(DiskCacheFromEnvironment() == std::nullopt);
+}
+
+// The mode bits of `path`.
+unsigned ModeOf(const std::string& path) {
+  struct stat st = {};
+  return stat(path.c_str(), &st) == 0 ? st.st_mode & 07777 : ~0u;
+}
+
+TEST_CASE("a cache directory must be the user's own and closed to others", "[cuda][cache]") {
+  TempDir tmp;
+  const std::string me = std::to_string(geteuid());
+  std::string made = tmp.path() + "/a/b";
+  CHECK(Msg(PrepareCacheDirectory(made)) == "OK");
+  CHECK(ModeOf(tmp.path() + "/a") == 0700);
+  CHECK(ModeOf(made) == 0700);
+  CHECK(DiskCache::Open(made).ok());
+  CHECK(Msg(PrepareCacheDirectory(made)) == "OK");  // again: it is there
+
+  for (unsigned mode : {0777u, 0770u, 0702u}) {
+    REQUIRE(chmod(made.c_str(), mode) == 0);
+    std::string message = Msg(PrepareCacheDirectory(made));
+    CHECK(message == "the cache directory " + made + " is writable by group or others (mode 0" +
+                         std::to_string(mode / 64) + std::to_string(mode / 8 % 8) + std::to_string(mode % 8) +
+                         "), who could plant code in it");
+    CHECK(Msg(DiskCache::Open(made)) == message);
+  }
+  REQUIRE(chmod(made.c_str(), 0755) == 0);  // readable by others is fine
+  CHECK(Msg(PrepareCacheDirectory(made)) == "OK");
+
+  WriteFileText(tmp.path() + "/file", "");
+  CHECK(Msg(PrepareCacheDirectory(tmp.path() + "/file")) == "the cache directory " + tmp.path() +
+                                                                "/file is not a directory");
+  CHECK(Msg(PrepareCacheDirectory(tmp.path() + "/file/cache")) ==
+        "cannot create the cache directory " + tmp.path() + "/file/cache: Not a directory");
+
+  std::string link = tmp.path() + "/link";
+  REQUIRE(symlink(made.c_str(), link.c_str()) == 0);
+  CHECK(Msg(PrepareCacheDirectory(link)) == "OK");  // the user's link to the user's directory
+
+  // Another user's directory (and link): made by root, or found.
+  std::string theirs = "/";
+  std::string their_owner = "0";
+  if (geteuid() == 0) {
+    theirs = tmp.path() + "/theirs";
+    their_owner = "12345";
+    REQUIRE(mkdir(theirs.c_str(), 0700) == 0);
+    REQUIRE(chown(theirs.c_str(), 12345, 12345) == 0);
+    REQUIRE(lchown(link.c_str(), 12345, 12345) == 0);
+    CHECK(Msg(PrepareCacheDirectory(link)) == "the cache directory " + link +
+                                                  " is a symbolic link owned by uid 12345, not by uid 0 (this "
+                                                  "process's effective user)");
+  }
+  CHECK(Msg(PrepareCacheDirectory(theirs)) == "the cache directory " + theirs + " is owned by uid " + their_owner +
+                                                  ", not by uid " + me + " (this process's effective user)");
 }
 
 TEST_CASE("two threads asking for the same key build it once", "[cuda][cache]") {

@@ -1,4 +1,6 @@
 // Tests of CudaDevice on the fake libcuda: properties, memory, JIT and its errors, the cache, launches, streams, events.
+#include <sys/stat.h>
+
 #include <catch2/catch.hpp>
 
 #include <filesystem>
@@ -279,6 +281,21 @@ TEST_CASE("the disk cache is off unless asked for; the memory cache is on", "[cu
     CHECK(gpu->disk_cache() == nullptr);
     CHECK(gpu->disk_cache_status() == std::string("off: PTXFORGE_CACHE=") + off);
   }
+}
+
+TEST_CASE("a cache directory others can write to turns the disk cache off, and says why", "[cuda][device][cache]") {
+  TempDir tmp;
+  std::string dir = tmp.path() + "/shared";
+  REQUIRE(mkdir(dir.c_str(), 0700) == 0);
+  REQUIRE(chmod(dir.c_str(), 0777) == 0);
+  FakeCuda fake;
+  std::unique_ptr<CudaDevice> gpu = Open(Fake(true, dir));
+  CHECK(gpu->disk_cache() == nullptr);
+  CHECK(gpu->disk_cache_status() == "off: the cache directory " + dir +
+                                        " is writable by group or others (mode 0777), who could plant code in it");
+  REQUIRE(gpu->Load(VectorAdd()).ok());  // compiled all the same, without the cache
+  CHECK(fake.Get("ptx_jits") == 1);
+  CHECK(std::filesystem::is_empty(dir));
 }
 
 TEST_CASE("the disk cache keeps cubins across devices and rebuilds bad entries", "[cuda][device][cache]") {
