@@ -339,15 +339,29 @@ absl::StatusOr<uint64_t> CudaDevice::Allocate(size_t bytes) {
 }
 
 absl::Status CudaDevice::Free(uint64_t address) {
+  size_t bytes = 0;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (allocations_.erase(address) == 0) {
+    auto it = allocations_.find(address);
+    if (it == allocations_.end()) {
       return absl::InvalidArgumentError(StrCat("Free(", Address(address), "): not an allocation of ", name()));
     }
+    bytes = it->second;
+    allocations_.erase(it);  // no second Free of it meanwhile
   }
-  ScopedContext scope(*context_);
-  if (!scope.status().ok()) return scope.status();
-  return context_->Check(context_->api().cuMemFree_v2(address), StrCat("cuMemFree(", Address(address), ")"));
+  absl::Status status;
+  {
+    ScopedContext scope(*context_);
+    status = scope.status().ok() ? context_->Check(context_->api().cuMemFree_v2(address),
+                                                   StrCat("cuMemFree(", Address(address), ")"))
+                                 : scope.status();
+  }
+  if (!status.ok()) {
+    // Still allocated: still tracked (usable, freed again later or with the device).
+    std::lock_guard<std::mutex> lock(mu_);
+    allocations_.emplace(address, bytes);
+  }
+  return status;
 }
 
 absl::Status CudaDevice::CheckRange(uint64_t address, size_t bytes, std::string_view what) const {

@@ -162,6 +162,28 @@ TEST_CASE("device memory: buffers, views, copies and their errors", "[cuda][devi
   CHECK(fake.Get("context_depth") == 0);
 }
 
+TEST_CASE("memory the driver failed to free stays tracked", "[cuda][device]") {
+  FakeCuda fake;
+  std::unique_ptr<CudaDevice> gpu = Open(Fake());
+  uint64_t address = *gpu->Allocate(64);
+  fake.Set("fail_next_free", cu::CUDA_ERROR_INVALID_CONTEXT);
+  CHECK(Msg(gpu->Free(address)) ==
+        "cuMemFree(0x" + StrCat(Hex{address}) + ") failed: CUDA_ERROR_INVALID_CONTEXT (invalid device context)");
+  CHECK(fake.Get("live_allocations") == 1);
+  float x = 1;
+  CHECK(Msg(gpu->CopyToDevice(address, &x, sizeof(x))) == "OK");  // still an allocation of the device
+  CHECK(Msg(gpu->Free(address)) == "OK");
+  CHECK(fake.Get("live_allocations") == 0);
+  // One the device still tracks when it goes is freed with it.
+  (void)*gpu->Allocate(64);
+  uint64_t failed = *gpu->Allocate(64);
+  fake.Set("fail_next_free", cu::CUDA_ERROR_INVALID_CONTEXT);
+  CHECK_FALSE(gpu->Free(failed).ok());
+  CHECK(fake.Get("live_allocations") == 2);
+  gpu.reset();
+  CHECK(fake.Get("live_allocations") == 0);
+}
+
 TEST_CASE("loading JIT-compiles the printed PTX and reads the function's attributes", "[cuda][device]") {
   FakeCuda fake;
   fake.SetLog("info", "ptxas info    : Used 16 registers");

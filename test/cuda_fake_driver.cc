@@ -312,6 +312,8 @@ CUresult cuMemAlloc_v2(CUdeviceptr* address, size_t bytes) {
 }
 CUresult cuMemFree_v2(CUdeviceptr address) {
   std::lock_guard<std::mutex> lock(mu);
+  // "fail_next_free": the next free fails with that result, and frees nothing.
+  if (CUresult r = static_cast<CUresult>(std::exchange(S().ints["fail_next_free"], 0)); r != CUDA_SUCCESS) return r;
   void* p = reinterpret_cast<void*>(address);
   if (S().allocations.erase(p) == 0) return CUDA_ERROR_INVALID_VALUE;
   std::free(p);
