@@ -32,8 +32,7 @@ absl::Status JitOptions::Validate() const {
 }
 
 std::string JitOptions::Fingerprint() const {
-  return StrCat("O", optimization_level, "-r", max_registers, "-l", generate_line_info ? 1 : 0, "-v",
-                verbose_log ? 1 : 0);
+  return StrCat("O", optimization_level, "-r", max_registers, "-l", generate_line_info ? 1 : 0);
 }
 
 JitOptionArrays::JitOptionArrays(const JitOptions& o, size_t log_bytes) : info_(log_bytes, 0), error_(log_bytes, 0) {

@@ -24,7 +24,8 @@ struct JitOptions {
 
   // "optimization_level 7 is outside 0..4", ...
   absl::Status Validate() const;
-  // "O4-r0-l0-v0": the options that change the compiled code, for cache keys.
+  // "O4-r0-l0": the options that change the compiled code, for cache keys
+  // (not verbose_log, which only fills the info log).
   std::string Fingerprint() const;
 };
 

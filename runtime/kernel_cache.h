@@ -46,7 +46,7 @@ struct CacheKey {
 
   static CacheKey For(std::string_view ptx, int cc_major, int cc_minor, int driver_version,
                       std::string_view jit_options);
-  // "<ptx hash>-sm86-cuda12040-O4-r0-l0-v0": one per key, safe as a file name.
+  // "<ptx hash>-sm86-cuda12040-O4-r0-l0": one per key, safe as a file name.
   std::string Id() const;
 };
 

@@ -26,7 +26,7 @@ using cuda_testing::TempDir;
 using cuda_testing::WriteFileText;
 
 CacheKey Key(std::string_view ptx = ".version 8.0\n.target sm_80\n") {
-  return CacheKey::For(ptx, 8, 6, 12040, "O4-r0-l0-v0");
+  return CacheKey::For(ptx, 8, 6, 12040, "O4-r0-l0");
 }
 
 std::vector<std::string> Files(const std::string& dir) {
@@ -45,16 +45,16 @@ TEST_CASE("stable hashes are FNV-1a", "[cuda][cache]") {
 
 TEST_CASE("the cache key holds the PTX hash, the compute capability, the driver and the JIT options",
           "[cuda][cache]") {
-  CacheKey key = CacheKey::For("ptx text", 8, 6, 12040, "O4-r0-l0-v0");
+  CacheKey key = CacheKey::For("ptx text", 8, 6, 12040, "O4-r0-l0");
   CHECK(key.ptx_hash == StableHash128("ptx text"));
-  CHECK(key.Id() == StableHash128("ptx text") + "-sm86-cuda12040-O4-r0-l0-v0");
+  CHECK(key.Id() == StableHash128("ptx text") + "-sm86-cuda12040-O4-r0-l0");
   std::set<std::string> ids = {
       key.Id(),
-      CacheKey::For("ptx text!", 8, 6, 12040, "O4-r0-l0-v0").Id(),
-      CacheKey::For("ptx text", 8, 9, 12040, "O4-r0-l0-v0").Id(),
-      CacheKey::For("ptx text", 9, 0, 12040, "O4-r0-l0-v0").Id(),
-      CacheKey::For("ptx text", 8, 6, 12080, "O4-r0-l0-v0").Id(),
-      CacheKey::For("ptx text", 8, 6, 12040, "O3-r0-l0-v0").Id(),
+      CacheKey::For("ptx text!", 8, 6, 12040, "O4-r0-l0").Id(),
+      CacheKey::For("ptx text", 8, 9, 12040, "O4-r0-l0").Id(),
+      CacheKey::For("ptx text", 9, 0, 12040, "O4-r0-l0").Id(),
+      CacheKey::For("ptx text", 8, 6, 12080, "O4-r0-l0").Id(),
+      CacheKey::For("ptx text", 8, 6, 12040, "O3-r0-l0").Id(),
   };
   CHECK(ids.size() == 6);
 }

@@ -349,6 +349,14 @@ TEST_CASE("the disk cache keeps cubins across devices and rebuilds bad entries",
   };
   CHECK(load_source() == CodeSource::kDiskCache);
   CHECK(fake.Get("links") == 1);
+  {
+    CudaOptions verbose = Fake(true, dir);
+    verbose.jit.verbose_log = true;  // changes the log, not the code: the same entry
+    std::unique_ptr<CudaDevice> gpu = Open(verbose);
+    absl::StatusOr<std::unique_ptr<LoadedKernel>> k = gpu->Load(kernel);
+    REQUIRE(k.ok());
+    CHECK(AsCuda(*k).source() == CodeSource::kDiskCache);
+  }
 
   WriteFileText(path, ReadFileText(path).substr(0, 100));  // torn
   CHECK(load_source() == CodeSource::kJit);
