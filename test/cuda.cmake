@@ -35,6 +35,17 @@ if(EXISTS "${PTXFORGE_CUDA_INCLUDE_DIR}/cuda.h")
   add_library(ptxforge_cuda_abi_check OBJECT cuda_abi_check.cc)
   target_include_directories(ptxforge_cuda_abi_check PRIVATE ${PTXFORGE_CUDA_INCLUDE_DIR})
   target_link_libraries(ptxforge_cuda_abi_check PRIVATE ptxforge_runtime)
+  # The check must also build against a cuda.h older than CUDA 12.8, which
+  # lacks cuEventElapsedTime_v2: the same header made to look like CUDA 12.6's.
+  file(READ "${PTXFORGE_CUDA_INCLUDE_DIR}/cuda.h" cuda_h)
+  string(REGEX REPLACE "\n#define CUDA_VERSION [0-9]+" "\n#define CUDA_VERSION 12060" cuda_h "${cuda_h}")
+  string(REGEX REPLACE "\n#define cuEventElapsedTime[ \t]+cuEventElapsedTime_v2" "\n" cuda_h "${cuda_h}")
+  file(WRITE "${CMAKE_CURRENT_BINARY_DIR}/cuda_12_6/cuda.h.new" "${cuda_h}")
+  configure_file("${CMAKE_CURRENT_BINARY_DIR}/cuda_12_6/cuda.h.new" "${CMAKE_CURRENT_BINARY_DIR}/cuda_12_6/cuda.h"
+                 COPYONLY)
+  add_library(ptxforge_cuda_abi_check_12_6 OBJECT cuda_abi_check.cc)
+  target_include_directories(ptxforge_cuda_abi_check_12_6 BEFORE PRIVATE "${CMAKE_CURRENT_BINARY_DIR}/cuda_12_6")
+  target_link_libraries(ptxforge_cuda_abi_check_12_6 PRIVATE ptxforge_runtime)
 else()
   message(STATUS "ptxforge: no cuda.h in ${PTXFORGE_CUDA_INCLUDE_DIR}; the driver declarations are not checked")
 endif()

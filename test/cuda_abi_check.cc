@@ -1,12 +1,21 @@
 // Build-time check: runtime/cuda_driver.h's declarations match the CUDA toolkit's cuda.h.
 //
-// Compiled only when cuda.h is found (test/cuda.cmake). Every enum value and
-// every entry point's type is compared; a mismatch fails the build.
+// Compiled only when cuda.h is found (test/cuda.cmake), against it and
+// against a copy made to look like CUDA 12.6's (no cuEventElapsedTime_v2).
+// Every enum value and every entry point's type is compared; a mismatch fails
+// the build.
 #include "runtime/cuda_driver.h"
 
 #include <cuda.h>
 
 #include <type_traits>
+
+#if CUDA_VERSION < 12080
+// cuda.h before CUDA 12.8 has no cuEventElapsedTime_v2; the driver then
+// resolves cuEventElapsedTime (runtime/cuda_driver.cc), whose type is the
+// same, so the check compares against that.
+extern "C" decltype(::cuEventElapsedTime) cuEventElapsedTime_v2;
+#endif
 
 namespace {
 
