@@ -136,22 +136,23 @@ struct ErrorInfo {
   const char* name;
   const char* text;
 };
+#define PTXFORGE_FAKE_ERROR(code, text) {code, #code, text}
 constexpr ErrorInfo kErrors[] = {
-    {CUDA_SUCCESS, "CUDA_SUCCESS", "no error"},
-    {CUDA_ERROR_INVALID_VALUE, "CUDA_ERROR_INVALID_VALUE", "invalid argument"},
-    {CUDA_ERROR_OUT_OF_MEMORY, "CUDA_ERROR_OUT_OF_MEMORY", "out of memory"},
-    {CUDA_ERROR_NO_DEVICE, "CUDA_ERROR_NO_DEVICE", "no CUDA-capable device is detected"},
-    {CUDA_ERROR_INVALID_IMAGE, "CUDA_ERROR_INVALID_IMAGE", "device kernel image is invalid"},
-    {CUDA_ERROR_INVALID_CONTEXT, "CUDA_ERROR_INVALID_CONTEXT", "invalid device context"},
-    {CUDA_ERROR_NO_BINARY_FOR_GPU, "CUDA_ERROR_NO_BINARY_FOR_GPU",
-     "no kernel image is available for execution on the device"},
-    {CUDA_ERROR_INVALID_PTX, "CUDA_ERROR_INVALID_PTX", "a PTX JIT compilation failed"},
-    {CUDA_ERROR_JIT_COMPILER_NOT_FOUND, "CUDA_ERROR_JIT_COMPILER_NOT_FOUND", "PTX JIT compiler library not found"},
-    {CUDA_ERROR_NOT_FOUND, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
-    {CUDA_ERROR_INVALID_HANDLE, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle"},
-    {CUDA_ERROR_NOT_READY, "CUDA_ERROR_NOT_READY", "device not ready"},
-    {CUDA_ERROR_ILLEGAL_ADDRESS, "CUDA_ERROR_ILLEGAL_ADDRESS", "an illegal memory access was encountered"},
+    PTXFORGE_FAKE_ERROR(CUDA_SUCCESS, "no error"),
+    PTXFORGE_FAKE_ERROR(CUDA_ERROR_INVALID_VALUE, "invalid argument"),
+    PTXFORGE_FAKE_ERROR(CUDA_ERROR_OUT_OF_MEMORY, "out of memory"),
+    PTXFORGE_FAKE_ERROR(CUDA_ERROR_NO_DEVICE, "no CUDA-capable device is detected"),
+    PTXFORGE_FAKE_ERROR(CUDA_ERROR_INVALID_IMAGE, "device kernel image is invalid"),
+    PTXFORGE_FAKE_ERROR(CUDA_ERROR_INVALID_CONTEXT, "invalid device context"),
+    PTXFORGE_FAKE_ERROR(CUDA_ERROR_NO_BINARY_FOR_GPU, "no kernel image is available for execution on the device"),
+    PTXFORGE_FAKE_ERROR(CUDA_ERROR_INVALID_PTX, "a PTX JIT compilation failed"),
+    PTXFORGE_FAKE_ERROR(CUDA_ERROR_JIT_COMPILER_NOT_FOUND, "PTX JIT compiler library not found"),
+    PTXFORGE_FAKE_ERROR(CUDA_ERROR_NOT_FOUND, "named symbol not found"),
+    PTXFORGE_FAKE_ERROR(CUDA_ERROR_INVALID_HANDLE, "invalid resource handle"),
+    PTXFORGE_FAKE_ERROR(CUDA_ERROR_NOT_READY, "device not ready"),
+    PTXFORGE_FAKE_ERROR(CUDA_ERROR_ILLEGAL_ADDRESS, "an illegal memory access was encountered"),
 };
+#undef PTXFORGE_FAKE_ERROR
 const ErrorInfo* FindError(CUresult code) {
   for (const ErrorInfo& e : kErrors) {
     if (e.code == code) return &e;
