@@ -287,9 +287,11 @@ TEST_CASE("a cache directory must be the user's own and closed to others", "[cud
   REQUIRE(symlink(made.c_str(), link.c_str()) == 0);
   CHECK(Msg(PrepareCacheDirectory(link)) == "OK");  // the user's link to the user's directory
 
-  // Another user's directory (and link): made by root, or found.
+  // Another user's directory (and link): made by root, else "/" (root's).
   std::string theirs = "/";
-  std::string their_owner = "0";
+  struct stat root = {};
+  REQUIRE(stat("/", &root) == 0);
+  std::string their_owner = std::to_string(root.st_uid);
   if (geteuid() == 0) {
     theirs = tmp.path() + "/theirs";
     their_owner = "12345";
