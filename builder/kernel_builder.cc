@@ -482,38 +482,27 @@ ScalarType AtomType(ir::AtomOp op, ScalarType type) {
 }
 }  // namespace
 
-Reg KernelBuilder::AtomReg(ir::AtomOp op, ir::StateSpace space, ScalarType type, const Address& addr,
-                           const Operand& b, const Operand* c, const AtomOpts& o, Loc loc) {
+// atom (with_result) or red: the same modifiers, atom also defines the old value.
+Reg KernelBuilder::AtomicOp(bool with_result, ir::AtomOp op, ir::StateSpace space, ScalarType type, const Address& addr,
+                            const Operand& b, const Operand* c, const AtomOpts& o, Loc loc) {
   ir::Instruction inst;
-  inst.op = Opcode::kAtom;
+  inst.op = with_result ? Opcode::kAtom : Opcode::kRed;
   inst.mods.space = space;
   inst.mods.atom = op;
   inst.mods.type = AtomType(op, type);
   inst.mods.scope = o.scope;
   inst.mods.sem = o.sem;
   inst.mods.noftz = op == ir::AtomOp::kAdd && ir::IsHalfFamily(type);
-  Reg dst = NewReg(type, "", false);
-  inst.dsts.push_back(dst);
+  Reg dst;
+  if (with_result) {
+    dst = NewReg(type, "", false);
+    inst.dsts.push_back(dst);
+  }
   inst.srcs.push_back(addr.op);
   inst.srcs.push_back(Materialize(b, loc));
   if (c != nullptr) inst.srcs.push_back(Materialize(*c, loc));
   Append(std::move(inst), loc);
   return dst;
-}
-
-void KernelBuilder::RedOp(ir::AtomOp op, ir::StateSpace space, ScalarType type, const Address& addr,
-                          const Operand& b, const AtomOpts& o, Loc loc) {
-  ir::Instruction inst;
-  inst.op = Opcode::kRed;
-  inst.mods.space = space;
-  inst.mods.atom = op;
-  inst.mods.type = AtomType(op, type);
-  inst.mods.scope = o.scope;
-  inst.mods.sem = o.sem;
-  inst.mods.noftz = op == ir::AtomOp::kAdd && ir::IsHalfFamily(type);
-  inst.srcs.push_back(addr.op);
-  inst.srcs.push_back(Materialize(b, loc));
-  Append(std::move(inst), loc);
 }
 
 // ---- control flow

@@ -438,7 +438,7 @@ class KernelBuilder {
   template <ScalarTag T>
   Value<T> Atom(ir::AtomOp op, ir::StateSpace space, Address addr, SrcOf<T> v, AtomOpts o = {},
                 Loc loc = Loc::current()) {
-    return Value<T>(AtomReg(op, space, T::kType, addr, v.operand(), nullptr, o, loc));
+    return Value<T>(AtomicOp(true, op, space, T::kType, addr, v.operand(), nullptr, o, loc));
   }
   template <ScalarTag T>
   Value<T> AtomicAdd(ir::StateSpace space, Address addr, Value<T> v, AtomOpts o = {}, Loc loc = Loc::current()) {
@@ -449,13 +449,13 @@ class KernelBuilder {
   Value<T> AtomCas(ir::StateSpace space, Address addr, Value<T> compare, SrcOf<T> value, AtomOpts o = {},
                    Loc loc = Loc::current()) {
     ir::Operand c = ir::Operand::FromReg(compare.reg);
-    return Value<T>(AtomReg(ir::AtomOp::kCas, space, T::kType, addr, c, &value.operand(), o, loc));
+    return Value<T>(AtomicOp(true, ir::AtomOp::kCas, space, T::kType, addr, c, &value.operand(), o, loc));
   }
   // red: an atomic without a result.
   template <ScalarTag T>
   void Red(ir::AtomOp op, ir::StateSpace space, Address addr, SrcOf<T> v, AtomOpts o = {},
            Loc loc = Loc::current()) {
-    RedOp(op, space, T::kType, addr, v.operand(), o, loc);
+    AtomicOp(false, op, space, T::kType, addr, v.operand(), nullptr, o, loc);
   }
 
   // ---- control flow
@@ -618,10 +618,8 @@ class KernelBuilder {
                 std::span<const ir::Reg> dsts, Loc loc);
   void StoreOps(ir::StateSpace space, ir::ScalarType type, const Address& addr, const MemOpts& o,
                 std::span<const ir::Operand> values, Loc loc);
-  ir::Reg AtomReg(ir::AtomOp op, ir::StateSpace space, ir::ScalarType type, const Address& addr,
-                  const ir::Operand& b, const ir::Operand* c, const AtomOpts& o, Loc loc);
-  void RedOp(ir::AtomOp op, ir::StateSpace space, ir::ScalarType type, const Address& addr, const ir::Operand& b,
-             const AtomOpts& o, Loc loc);
+  ir::Reg AtomicOp(bool with_result, ir::AtomOp op, ir::StateSpace space, ir::ScalarType type, const Address& addr,
+                   const ir::Operand& b, const ir::Operand* c, const AtomOpts& o, Loc loc);
   void GuardedBra(Value<Pred> p, bool negated, ir::Label target, Loc loc);
   ir::Reg EmitSpan(ir::Opcode op, const ir::Modifiers& mods, ir::ScalarType dst_type,
                    std::span<const ir::Operand> srcs, Loc loc);
