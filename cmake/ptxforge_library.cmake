@@ -8,6 +8,6 @@ function(ptxforge_add_library name)
     $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}>
     $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}/ptxforge>)
   target_compile_features(${name} PUBLIC cxx_std_20)
-  target_compile_options(${name} PRIVATE -Wall -Wextra -Wno-unused-parameter)
+  target_compile_options(${name} PRIVATE ${PTXFORGE_WARNINGS})
   target_link_libraries(${name} PUBLIC ${ARG_DEPS})
 endfunction()

@@ -30,20 +30,18 @@ struct IntOps {
   static Action Add(Block&, Thread& t, const DInst& d) {
     return IntBinary<T>(t, d, [](T a, T b) { return static_cast<T>(static_cast<U<T>>(a) + static_cast<U<T>>(b)); });
   }
-  static Action AddSat(Block&, Thread& t, const DInst& d) {  // s32 only
-    return IntBinary<T>(t, d, [](T a, T b) {
-      int64_t r = int64_t{a} + int64_t{b};
-      return static_cast<T>(std::clamp<int64_t>(r, std::numeric_limits<T>::min(), std::numeric_limits<T>::max()));
-    });
+  // add.sat / sub.sat exist for s32 only (the verifier enforces it).
+  static T Saturated(int64_t r) {
+    return static_cast<T>(std::clamp<int64_t>(r, std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()));
+  }
+  static Action AddSat(Block&, Thread& t, const DInst& d) {
+    return IntBinary<T>(t, d, [](T a, T b) { return Saturated(static_cast<int64_t>(a) + static_cast<int64_t>(b)); });
   }
   static Action Sub(Block&, Thread& t, const DInst& d) {
     return IntBinary<T>(t, d, [](T a, T b) { return static_cast<T>(static_cast<U<T>>(a) - static_cast<U<T>>(b)); });
   }
   static Action SubSat(Block&, Thread& t, const DInst& d) {
-    return IntBinary<T>(t, d, [](T a, T b) {
-      int64_t r = int64_t{a} - int64_t{b};
-      return static_cast<T>(std::clamp<int64_t>(r, std::numeric_limits<T>::min(), std::numeric_limits<T>::max()));
-    });
+    return IntBinary<T>(t, d, [](T a, T b) { return Saturated(static_cast<int64_t>(a) - static_cast<int64_t>(b)); });
   }
   // (16-bit operands are widened first: uint16_t * uint16_t would multiply as int.)
   using Mul = std::conditional_t<(sizeof(T) < 4), uint32_t, U<T>>;
