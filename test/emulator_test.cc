@@ -33,6 +33,19 @@ std::unique_ptr<runtime::LoadedKernel> LoadOrDie(runtime::Device& d, const ir::K
   return *std::move(loaded);
 }
 
+// Runs a kernel whose only param is a u32 output buffer of `count`
+// elements; fails the test if the launch fails; returns the buffer.
+std::vector<uint32_t> RunToU32(const ir::Kernel& k, size_t count, const runtime::LaunchConfig& config) {
+  auto emu = MakeEmulator();
+  auto o = Buffer<uint32_t>::Allocate(*emu, count);
+  REQUIRE(o.ok());
+  auto loaded = LoadOrDie(*emu, k);
+  absl::Status s = emu->Launch(*loaded, config, {*o});
+  INFO(s.ToString());
+  REQUIRE(s.ok());
+  return *o->ToHost();
+}
+
 template <typename T>
 std::vector<T> Iota(size_t n, T start = 0) {
   std::vector<T> v(n);
@@ -148,13 +161,7 @@ TEST_CASE("warp shuffles and votes") {
     b.Store(kGlobal, b.ElementAddr<U32>(out, b.Add(base, static_cast<uint32_t>(k++))), v);
   }
   ir::Kernel kernel = FinishOrDie(b);
-  auto emu = MakeEmulator();
-  auto o = Buffer<uint32_t>::Allocate(*emu, 32 * 7);
-  auto loaded = LoadOrDie(*emu, kernel);
-  absl::Status s = emu->Launch(*loaded, {.grid = {1}, .block = {32}}, {*o});
-  INFO(s.ToString());
-  REQUIRE(s.ok());
-  std::vector<uint32_t> r = *o->ToHost();
+  std::vector<uint32_t> r = RunToU32(kernel, 32 * 7, {.grid = {1}, .block = {32}});
   for (uint32_t l = 0; l < 32; ++l) {
     INFO("lane " << l);
     CHECK(r[l * 7 + 0] == 496);
@@ -629,13 +636,7 @@ TEST_CASE("activemask and shuffles in divergent code") {
       });
   b.Store(kGlobal, Address(out, 256), b.ShflIdx(b.Add(lane, 100u), 3u));
   ir::Kernel k = FinishOrDie(b);
-  auto emu = MakeEmulator();
-  auto o = Buffer<uint32_t>::Allocate(*emu, 65);
-  auto loaded = LoadOrDie(*emu, k);
-  absl::Status s = emu->Launch(*loaded, {.grid = {1}, .block = {32}}, {*o});
-  INFO(s.ToString());
-  REQUIRE(s.ok());
-  std::vector<uint32_t> r = *o->ToHost();
+  std::vector<uint32_t> r = RunToU32(k, 65, {.grid = {1}, .block = {32}});
   for (uint32_t l = 0; l < 32; ++l) {
     INFO("lane " << l);
     CHECK(r[2 * l] == (l < 16 ? 0x0000FFFFu : 0xFFFF0000u));
@@ -651,14 +652,8 @@ TEST_CASE("a shuffle from a lane outside the member mask gives an undefined valu
   Value<U32> v = b.Shfl(ir::ShflMode::kDown, lane, 1u, 31u, 0x0000FFFFu);  // lane 15 reads lane 16
   b.Store(kGlobal, b.ElementAddr<U32>(out, lane), v);
   ir::Kernel k = FinishOrDie(b);
-  auto emu = MakeEmulator();
-  auto o = Buffer<uint32_t>::Allocate(*emu, 16);
-  auto loaded = LoadOrDie(*emu, k);
   // A block of 16 threads: the mask is exactly the block.
-  absl::Status s = emu->Launch(*loaded, {.grid = {1}, .block = {16}}, {*o});
-  INFO(s.ToString());
-  REQUIRE(s.ok());
-  std::vector<uint32_t> r = *o->ToHost();
+  std::vector<uint32_t> r = RunToU32(k, 16, {.grid = {1}, .block = {16}});
   for (uint32_t l = 0; l < 15; ++l) CHECK(r[l] == l + 1);
   CHECK(r[15] == 0xFFFFFFFFu);
 }
