@@ -1,6 +1,6 @@
 // Test problems: generated inputs, the launch shape and the reference
 // outputs for one configuration of a kernel family. Devices run them
-// (runtime/problem_runner.h); CompareOutput judges the result.
+// (kernels/problem_runner.h); CompareOutput judges the result.
 #ifndef PTXFORGE_KERNELS_PROBLEM_H_
 #define PTXFORGE_KERNELS_PROBLEM_H_
 

@@ -12,7 +12,7 @@
 #include "kernels/registry.h"
 #include "kernels/vector_add.h"
 #include "runtime/cuda_device.h"
-#include "runtime/problem_runner.h"
+#include "kernels/problem_runner.h"
 #include "test/cuda_test_util.h"
 #include "test/cuda_view_chain.h"
 
@@ -78,7 +78,7 @@ TEST_CASE("every registry kernel runs on the GPU and matches its reference", "[g
         absl::StatusOr<kernels::TestProblem> problem = family->MakeProblem(*config, seed);
         INFO(Msg(problem));
         REQUIRE(problem.ok());
-        absl::StatusOr<ProblemResult> result = RunProblem(*gpu, *kernel, *problem);
+        absl::StatusOr<kernels::ProblemResult> result = kernels::RunProblem(*gpu, *kernel, *problem);
         INFO(Msg(result));
         REQUIRE(result.ok());
         INFO(result->Report());

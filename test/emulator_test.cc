@@ -10,7 +10,7 @@
 #include "kernels/vector_add.h"
 #include "kernels/registry.h"
 #include "passes/pass.h"
-#include "runtime/problem_runner.h"
+#include "kernels/problem_runner.h"
 #include "test/emulator_testing.h"
 
 namespace ptxforge {
@@ -745,7 +745,7 @@ TEST_CASE("RunProblem reports wrong numbers without failing") {
   expected[1] += 1;
   c.expected = kernels::FromDoubles(c.type, expected);
   auto emu = MakeEmulator();
-  auto result = runtime::RunProblem(*emu, k, *problem);
+  auto result = kernels::RunProblem(*emu, k, *problem);
   REQUIRE(result.ok());
   CHECK_FALSE(result->ok());
   CHECK(result->outputs[0].comparison.mismatches == 1);
@@ -772,7 +772,7 @@ TEST_CASE("every registry kernel matches its reference on the emulator") {
       REQUIRE(pipeline.Run(*kernel).ok());
       auto problem = family->MakeProblem(*config, 1);
       REQUIRE(problem.ok());
-      auto result = runtime::RunProblem(*emu, *kernel, *problem);
+      auto result = kernels::RunProblem(*emu, *kernel, *problem);
       INFO(result.status().ToString());
       REQUIRE(result.ok());
       INFO(result->Report());

@@ -17,7 +17,7 @@
 #include "passes/pass.h"
 #include "runtime/cuda_device.h"
 #include "runtime/emulator.h"
-#include "runtime/problem_runner.h"
+#include "kernels/problem_runner.h"
 #include "runtime/ptxas.h"
 
 namespace ptxforge::tools {
@@ -188,7 +188,7 @@ int Run(const Options& o, const kernels::KernelFamily& family, const kernels::Co
     err << "ptx-dump: --run=" << o.run << ": " << device.status().message() << "\n";
     return kFailure;
   }
-  absl::StatusOr<runtime::ProblemResult> result = runtime::RunProblem(**device, kernel, *problem);
+  absl::StatusOr<kernels::ProblemResult> result = kernels::RunProblem(**device, kernel, *problem);
   if (!result.ok()) {
     err << "ptx-dump: " << result.status().message() << "\n";
     return kFailure;

@@ -1,9 +1,14 @@
 // RunProblem: allocate, copy, launch, copy back, compare.
-#include "runtime/problem_runner.h"
+#include "kernels/problem_runner.h"
 
 #include "ir/strings.h"
 
-namespace ptxforge::runtime {
+namespace ptxforge::kernels {
+
+using runtime::Buffer;
+using runtime::KernelArg;
+using runtime::LaunchConfig;
+using runtime::LoadedKernel;
 
 bool ProblemResult::ok() const {
   for (const OutputResult& o : outputs) {
@@ -27,7 +32,7 @@ std::string ProblemResult::Report() const {
   return out;
 }
 
-absl::StatusOr<ProblemResult> RunProblem(Device& device, const ir::Kernel& kernel, const kernels::TestProblem& problem) {
+absl::StatusOr<ProblemResult> RunProblem(runtime::Device& device, const ir::Kernel& kernel, const kernels::TestProblem& problem) {
   absl::StatusOr<std::unique_ptr<LoadedKernel>> loaded = device.Load(kernel);
   if (!loaded.ok()) return loaded.status();
   std::vector<Buffer<uint8_t>> buffers;
@@ -66,4 +71,4 @@ absl::StatusOr<ProblemResult> RunProblem(Device& device, const ir::Kernel& kerne
   return result;
 }
 
-}  // namespace ptxforge::runtime
+}  // namespace ptxforge::kernels

@@ -1,7 +1,7 @@
 // Runs a kernel family's test problem on any device and compares the
 // outputs with the family's reference (ptx-dump --run, registry tests).
-#ifndef PTXFORGE_RUNTIME_PROBLEM_RUNNER_H_
-#define PTXFORGE_RUNTIME_PROBLEM_RUNNER_H_
+#ifndef PTXFORGE_KERNELS_PROBLEM_RUNNER_H_
+#define PTXFORGE_KERNELS_PROBLEM_RUNNER_H_
 
 #include <string>
 #include <vector>
@@ -11,7 +11,7 @@
 #include "kernels/problem.h"
 #include "runtime/device.h"
 
-namespace ptxforge::runtime {
+namespace ptxforge::kernels {
 
 struct OutputResult {
   std::string name;
@@ -30,8 +30,8 @@ struct ProblemResult {
 // Loads `kernel` on `device`, copies the problem's buffers in, launches it,
 // and compares every output. Errors (a failed launch, a memory error on the
 // emulator) come back as the status; wrong numbers come back in the result.
-absl::StatusOr<ProblemResult> RunProblem(Device& device, const ir::Kernel& kernel, const kernels::TestProblem& problem);
+absl::StatusOr<ProblemResult> RunProblem(runtime::Device& device, const ir::Kernel& kernel, const kernels::TestProblem& problem);
 
-}  // namespace ptxforge::runtime
+}  // namespace ptxforge::kernels
 
-#endif  // PTXFORGE_RUNTIME_PROBLEM_RUNNER_H_
+#endif  // PTXFORGE_KERNELS_PROBLEM_RUNNER_H_
