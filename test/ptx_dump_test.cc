@@ -68,8 +68,9 @@ TEST_CASE("ptx-dump --list prints name TAB description, one kernel per line", "[
   std::string expected;
   for (const kernels::KernelFamily* f : kernels::AllFamilies()) StrAppend(&expected, f->name(), "\t", f->description(), "\n");
   REQUIRE(r.out == expected);
-  REQUIRE(r.out.substr(0, r.out.find('\n')) ==
-          "reduce_sum\tper-block partial sums: strided loop, shared-memory tree, bar.sync");
+  // One literal line (the list is sorted by name, so its position depends on the other families).
+  REQUIRE(r.out.find("\nreduce_sum\tper-block partial sums: strided loop, shared-memory tree, bar.sync\n") !=
+          std::string::npos);
   RequireError({"--list", "vector_add"}, 2, "--list takes no kernel name");
 }
 
