@@ -4,9 +4,9 @@
 #include <algorithm>
 #include <cctype>
 
-#include "ir/strings.h"
 #include "ir/format.h"
-#include "passes/verifier.h"
+#include "ir/strings.h"
+#include "ir/verify.h"
 
 namespace ptxforge {
 
@@ -17,13 +17,9 @@ using ir::ScalarType;
 
 namespace {
 
-// PTX identifiers we accept: a letter or '_', then letters, digits, '_'.
-bool IsIdentifier(std::string_view s) {
-  if (s.empty() || s.size() > 200) return false;
-  if (!(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
-  return std::all_of(s.begin(), s.end(),
-                     [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
-}
+// Appended to messages about references that are not of this kernel.
+constexpr std::string_view kForeignHint =
+    " (a value, label or variable from another builder, or default-constructed?)";
 
 // The type ld/st/ld.param use for a value type: f16/bf16 move as b16.
 ScalarType MemType(ScalarType t) {
@@ -62,7 +58,7 @@ void FillDefaults(Opcode op, ir::Modifiers& m) {
 KernelBuilder::KernelBuilder(std::string name, ir::Target target, Loc loc) {
   kernel_.name = std::move(name);
   kernel_.target = target;
-  if (!IsIdentifier(kernel_.name)) {
+  if (!ir::IsIdentifier(kernel_.name)) {
     Fail(loc, StrCat("kernel name '", kernel_.name,
                            "' is not a PTX identifier (a letter or '_', then letters, digits or '_')"));
   }
@@ -88,7 +84,7 @@ absl::StatusOr<ir::Kernel> KernelBuilder::Finish() {
     ret.loc = kernel_.body.empty() ? Loc::current() : kernel_.body.back().loc;
     kernel_.body.push_back(std::move(ret));
   }
-  absl::Status verified = passes::VerifyKernel(kernel_);
+  absl::Status verified = ir::VerifyKernel(kernel_);
   if (!verified.ok()) return verified;
   ir::Kernel result = std::move(kernel_);
   kernel_.name = result.name;  // later errors still name the kernel
@@ -98,7 +94,7 @@ absl::StatusOr<ir::Kernel> KernelBuilder::Finish() {
 // ---- declarations
 
 uint32_t KernelBuilder::DeclareParam(std::string name, ScalarType type, Loc loc) {
-  if (!IsIdentifier(name)) {
+  if (!ir::IsIdentifier(name)) {
     Fail(loc, StrCat("param name '", name, "' is not a PTX identifier"));
   } else if (type == ScalarType::kPred) {
     Fail(loc, StrCat("param '", name, "' cannot be a predicate; pass a u32 and compare it"));
@@ -128,7 +124,7 @@ Reg KernelBuilder::LoadParamReg(uint32_t index, ScalarType type, Loc loc) {
 uint32_t KernelBuilder::DeclareVariable(std::string name, ir::StateSpace space, ScalarType elem, uint32_t count,
                                         uint32_t align, bool is_extern, Loc loc) {
   std::string_view space_name = ir::StateSpaceName(space);
-  if (!IsIdentifier(name)) Fail(loc, StrCat(space_name, " variable name '", name, "' is not a PTX identifier"));
+  if (!ir::IsIdentifier(name)) Fail(loc, StrCat(space_name, " variable name '", name, "' is not a PTX identifier"));
   if (elem == ScalarType::kPred) Fail(loc, StrCat(space_name, " variable '", name, "' cannot hold predicates"));
   if (!is_extern && count == 0) Fail(loc, StrCat(space_name, " variable '", name, "' has 0 elements"));
   if (align == 0) align = static_cast<uint32_t>(std::max(ir::TypeSize(elem), 1));
@@ -221,67 +217,17 @@ Operand KernelBuilder::Materialize(const Operand& op, Loc loc) {
 
 // ---- emitting
 
-bool KernelBuilder::CheckReg(Reg r, std::string_view what, Loc loc) {
-  if (kernel_.valid_reg(r)) return true;
-  Fail(loc, StrCat(what, " is not a register of this kernel (a value from another builder, or "
-                               "default-constructed?)"));
-  return false;
-}
-
-bool KernelBuilder::CheckOperand(const Operand& op, Loc loc) {
-  switch (op.kind) {
-    case ir::OperandKind::kReg: return CheckReg(op.reg(), "an operand", loc);
-    case ir::OperandKind::kAddress:
-      if (op.base == ir::AddressBase::kReg) return CheckReg(op.reg(), "an address base", loc);
-      if (op.base == ir::AddressBase::kSymbol && op.id >= kernel_.variables.size()) {
-        Fail(loc, "an address names a variable of another kernel");
-        return false;
-      }
-      if (op.base == ir::AddressBase::kParam && op.id >= kernel_.params.size()) {
-        Fail(loc, "an address names a param of another kernel");
-        return false;
-      }
-      return true;
-    case ir::OperandKind::kSymbol:
-      if (op.id >= kernel_.variables.size()) {
-        Fail(loc, "an operand names a variable of another kernel");
-        return false;
-      }
-      return true;
-    case ir::OperandKind::kLabel:
-      if (op.id >= kernel_.labels.size()) {
-        Fail(loc, "a label of another kernel (or a default-constructed one) is used");
-        return false;
-      }
-      return true;
-    case ir::OperandKind::kSpecial:
-      if (op.id >= static_cast<uint32_t>(ir::kNumSpecialRegs)) {
-        Fail(loc, "unknown special register");
-        return false;
-      }
-      return true;
-    case ir::OperandKind::kImm: return true;
-    case ir::OperandKind::kNone:
-      Fail(loc, "an operand is empty");
-      return false;
-  }
-  return true;
-}
-
 void KernelBuilder::Append(ir::Instruction inst, Loc loc) {
   if (finished_) {
     Fail(loc, "the builder was used after Finish()");
     return;
   }
   if (!ok()) return;
-  for (Reg d : inst.dsts) {
-    if (!CheckReg(d, "a destination", loc)) return;
-  }
-  for (const Operand& op : inst.srcs) {
-    if (!CheckOperand(op, loc)) return;
-  }
-  if (inst.guard.valid()) {
-    if (!CheckReg(inst.guard, "a guard predicate", loc)) return;
+  if (std::optional<std::string> bad = ir::FindBadReference(kernel_, inst)) {
+    std::string name;
+    ir::AppendOpcode(name, inst);
+    Fail(loc, StrCat(name, ": ", *bad, kForeignHint));
+    return;
   }
   inst.loc = loc;
   kernel_.body.push_back(std::move(inst));
@@ -538,7 +484,11 @@ void KernelBuilder::Bra(ir::Label target, Loc loc) {
 }
 
 void KernelBuilder::GuardedBra(Value<Pred> p, bool negated, ir::Label target, Loc loc) {
-  if (!CheckReg(p.reg, "a guard predicate", loc)) return;
+  // An invalid register as the guard would make the branch unconditional.
+  if (!kernel_.valid_reg(p.reg)) {
+    Fail(loc, StrCat("bra: the guard is not a register of this kernel", kForeignHint));
+    return;
+  }
   ir::Instruction inst;
   inst.op = Opcode::kBra;
   inst.srcs.push_back(Operand::FromLabel(target));

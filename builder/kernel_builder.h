@@ -626,8 +626,6 @@ class KernelBuilder {
   void Append(ir::Instruction inst, Loc loc);
   // f16/bf16 immediates cannot be operands in PTX: move them to a register.
   ir::Operand Materialize(const ir::Operand& op, Loc loc);
-  bool CheckReg(ir::Reg r, std::string_view what, Loc loc);
-  bool CheckOperand(const ir::Operand& op, Loc loc);
   void Fail(Loc loc, std::string message);
   bool ok() const { return error_.ok(); }
 

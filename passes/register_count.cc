@@ -3,8 +3,8 @@
 
 #include <algorithm>
 
+#include "ir/cfg.h"
 #include "ir/register_numbering.h"
-#include "passes/cfg.h"
 
 namespace ptxforge::passes {
 namespace {
@@ -30,11 +30,11 @@ ir::KernelStats CountRegisters(const ir::Kernel& kernel) {
   std::vector<ir::RegClass> cls(nregs);
   for (size_t r = 0; r < nregs; ++r) cls[r] = ir::RegClassOf(kernel.regs[r].type);
 
-  Cfg cfg = Cfg::Build(kernel);
+  ir::Cfg cfg = ir::Cfg::Build(kernel);
   const size_t nb = cfg.blocks.size();
   // use[b]: read before any unconditional write in b; def[b]: unconditionally written.
-  std::vector<BitSet> use(nb, BitSet(nregs)), def(nb, BitSet(nregs)), live_in(nb, BitSet(nregs)),
-      live_out(nb, BitSet(nregs));
+  std::vector<ir::BitSet> use(nb, ir::BitSet(nregs)), def(nb, ir::BitSet(nregs)), live_in(nb, ir::BitSet(nregs)),
+      live_out(nb, ir::BitSet(nregs));
   for (size_t b = 0; b < nb; ++b) {
     for (uint32_t i = cfg.blocks[b].begin; i < cfg.blocks[b].end; ++i) {
       const ir::Instruction& inst = kernel.body[i];
@@ -50,9 +50,9 @@ ir::KernelStats CountRegisters(const ir::Kernel& kernel) {
   while (changed) {
     changed = false;
     for (size_t bi = nb; bi-- > 0;) {
-      BitSet out(nregs);
+      ir::BitSet out(nregs);
       for (uint32_t s : cfg.blocks[bi].succs) out.UnionWith(live_in[s]);
-      BitSet in = out;
+      ir::BitSet in = out;
       def[bi].ForEach([&](size_t r) { in.Reset(r); });
       in.UnionWith(use[bi]);
       live_out[bi] = std::move(out);
@@ -65,7 +65,7 @@ ir::KernelStats CountRegisters(const ir::Kernel& kernel) {
   // Walk each block backwards, measuring the live set after each instruction
   // (plus the instruction's own definitions, which occupy registers too).
   std::array<uint32_t, ir::kNumRegClasses> per_class{};
-  auto measure = [&](const BitSet& live) {
+  auto measure = [&](const ir::BitSet& live) {
     std::array<uint32_t, ir::kNumRegClasses> counts{};
     live.ForEach([&](size_t r) { counts[static_cast<int>(cls[r])]++; });
     uint32_t units = 0;
@@ -76,10 +76,10 @@ ir::KernelStats CountRegisters(const ir::Kernel& kernel) {
     stats.max_live = std::max(stats.max_live, units);
   };
   for (size_t b = 0; b < nb; ++b) {
-    BitSet live = live_out[b];
+    ir::BitSet live = live_out[b];
     for (uint32_t i = cfg.blocks[b].end; i-- > cfg.blocks[b].begin;) {
       const ir::Instruction& inst = kernel.body[i];
-      BitSet at = live;
+      ir::BitSet at = live;
       for (ir::Reg d : inst.dsts) at.Set(d.id);
       measure(at);
       if (!inst.guarded()) {

@@ -227,7 +227,7 @@ struct ErrorCase {
 };
 
 TEST_CASE("every builder error, with its exact message", "[builder]") {
-  const std::string not_reg = " is not a register of this kernel (a value from another builder, or default-constructed?)";
+  const std::string foreign = " (a value, label or variable from another builder, or default-constructed?)";
   const std::vector<ErrorCase> cases = {
       {"param name 'a b' is not a PTX identifier", [](KernelBuilder& b) { b.Param<U32>("a b"); return __LINE__; }},
       {"param 'p' cannot be a predicate; pass a u32 and compare it",
@@ -253,8 +253,8 @@ TEST_CASE("every builder error, with its exact message", "[builder]") {
       {".reqntid dimensions must be positive", [](KernelBuilder& b) { b.SetRequiredThreads(1, 0); return __LINE__; }},
       {".reqntid 2048x1x1 exceeds 1024 threads", [](KernelBuilder& b) { b.SetRequiredThreads(2048); return __LINE__; }},
       {".minnctapersm must be positive", [](KernelBuilder& b) { b.SetMinBlocksPerSM(0); return __LINE__; }},
-      {"an operand" + not_reg, [](KernelBuilder& b) { b.Add(Value<U32>(), 1u); return __LINE__; }},
-      {"a destination" + not_reg,
+      {"add.u32: operand 1 is not a register of this kernel" + foreign, [](KernelBuilder& b) { b.Add(Value<U32>(), 1u); return __LINE__; }},
+      {"activemask.b32: operand 0 is not a register of this kernel" + foreign,
        [](KernelBuilder& b) {
          ir::Instruction inst;
          inst.op = ir::Opcode::kActiveMask;
@@ -262,27 +262,27 @@ TEST_CASE("every builder error, with its exact message", "[builder]") {
          inst.dsts.push_back(ir::Reg{99});
          b.EmitInstruction(inst); return __LINE__;
        }},
-      {"an address base" + not_reg,
+      {"ld.global.f32: operand 1 is not a register of this kernel" + foreign,
        [](KernelBuilder& b) { b.Load<F32>(StateSpace::kGlobal, Value<U64>()); return __LINE__; }},
-      {"a guard predicate" + not_reg,
+      {"bra: the guard is not a register of this kernel" + foreign,
        [](KernelBuilder& b) { b.BraIf(Value<Pred>(), b.NewLabel()); return __LINE__; }},
-      {"an address names a variable of another kernel",
+      {"ld.shared.f32: operand 1 names variable 5, which does not exist" + foreign,
        [](KernelBuilder& b) { b.Load<F32>(StateSpace::kShared, Symbol<F32>{5}); return __LINE__; }},
-      {"an address names a param of another kernel",
+      {"ld.param.u32: operand 1 names param 7, which does not exist" + foreign,
        [](KernelBuilder& b) {
          ir::Modifiers m{.type = ScalarType::kU32, .space = StateSpace::kParam};
          b.Emit(ir::Opcode::kLd, m, ScalarType::kU32, {ir::Operand::AddrParam(7)}); return __LINE__;
        }},
-      {"an operand names a variable of another kernel",
+      {"mov.u32: operand 1 names variable 9, which does not exist" + foreign,
        [](KernelBuilder& b) { b.SymbolAddr(Symbol<F32>{9}); return __LINE__; }},
-      {"a label of another kernel (or a default-constructed one) is used",
+      {"bra: operand 0 names label 4294967295, which does not exist" + foreign,
        [](KernelBuilder& b) { b.Bra(ir::Label{}); return __LINE__; }},
-      {"unknown special register",
+      {"mov.u32: unknown special register" + foreign,
        [](KernelBuilder& b) {
          auto bad = ir::Operand::Special(static_cast<ir::SpecialReg>(200));
          b.Emit(ir::Opcode::kMov, ir::Modifiers{.type = ScalarType::kU32}, ScalarType::kU32, {bad}); return __LINE__;
        }},
-      {"an operand is empty",
+      {"neg.s32: operand 1 is empty" + foreign,
        [](KernelBuilder& b) {
          b.Emit(ir::Opcode::kNeg, ir::Modifiers{.type = ScalarType::kS32}, ScalarType::kS32, {ir::Operand()}); return __LINE__;
        }},

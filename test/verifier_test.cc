@@ -1,4 +1,4 @@
-// Tests of the verifier: every error path in passes/verifier.cc, on IR built by hand.
+// Tests of the verifier: every error path in ir/verify.cc, on IR built by hand.
 #include <catch2/catch.hpp>
 
 #include <functional>
@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "builder/kernel_builder.h"
+#include "ir/verify.h"
 #include "passes/verifier.h"
 #include "test/test_util.h"
 
@@ -180,13 +181,13 @@ TEST_CASE("operand type and count errors", "[verifier]") {
       {"instruction 0: add.u32 %1, %1, tile: operand 2 is a variable address, expected a register or immediate of "
        "type u32",
        [](Fixture& f) { f.Add(Opcode::kAdd, Ty(T::kU32), {f.u32}, {f.u32, Operand::Symbol(f.tile)}); }},
-      {"instruction 0: add.u32 %1, %1, [a]: operand 2 is an address, expected a register or immediate of type u32",
+      {"instruction 0: add.u32 %1, %1, [a]: operand 2 is an address, expected a register or immediate",
        [](Fixture& f) { f.Add(Opcode::kAdd, Ty(T::kU32), {f.u32}, {f.u32, Operand::AddrParam(f.param)}); }},
       {"instruction 0: add.u32 %1, %1, %tid.x: operand 2 is %tid.x, expected a register or immediate of type u32",
        [](Fixture& f) {
          f.Add(Opcode::kAdd, Ty(T::kU32), {f.u32}, {f.u32, Operand::Special(ir::SpecialReg::kTidX)});
        }},
-      {"instruction 0: add.u32 %1, %1, <none>: operand 2 is empty, expected a register or immediate of type u32",
+      {"instruction 0: add.u32 %1, %1, <none>: operand 2 is empty",
        [](Fixture& f) { f.Add(Opcode::kAdd, Ty(T::kU32), {f.u32}, {f.u32, Operand()}); }},
       {"instruction 0: cvt.rn.f32.s32 %2, 5: operand 1 is an immediate (s32), expected a register of type s32",
        [](Fixture& f) {
@@ -626,7 +627,7 @@ TEST_CASE("rules of individual opcodes", "[verifier]") {
                {f.b32}, {Operand::AddrReg(f.u64, 0), f.b32});
        }},
       {"instruction 0: bra %1: bra needs a label of this kernel", [](Fixture& f) { f.Add(Opcode::kBra, {}, {}, {f.u32}); }},
-      {"instruction 0: bra $L9: bra needs a label of this kernel",
+      {"instruction 0: bra $L9: operand 0 names label 9, which does not exist",
        [](Fixture& f) { f.Add(Opcode::kBra, {}, {}, {Operand::FromLabel(ir::Label{9})}); }},
       {"instruction 0: bar.sync: bar.sync takes a barrier id and optionally a thread count",
        [](Fixture& f) { f.Add(Opcode::kBarSync, {}, {}, {}); }},
@@ -666,7 +667,7 @@ TEST_CASE("rules of individual opcodes", "[verifier]") {
        [](Fixture& f) { f.Add(Opcode::kMembar, {}, {}, {}); }},
       {"instruction 0: ret %1: ret takes 0 destination(s) and 0 source(s), got 0 and 1",
        [](Fixture& f) { f.Add(Opcode::kRet, {}, {}, {f.u32}); }},
-      {"instruction 0: $L99:: a label definition needs a label of this kernel",
+      {"instruction 0: $L99:: operand 0 names label 99, which does not exist",
        [](Fixture& f) { f.h.Bind(ir::Label{99}); }},
       {"instruction 0: :: a label definition needs a label of this kernel",
        [](Fixture& f) { f.Add(Opcode::kLabel, {}, {}, {}); }},
@@ -836,6 +837,39 @@ TEST_CASE("module-level checks", "[verifier]") {
           "PTX ISA 7.0 was pinned, but the module needs 7.1 (target sm_80 and its instructions)");
   m.ptx_version = ir::PtxVersion{71};
   REQUIRE(Msg(passes::VerifyModule(m)) == "OK");
+}
+
+TEST_CASE("the structural check alone: references, shapes, labels; not types or definitions", "[verifier]") {
+  Fixture f;
+  // Types and definitions are not its business: an f32 add of a never
+  // written u32 register is well-formed.
+  f.Add(Opcode::kAdd, Ty(T::kF32), {f.f32}, {f.u32, f.u32});
+  f.h.Ret();
+  REQUIRE(Msg(ir::CheckWellFormed(f.h.kernel())) == "OK");
+  REQUIRE(Msg(ir::VerifyKernel(f.h.kernel())) ==
+          "kernel k: instruction 0: add.f32 %2, %1, %1: operand 1 is %1 (u32), expected f32");
+  // Counts, references and bound labels are.
+  Fixture g;
+  g.Add(Opcode::kBra, {}, {}, {Operand::FromLabel(g.done)});
+  REQUIRE(Msg(ir::CheckWellFormed(g.h.kernel())) ==
+          "kernel k: instruction 0: bra $L0_done: branch to a label that is never bound");
+  Fixture h;
+  h.Add(Opcode::kNeg, Ty(T::kS32), {h.s32}, {h.s32, ir::Reg{77}});
+  REQUIRE(Msg(ir::CheckWellFormed(h.h.kernel())) ==
+          "kernel k: instruction 0: neg.s32 %6, %6, %77: operand 2 is not a register of this kernel");
+  REQUIRE(*ir::FindBadReference(h.h.kernel(), h.h.kernel().body[0]) == "operand 2 is not a register of this kernel");
+}
+
+TEST_CASE("one IsIdentifier for builder and verifier", "[verifier]") {
+  CHECK(ir::IsIdentifier("_a1"));
+  CHECK(ir::IsIdentifier(std::string(200, 'x')));
+  CHECK_FALSE(ir::IsIdentifier(std::string(201, 'x')));
+  CHECK_FALSE(ir::IsIdentifier(""));
+  CHECK_FALSE(ir::IsIdentifier("1a"));
+  CHECK_FALSE(ir::IsIdentifier("a-b"));
+  ir::Kernel k;
+  k.name = std::string(201, 'k');
+  REQUIRE(Msg(ir::VerifyKernel(k)) == StrCat("kernel ", k.name, ": kernel name '", k.name, "' is not a PTX identifier"));
 }
 
 }  // namespace

@@ -21,108 +21,17 @@ Space SpaceOf(ir::StateSpace s) {
   }
 }
 
-// What the handlers rely on, checked even when the verifier did not run:
-// ids in range, labels bound, operand counts as the opcode table says, an
-// address where a memory instruction takes one, a state space the emulator
-// models. Malformed IR is an error, never a crash.
-absl::Status CheckStructure(const ir::Kernel& k) {
-  const size_t nregs = k.regs.size();
-  std::vector<bool> bound(k.labels.size(), false);
-  for (const ir::Instruction& inst : k.body) {
-    if (inst.op == ir::Opcode::kLabel && !inst.srcs.empty() && inst.srcs[0].kind == ir::OperandKind::kLabel &&
-        inst.srcs[0].id < bound.size()) {
-      bound[inst.srcs[0].id] = true;
-    }
-  }
+// What the emulator does not model, in a kernel ir::CheckWellFormed accepted.
+absl::Status CheckSupported(const ir::Kernel& k) {
   for (size_t i = 0; i < k.body.size(); ++i) {
     const ir::Instruction& inst = k.body[i];
-    auto bad = [&](std::string_view what) {
-      std::string loc = ir::FormatLoc(inst.loc);
-      return absl::InvalidArgumentError(StrCat("kernel ", k.name, ": ", loc.empty() ? StrCat("instruction ", i) : loc,
-                                               ": malformed instruction for the emulator: ", what));
-    };
-    if (static_cast<int>(inst.op) >= ir::kNumOpcodes) return bad("unknown opcode");
-    const ir::OpInfo& info = inst.info();
-    if (inst.guard.valid() && inst.guard.id >= nregs) return bad("the guard is not a register of the kernel");
-    for (ir::Reg r : inst.dsts) {
-      if (r.id >= nregs) return bad("a destination is not a register of the kernel");
-    }
-    for (const ir::Operand& op : inst.srcs) {
-      switch (op.kind) {
-        case ir::OperandKind::kReg:
-          if (op.id >= nregs) return bad("a source is not a register of the kernel");
-          break;
-        case ir::OperandKind::kSpecial:
-          if (op.id >= static_cast<uint32_t>(ir::kNumSpecialRegs)) return bad("unknown special register");
-          break;
-        case ir::OperandKind::kSymbol:
-          if (op.id >= k.variables.size()) return bad("an unknown variable");
-          break;
-        case ir::OperandKind::kLabel:
-          if (op.id >= k.labels.size() || !bound[op.id]) return bad("a label that is not bound");
-          break;
-        case ir::OperandKind::kAddress:
-          if ((op.base == ir::AddressBase::kReg && op.id >= nregs) ||
-              (op.base == ir::AddressBase::kSymbol && op.id >= k.variables.size()) ||
-              (op.base == ir::AddressBase::kParam && op.id >= k.params.size())) {
-            return bad("an address names something that does not exist");
-          }
-          break;
-        case ir::OperandKind::kImm: break;
-        case ir::OperandKind::kNone: return bad("an empty operand");
-      }
-    }
-    if (inst.op == ir::Opcode::kRaw || inst.op == ir::Opcode::kLabel) continue;
-    const size_t nd = inst.dsts.size(), ns = inst.srcs.size();
-    if (info.ndst >= 0 && nd != static_cast<size_t>(info.ndst)) return bad("wrong number of destinations");
-    if (info.nsrc >= 0 && ns != static_cast<size_t>(info.nsrc)) return bad("wrong number of sources");
-    const int vec = inst.mods.vec;
-    auto address_first = [&] { return ns > 0 && inst.srcs[0].is_address(); };
-    switch (info.rule) {
-      case ir::OpRule::kLoad:
-        if ((vec != 1 && vec != 2 && vec != 4) || nd != static_cast<size_t>(vec) || ns != 1 || !address_first()) {
-          return bad("ld needs an address and one destination per vector element");
-        }
-        break;
-      case ir::OpRule::kStore:
-        if ((vec != 1 && vec != 2 && vec != 4) || ns != static_cast<size_t>(vec) + 1 || !address_first()) {
-          return bad("st needs an address and one source per vector element");
-        }
-        if (inst.mods.space == ir::StateSpace::kParam) return bad("st.param");
-        break;
-      case ir::OpRule::kAtom:
-      case ir::OpRule::kRed:
-        if (ns < 2 || ns > 3 || !address_first()) return bad("an atomic needs an address and 1 or 2 values");
-        break;
-      case ir::OpRule::kSetp:
-        if (ns < 2 || ns > 3) return bad("setp takes 2 or 3 sources");
-        break;
-      case ir::OpRule::kShfl:
-        if (nd < 1 || nd > 2) return bad("shfl.sync takes 1 or 2 destinations");
-        break;
-      case ir::OpRule::kBarrier:
-        if (ns < 1 || ns > 2) return bad("bar.sync takes 1 or 2 sources");
-        break;
-      default: break;
-    }
-    for (const ir::Operand& op : inst.srcs) {
-      if (op.is_address() && info.rule != ir::OpRule::kLoad && info.rule != ir::OpRule::kStore &&
-          info.rule != ir::OpRule::kAtom && info.rule != ir::OpRule::kRed) {
-        return bad("an address operand outside a memory instruction");
-      }
-    }
     const ir::StateSpace sp = inst.mods.space;
     if (sp == ir::StateSpace::kConst || (inst.op == ir::Opcode::kCvta && sp == ir::StateSpace::kParam)) {
-      return bad("the emulator does not model const memory or param addresses");
+      std::string loc = ir::FormatLoc(inst.loc);
+      return absl::UnimplementedError(StrCat("kernel ", k.name, ": ", loc.empty() ? StrCat("instruction ", i) : loc,
+                                             ": the emulator does not model const memory or param addresses (",
+                                             ir::InstructionText(k, inst), ")"));
     }
-    if (!address_first()) continue;
-    const ir::Operand& a = inst.srcs[0];
-    if (a.base == ir::AddressBase::kParam &&
-        (sp != ir::StateSpace::kParam || a.value != 0 ||
-         ir::TypeSize(inst.mods.type) * vec != ir::TypeSize(k.params[a.id].type))) {
-      return bad("a param must be read whole with ld.param of its own size");
-    }
-    if (sp == ir::StateSpace::kParam && a.base != ir::AddressBase::kParam) return bad("ld.param of something that is not a param");
   }
   return absl::OkStatus();
 }
@@ -142,7 +51,7 @@ std::string Program::SourceLoc(uint32_t index) const {
 }
 
 absl::StatusOr<Program> Decode(const ir::Kernel& kernel, bool check_init) {
-  if (absl::Status s = CheckStructure(kernel); !s.ok()) return s;
+  if (absl::Status s = CheckSupported(kernel); !s.ok()) return s;
   Program p;
   p.kernel = kernel;
   p.numbering = ir::RegisterNumbering::Compute(kernel);

@@ -8,7 +8,7 @@
 #include <thread>
 
 #include "ir/strings.h"
-#include "passes/verifier.h"
+#include "ir/verify.h"
 #include "runtime/emulator/float_semantics.h"
 #include "runtime/emulator/program.h"
 
@@ -431,9 +431,10 @@ absl::Status Emulator::CopyToHost(void* dst, uint64_t src, size_t bytes) {
 }
 
 absl::StatusOr<std::unique_ptr<LoadedKernel>> Emulator::Load(const ir::Kernel& kernel) {
-  if (options_.verify) {
-    if (absl::Status s = passes::VerifyKernel(kernel); !s.ok()) return s;
-  }
+  // Unverified kernels still get the structural check every consumer relies
+  // on; reads of unwritten registers are then caught as the kernel runs.
+  absl::Status checked = options_.verify ? ir::VerifyKernel(kernel) : ir::CheckWellFormed(kernel);
+  if (!checked.ok()) return checked;
   absl::StatusOr<Program> program = emu::Decode(kernel, /*check_init=*/!options_.verify);
   if (!program.ok()) return program.status();
   return std::unique_ptr<LoadedKernel>(new EmulatedKernel(kernel, std::move(*program), this));

@@ -98,7 +98,8 @@ struct Program {
   std::string SourceLoc(uint32_t index) const;
 };
 
-// Decodes a kernel. Fails on what the emulator cannot run (raw PTX).
+// Decodes a kernel that ir::CheckWellFormed accepted. Fails on what the
+// emulator cannot run (raw PTX, const memory).
 absl::StatusOr<Program> Decode(const ir::Kernel& kernel, bool check_init);
 
 // Global memory during a launch: a sorted table of allocations.

@@ -1,7 +1,7 @@
 // Control-flow graph construction.
-#include "passes/cfg.h"
+#include "ir/cfg.h"
 
-namespace ptxforge::passes {
+namespace ptxforge::ir {
 
 bool BitSet::UnionWith(const BitSet& o) {
   bool changed = false;
@@ -71,4 +71,4 @@ Cfg Cfg::Build(const ir::Kernel& kernel) {
   return cfg;
 }
 
-}  // namespace ptxforge::passes
+}  // namespace ptxforge::ir

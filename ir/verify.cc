@@ -1,33 +1,19 @@
-// Verifier implementation: per-instruction rules from the opcode table, then
-// dataflow checks (defined before use) over the CFG.
-#include "passes/verifier.h"
+// Verification: structure (references, operand shapes, labels, definitions)
+// and per-instruction typing from the opcode table, then dataflow over the CFG.
+#include "ir/verify.h"
 
 #include <algorithm>
 #include <cctype>
+#include <optional>
 #include <string>
 
-#include "ir/strings.h"
+#include "ir/cfg.h"
 #include "ir/format.h"
 #include "ir/register_numbering.h"
-#include "passes/cfg.h"
+#include "ir/strings.h"
 
-namespace ptxforge::passes {
+namespace ptxforge::ir {
 namespace {
-
-using ir::Instruction;
-using ir::Opcode;
-using ir::OpInfo;
-using ir::OpRule;
-using ir::Operand;
-using ir::OperandKind;
-using ir::ScalarType;
-
-bool IsIdentifier(std::string_view s) {
-  if (s.empty()) return false;
-  if (!(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
-  return std::all_of(s.begin(), s.end(),
-                     [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
-}
 
 std::string TypeList(ir::TypeMask mask) {
   std::vector<std::string_view> names;
@@ -47,6 +33,13 @@ bool HasSlot(const OpInfo& info, ir::ModSlot slot) {
 class Verifier {
  public:
   explicit Verifier(const ir::Kernel& k) : k_(k) {}
+
+  absl::Status RunWellFormed() const {
+    for (size_t i = 0; i < k_.body.size(); ++i) {
+      if (absl::Status s = CheckStructure(i); !s.ok()) return s;
+    }
+    return CheckLabels();
+  }
 
   absl::Status Run() {
     if (!IsIdentifier(k_.name)) return KernelError(StrCat("kernel name '", k_.name, "' is not a PTX identifier"));
@@ -206,7 +199,6 @@ class Verifier {
     switch (op.base) {
       case ir::AddressBase::kReg: {
         if (!k_.valid_reg(op.reg())) return Error(i, StrCat("operand ", n, ": the address register is not of this kernel"));
-        if (space == ir::StateSpace::kParam) return Error(i, "ld.param must address a param by name");
         ScalarType t = k_.type_of(op.reg());
         bool ok64 = ir::TypesCompatible(ScalarType::kU64, t);
         bool ok32 = ir::TypesCompatible(ScalarType::kU32, t) &&
@@ -227,19 +219,7 @@ class Verifier {
         }
         return absl::OkStatus();
       }
-      case ir::AddressBase::kParam:
-        if (op.id >= k_.params.size()) return Error(i, StrCat("operand ", n, " names param ", op.id, ", which does not exist"));
-        if (space != ir::StateSpace::kParam) return Error(i, "a param can only be read with ld.param");
-        if (inst.op != Opcode::kLd) return Error(i, "params are read-only");
-        {
-          const ir::Param& param = k_.params[op.id];
-          const int bytes = ir::TypeSize(inst.mods.type) * inst.mods.vec;
-          if (op.value != 0 || bytes != ir::TypeSize(param.type)) {
-            return Error(i, StrCat("ld.param reads ", bytes, " bytes at offset ", op.value, " of param '", param.name,
-                                   "', which is ", ir::TypeName(param.type), " (", ir::TypeSize(param.type),
-                                   " bytes); read a param whole, with its own size"));
-          }
-        }
+      case ir::AddressBase::kParam:  // checked by CheckShape
         return absl::OkStatus();
     }
     return absl::OkStatus();
@@ -424,29 +404,101 @@ class Verifier {
     return ExpectValue(i, 0, from, /*allow_imm=*/false);
   }
 
-  absl::Status CheckInstruction(size_t i) const {
+  // References exist; the operand counts and kinds are the opcode's.
+  absl::Status CheckStructure(size_t i) const {
     const Instruction& inst = k_.body[i];
-    if (static_cast<int>(inst.op) >= ir::kNumOpcodes) return KernelError(StrCat("instruction ", i, " has a bad opcode"));
+    if (static_cast<int>(inst.op) >= kNumOpcodes) return KernelError(StrCat("instruction ", i, " has a bad opcode"));
+    if (inst.guarded() && inst.op == Opcode::kLabel) return Error(i, "a label cannot be guarded");
+    if (std::optional<std::string> bad = FindBadReference(k_, inst)) return Error(i, *bad);
+    return CheckShape(i);
+  }
+
+  absl::Status CheckShape(size_t i) const {
+    const Instruction& inst = k_.body[i];
     const OpInfo& info = inst.info();
-    if (inst.guarded()) {
-      if (inst.op == Opcode::kLabel) return Error(i, "a label cannot be guarded");
-      if (!k_.valid_reg(inst.guard)) return Error(i, "the guard is not a register of this kernel");
-      if (k_.type_of(inst.guard) != ScalarType::kPred) return Error(i, StrCat("the guard is ", RegDesc(inst.guard), ", expected pred"));
+    const size_t nd = inst.dsts.size(), ns = inst.srcs.size();
+    bool address_first = false;  // the first source is the memory address
+    switch (info.rule) {
+      case OpRule::kLoad:
+      case OpRule::kStore: {
+        const int vec = inst.mods.vec;
+        if (vec != 1 && vec != 2 && vec != 4) return Error(i, StrCat("vector width ", vec, " is not 1, 2 or 4"));
+        const bool load = info.rule == OpRule::kLoad;
+        if (absl::Status s = load ? ExpectCount(i, vec, 1) : ExpectCount(i, 0, 1 + vec); !s.ok()) return s;
+        address_first = true;
+        break;
+      }
+      case OpRule::kAtom:
+      case OpRule::kRed: {
+        const bool atom = info.rule == OpRule::kAtom;
+        if (absl::Status s = ExpectCount(i, atom ? 1 : 0, atom && inst.mods.atom == AtomOp::kCas ? 3 : 2); !s.ok()) return s;
+        address_first = true;
+        break;
+      }
+      case OpRule::kSetp:
+        if (absl::Status s = ExpectCount(i, 1, inst.mods.bool_op != BoolOp::kNone ? 3 : 2); !s.ok()) return s;
+        break;
+      case OpRule::kShfl:
+        if (nd == 0 || nd > 2 || ns != 4) return Error(i, "shfl.sync takes 1 or 2 destinations and 4 sources");
+        break;
+      case OpRule::kBarrier:
+        if (nd != 0 || ns == 0 || ns > 2) return Error(i, "bar.sync takes a barrier id and optionally a thread count");
+        break;
+      case OpRule::kBranch:
+        if (absl::Status s = ExpectCount(i, 0, 1); !s.ok()) return s;
+        if (inst.srcs[0].kind != OperandKind::kLabel) return Error(i, "bra needs a label of this kernel");
+        break;
+      case OpRule::kLabelDef:
+        if (nd != 0 || ns != 1 || inst.srcs[0].kind != OperandKind::kLabel) {
+          return Error(i, "a label definition needs a label of this kernel");
+        }
+        break;
+      case OpRule::kRawPtx:
+        for (const Operand& op : inst.srcs) {
+          if (!op.is_reg()) return Error(i, "raw PTX inputs must be registers");
+        }
+        break;
+      default:
+        if (absl::Status s = ExpectCount(i, info.ndst, info.nsrc); !s.ok()) return s;
+        break;
     }
-    for (size_t d = 0; d < inst.dsts.size(); ++d) {
-      if (!k_.valid_reg(inst.dsts[d])) return Error(i, StrCat("operand ", d, " is not a register of this kernel"));
-    }
-    for (size_t s = 0; s < inst.srcs.size(); ++s) {
+    for (size_t s = 0; s < ns; ++s) {
       const Operand& op = inst.srcs[s];
-      if (op.reads_reg() && !k_.valid_reg(op.reg())) {
-        return Error(i, StrCat("operand ", inst.dsts.size() + s, " is not a register of this kernel"));
+      const bool want = address_first && s == 0;
+      if (want && !op.is_address()) {
+        return Error(i, StrCat("operand ", nd, " is ", OperandDesc(op), ", expected an address"));
       }
-      if (op.kind == OperandKind::kSpecial && op.id >= static_cast<uint32_t>(ir::kNumSpecialRegs)) {
-        return Error(i, "unknown special register");
+      if (!want && op.is_address()) {
+        return Error(i, StrCat("operand ", nd + s, " is an address, expected a register or immediate",
+                               address_first ? " (only the first source is an address)" : ""));
       }
-      if (op.kind == OperandKind::kSymbol && op.id >= k_.variables.size()) {
-        return Error(i, StrCat("operand ", inst.dsts.size() + s, " names variable ", op.id, ", which does not exist"));
-      }
+    }
+    if (!address_first) return absl::OkStatus();
+    // Params: read whole, by name, with ld.param.
+    const Operand& a = inst.srcs[0];
+    const StateSpace space = inst.mods.space;
+    if (a.base != AddressBase::kParam) {
+      if (space == StateSpace::kParam) return Error(i, "ld.param must address a param by name");
+      return absl::OkStatus();
+    }
+    if (space != StateSpace::kParam) return Error(i, "a param can only be read with ld.param");
+    if (inst.op != Opcode::kLd) return Error(i, "params are read-only");
+    const Param& param = k_.params[a.id];
+    const int bytes = TypeSize(inst.mods.type) * inst.mods.vec;
+    if (a.value != 0 || bytes != TypeSize(param.type)) {
+      return Error(i, StrCat("ld.param reads ", bytes, " bytes at offset ", a.value, " of param '", param.name,
+                             "', which is ", TypeName(param.type), " (", TypeSize(param.type),
+                             " bytes); read a param whole, with its own size"));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status CheckInstruction(size_t i) const {
+    if (absl::Status s = CheckStructure(i); !s.ok()) return s;
+    const Instruction& inst = k_.body[i];
+    const OpInfo& info = inst.info();
+    if (inst.guarded() && k_.type_of(inst.guard) != ScalarType::kPred) {
+      return Error(i, StrCat("the guard is ", RegDesc(inst.guard), ", expected pred"));
     }
     // Target.
     ir::TargetRequirement req = ir::RequirementOf(k_, inst);
@@ -463,7 +515,6 @@ class Verifier {
     const ScalarType t = inst.mods.type;
     switch (info.rule) {
       case OpRule::kMov: {
-        if (absl::Status s = ExpectCount(i, 1, 1); !s.ok()) return s;
         if (absl::Status s = ExpectDst(i, 0, t); !s.ok()) return s;
         const Operand& src = inst.srcs[0];
         if (src.kind == OperandKind::kSpecial) {
@@ -483,18 +534,15 @@ class Verifier {
         return ExpectValue(i, 0, t);
       }
       case OpRule::kUnary:
-        if (absl::Status s = ExpectCount(i, 1, 1); !s.ok()) return s;
         if (absl::Status s = ExpectDst(i, 0, t); !s.ok()) return s;
         return ExpectValue(i, 0, t);
       case OpRule::kBinary: {
-        if (absl::Status s = ExpectCount(i, 1, 2); !s.ok()) return s;
         ScalarType dt = inst.mods.mode == ir::Mode::kWide ? ir::WidenedType(t) : t;
         if (absl::Status s = ExpectDst(i, 0, dt); !s.ok()) return s;
         if (absl::Status s = ExpectValue(i, 0, t); !s.ok()) return s;
         return ExpectValue(i, 1, t);
       }
       case OpRule::kTernary: {
-        if (absl::Status s = ExpectCount(i, 1, 3); !s.ok()) return s;
         ScalarType wt = inst.mods.mode == ir::Mode::kWide ? ir::WidenedType(t) : t;
         if (absl::Status s = ExpectDst(i, 0, wt); !s.ok()) return s;
         if (absl::Status s = ExpectValue(i, 0, t); !s.ok()) return s;
@@ -502,23 +550,19 @@ class Verifier {
         return ExpectValue(i, 2, wt);
       }
       case OpRule::kShift:
-        if (absl::Status s = ExpectCount(i, 1, 2); !s.ok()) return s;
         if (absl::Status s = ExpectDst(i, 0, t); !s.ok()) return s;
         if (absl::Status s = ExpectValue(i, 0, t); !s.ok()) return s;
         return ExpectValue(i, 1, ScalarType::kU32);
       case OpRule::kCount:
-        if (absl::Status s = ExpectCount(i, 1, 1); !s.ok()) return s;
         if (absl::Status s = ExpectDst(i, 0, ScalarType::kU32); !s.ok()) return s;
         return ExpectValue(i, 0, t);
       case OpRule::kBfe:
-        if (absl::Status s = ExpectCount(i, 1, 3); !s.ok()) return s;
         if (absl::Status s = ExpectDst(i, 0, t); !s.ok()) return s;
         if (absl::Status s = ExpectValue(i, 0, t); !s.ok()) return s;
         if (absl::Status s = ExpectValue(i, 1, ScalarType::kU32); !s.ok()) return s;
         if (absl::Status s = ExpectValue(i, 2, ScalarType::kU32); !s.ok()) return s;
         return ExpectFieldBounds(i, 1);
       case OpRule::kBfi:
-        if (absl::Status s = ExpectCount(i, 1, 4); !s.ok()) return s;
         if (absl::Status s = ExpectDst(i, 0, t); !s.ok()) return s;
         if (absl::Status s = ExpectValue(i, 0, t); !s.ok()) return s;
         if (absl::Status s = ExpectValue(i, 1, t); !s.ok()) return s;
@@ -527,7 +571,6 @@ class Verifier {
         return ExpectFieldBounds(i, 2);
       case OpRule::kSetp: {
         bool combine = inst.mods.bool_op != ir::BoolOp::kNone;
-        if (absl::Status s = ExpectCount(i, 1, combine ? 3 : 2); !s.ok()) return s;
         if (inst.mods.cmp == ir::CmpOp::kNone) return Error(i, "setp needs a comparison");
         if (!ir::CmpAllowsType(inst.mods.cmp, t)) {
           return Error(i, StrCat("comparison .", ir::CmpOpName(inst.mods.cmp), " does not apply to ",
@@ -540,14 +583,12 @@ class Verifier {
         return absl::OkStatus();
       }
       case OpRule::kSelp:
-        if (absl::Status s = ExpectCount(i, 1, 3); !s.ok()) return s;
         if (absl::Status s = ExpectDst(i, 0, t); !s.ok()) return s;
         if (absl::Status s = ExpectValue(i, 0, t); !s.ok()) return s;
         if (absl::Status s = ExpectValue(i, 1, t); !s.ok()) return s;
         return ExpectValue(i, 2, ScalarType::kPred, false);
       case OpRule::kCvt: return CheckCvt(i);
       case OpRule::kCvta: {
-        if (absl::Status s = ExpectCount(i, 1, 1); !s.ok()) return s;
         ir::StateSpace sp = inst.mods.space;
         if (sp != ir::StateSpace::kGlobal && sp != ir::StateSpace::kShared && sp != ir::StateSpace::kLocal &&
             sp != ir::StateSpace::kConst && sp != ir::StateSpace::kParam) {
@@ -569,8 +610,6 @@ class Verifier {
       case OpRule::kStore: {
         bool load = info.rule == OpRule::kLoad;
         int vec = inst.mods.vec;
-        if (vec != 1 && vec != 2 && vec != 4) return Error(i, StrCat("vector width ", vec, " is not 1, 2 or 4"));
-        if (absl::Status s = load ? ExpectCount(i, vec, 1) : ExpectCount(i, 0, 1 + vec); !s.ok()) return s;
         ir::StateSpace sp = inst.mods.space;
         if (!load && sp == ir::StateSpace::kParam) return Error(i, "params are read-only");
         if (!load && sp == ir::StateSpace::kConst) return Error(i, "const memory is read-only");
@@ -616,7 +655,6 @@ class Verifier {
         if (!atom && (inst.mods.sem == ir::MemSem::kAcquire || inst.mods.sem == ir::MemSem::kAcqRel)) {
           return Error(i, StrCat("red has no .", ir::MemSemName(inst.mods.sem), " (only .relaxed and .release)"));
         }
-        if (absl::Status s = ExpectCount(i, atom ? 1 : 0, srcs); !s.ok()) return s;
         if (!ir::AtomOpAllowsType(op, t)) {
           return Error(i, StrCat(".", ir::AtomOpName(op), " does not apply to ", ir::TypeName(t)));
         }
@@ -638,15 +676,10 @@ class Verifier {
         return absl::OkStatus();
       }
       case OpRule::kBranch:
-        if (absl::Status s = ExpectCount(i, 0, 1); !s.ok()) return s;
-        if (inst.srcs[0].kind != OperandKind::kLabel || inst.srcs[0].id >= k_.labels.size()) {
-          return Error(i, "bra needs a label of this kernel");
-        }
-        return absl::OkStatus();
+      case OpRule::kLabelDef:
+      case OpRule::kRawPtx:
+        return absl::OkStatus();  // CheckShape checked all there is
       case OpRule::kBarrier:
-        if (inst.dsts.size() != 0 || inst.srcs.empty() || inst.srcs.size() > 2) {
-          return Error(i, "bar.sync takes a barrier id and optionally a thread count");
-        }
         for (size_t s = 0; s < inst.srcs.size(); ++s) {
           if (absl::Status st = ExpectValue(i, s, ScalarType::kU32); !st.ok()) return st;
         }
@@ -656,9 +689,6 @@ class Verifier {
         }
         return absl::OkStatus();
       case OpRule::kShfl: {
-        if (inst.dsts.empty() || inst.dsts.size() > 2 || inst.srcs.size() != 4) {
-          return Error(i, "shfl.sync takes 1 or 2 destinations and 4 sources");
-        }
         if (inst.mods.shfl == ir::ShflMode::kNone) return Error(i, "shfl.sync needs a mode (up, down, bfly, idx)");
         if (absl::Status s = ExpectDst(i, 0, t); !s.ok()) return s;
         if (inst.dsts.size() == 2) {
@@ -671,7 +701,6 @@ class Verifier {
         return absl::OkStatus();
       }
       case OpRule::kVote: {
-        if (absl::Status s = ExpectCount(i, 1, 2); !s.ok()) return s;
         ir::VoteMode v = inst.mods.vote;
         if (v == ir::VoteMode::kNone) return Error(i, "vote.sync needs a mode (all, any, uni, ballot)");
         if ((v == ir::VoteMode::kBallot) != (t == ScalarType::kB32)) {
@@ -682,22 +711,9 @@ class Verifier {
         return ExpectValue(i, 1, ScalarType::kU32);
       }
       case OpRule::kNullary:
-        if (absl::Status s = ExpectCount(i, 1, 0); !s.ok()) return s;
         return ExpectDst(i, 0, t);
       case OpRule::kNoOperands:
-        if (absl::Status s = ExpectCount(i, 0, 0); !s.ok()) return s;
         if (inst.op == Opcode::kMembar && inst.mods.scope == ir::Scope::kNone) return Error(i, "membar needs a level (cta, gl, sys)");
-        return absl::OkStatus();
-      case OpRule::kLabelDef:
-        if (inst.srcs.size() != 1 || inst.srcs[0].kind != OperandKind::kLabel || inst.srcs[0].id >= k_.labels.size()) {
-          return Error(i, "a label definition needs a label of this kernel");
-        }
-        return absl::OkStatus();
-      case OpRule::kRawPtx:
-        if (inst.raw_index >= k_.raw_ptx.size()) return Error(i, "raw PTX block does not exist");
-        for (size_t s = 0; s < inst.srcs.size(); ++s) {
-          if (!inst.srcs[s].is_reg()) return Error(i, "raw PTX inputs must be registers");
-        }
         return absl::OkStatus();
     }
     return absl::OkStatus();
@@ -810,6 +826,44 @@ class Verifier {
 
 }  // namespace
 
+bool IsIdentifier(std::string_view s) {
+  if (s.empty() || s.size() > 200) return false;
+  if (!(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
+  return std::all_of(s.begin(), s.end(),
+                     [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+}
+
+std::optional<std::string> FindBadReference(const Kernel& kernel, const Instruction& inst) {
+  if (inst.guard.valid() && !kernel.valid_reg(inst.guard)) return "the guard is not a register of this kernel";
+  for (size_t d = 0; d < inst.dsts.size(); ++d) {
+    if (!kernel.valid_reg(inst.dsts[d])) return StrCat("operand ", d, " is not a register of this kernel");
+  }
+  for (size_t s = 0; s < inst.srcs.size(); ++s) {
+    const Operand& op = inst.srcs[s];
+    const size_t n = inst.dsts.size() + s;
+    const bool addr = op.kind == OperandKind::kAddress;
+    if (op.reads_reg() && !kernel.valid_reg(op.reg())) return StrCat("operand ", n, " is not a register of this kernel");
+    if ((op.kind == OperandKind::kSymbol || (addr && op.base == AddressBase::kSymbol)) &&
+        op.id >= kernel.variables.size()) {
+      return StrCat("operand ", n, " names variable ", op.id, ", which does not exist");
+    }
+    if (addr && op.base == AddressBase::kParam && op.id >= kernel.params.size()) {
+      return StrCat("operand ", n, " names param ", op.id, ", which does not exist");
+    }
+    if (op.kind == OperandKind::kLabel && op.id >= kernel.labels.size()) {
+      return StrCat("operand ", n, " names label ", op.id, ", which does not exist");
+    }
+    if (op.kind == OperandKind::kSpecial && op.id >= static_cast<uint32_t>(kNumSpecialRegs)) {
+      return "unknown special register";
+    }
+    if (op.kind == OperandKind::kNone) return StrCat("operand ", n, " is empty");
+  }
+  if (inst.op == Opcode::kRaw && inst.raw_index >= kernel.raw_ptx.size()) return "raw PTX block does not exist";
+  return std::nullopt;
+}
+
+absl::Status CheckWellFormed(const Kernel& kernel) { return Verifier(kernel).RunWellFormed(); }
+
 absl::Status VerifyKernel(const ir::Kernel& kernel) { return Verifier(kernel).Run(); }
 
 absl::Status VerifyModule(const ir::Module& module) {
@@ -839,4 +893,4 @@ absl::Status VerifyModule(const ir::Module& module) {
   return absl::OkStatus();
 }
 
-}  // namespace ptxforge::passes
+}  // namespace ptxforge::ir

@@ -1,6 +1,6 @@
 // Basic blocks and edges of a kernel body, and a small bit set for dataflow.
-#ifndef PTXFORGE_PASSES_CFG_H_
-#define PTXFORGE_PASSES_CFG_H_
+#ifndef PTXFORGE_IR_CFG_H_
+#define PTXFORGE_IR_CFG_H_
 
 #include <cstdint>
 #include <vector>
@@ -8,7 +8,7 @@
 #include "absl/container/inlined_vector.h"
 #include "ir/kernel.h"
 
-namespace ptxforge::passes {
+namespace ptxforge::ir {
 
 // A dense set of small integers (register ids).
 class BitSet {
@@ -53,9 +53,9 @@ struct Cfg {
   std::vector<BasicBlock> blocks;
   std::vector<uint32_t> block_of_label;  // by label id; UINT32_MAX if unbound
 
-  static Cfg Build(const ir::Kernel& kernel);
+  static Cfg Build(const Kernel& kernel);
 };
 
-}  // namespace ptxforge::passes
+}  // namespace ptxforge::ir
 
-#endif  // PTXFORGE_PASSES_CFG_H_
+#endif  // PTXFORGE_IR_CFG_H_
