@@ -82,6 +82,15 @@ absl::StatusOr<Target> ParseTarget(std::string_view name) {
       StrCat("unknown target '", name, "'; supported targets: ", SupportedTargetList()));
 }
 
+uint32_t MaxSharedBytesPerBlock(Target t) {
+  switch (GetTargetInfo(t).sm) {
+    case 75: return 64 * 1024;
+    case 80: case 87: return 163 * 1024;
+    case 90: case 100: return 227 * 1024;
+    default: return 99 * 1024;  // sm_86, sm_89, sm_120
+  }
+}
+
 bool TargetSatisfies(Target t, const TargetRequirement& req) {
   const TargetInfo& info = GetTargetInfo(t);
   if (req.arch_specific) return info.arch_specific && info.sm == req.sm;

@@ -48,6 +48,10 @@ inline std::string_view TargetName(Target t) { return GetTargetInfo(t).name; }
 absl::StatusOr<Target> ParseTarget(std::string_view name);
 // "sm_75, sm_80, ..." for messages.
 std::string SupportedTargetList();
+// The most shared memory one block may use on the target (static plus
+// dynamic, with the driver's opt-in above 48 KiB): sm_75 64 KiB, sm_80/87
+// 163 KiB, sm_86/89/120 99 KiB, sm_90/100 227 KiB.
+uint32_t MaxSharedBytesPerBlock(Target t);
 
 // A requirement on the target: at least `sm`, and (when arch_specific) an "a"
 // target of exactly that SM.

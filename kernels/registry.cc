@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 
+#include "kernels/attention.h"
 #include "kernels/nf4_gemm.h"
 #include "kernels/reduce.h"
 #include "kernels/vector_add.h"
@@ -30,10 +31,11 @@ struct Families {
   std::vector<const KernelFamily*> list;
   Families() {
     static const VectorAddFamily vector_add;
+    static const AttentionFamily attention;
     static const ReduceSumFamily reduce_sum;
     static const Nf4GemmFamily nf4_gemm;
     static const Nf4GemmTransposeFamily nf4_gemm_transpose;
-    list = {&vector_add, &reduce_sum, &nf4_gemm, &nf4_gemm_transpose};
+    list = {&vector_add, &reduce_sum, &nf4_gemm, &nf4_gemm_transpose, &attention};
     std::sort(list.begin(), list.end(), [](const KernelFamily* a, const KernelFamily* b) { return a->name() < b->name(); });
   }
 };
