@@ -11,6 +11,7 @@
 #include "builder/kernel_builder.h"
 #include "ir/strings.h"
 #include "ir/target.h"
+#include "kernels/kernel_math.h"
 
 namespace ptxforge::kernels {
 namespace {
@@ -19,30 +20,10 @@ using ir::StateSpace;
 
 constexpr std::array kTypes = {ir::ScalarType::kF32, ir::ScalarType::kF64, ir::ScalarType::kF16,
                                ir::ScalarType::kBF16};
-constexpr double kLog2E = 1.4426950408889634;
-constexpr double kLn2 = 0.6931471805599453;
 constexpr uint32_t kMaxDimsPerThread = 16;
 
 bool PowerOfTwoUpTo(uint32_t v, uint32_t max) { return v >= 1 && v <= max && std::has_single_bit(v); }
 uint32_t Log2(uint32_t v) { return static_cast<uint32_t>(std::countr_zero(v)); }
-
-// 2^x in the accumulation type: ex2.approx for f32; for f64 (PTX has no f64
-// ex2) a range reduction to t = (x - round(x)) * ln 2 and e^t by its Taylor
-// series to t^13 / 13! (truncation below 1e-17 for |t| <= ln 2 / 2). x is
-// clamped to -1022, which is 0 next to the softmax sum's 1.
-Value<F32> Exp2(KernelBuilder& b, Value<F32> x) { return b.Ex2(x); }
-Value<F64> Exp2(KernelBuilder& b, Value<F64> x) {
-  Value<F64> xc = b.Max(x, -1022.0);
-  Value<S32> n = b.Cvt<S32>(xc, CvtOpts{.rounding = ir::Rounding::kRni});
-  Value<F64> t = b.Mul(b.Sub(xc, b.Cvt<F64>(n)), kLn2);
-  double coeff[14];
-  coeff[0] = 1;
-  for (int k = 1; k < 14; ++k) coeff[k] = coeff[k - 1] / k;
-  Value<F64> poly = b.Const<F64>(coeff[13]);
-  for (int k = 12; k >= 0; --k) poly = b.Fma(poly, t, coeff[k]);
-  Value<S64> exponent = b.Shl(b.Cvt<S64>(b.Add(n, 1023)), 52u);
-  return b.Mul(poly, b.Bitcast<F64>(exponent));
-}
 
 // x from the lane (laneid ^ lane_mask) of the member mask.
 Value<F32> ShflXor(KernelBuilder& b, Value<F32> x, uint32_t lane_mask, uint32_t members) {
