@@ -5,6 +5,7 @@
 #include <array>
 
 #include "kernels/attention.h"
+#include "kernels/moe.h"
 #include "kernels/nf4_gemm.h"
 #include "kernels/reduce.h"
 #include "kernels/vector_add.h"
@@ -32,10 +33,15 @@ struct Families {
   Families() {
     static const VectorAddFamily vector_add;
     static const AttentionFamily attention;
+    static const MoeFamily<MoeStage::kTopkGating> moe_topk_gating;
+    static const MoeFamily<MoeStage::kPermute> moe_permute;
+    static const MoeFamily<MoeStage::kExpertGemm> moe_expert_gemm;
+    static const MoeFamily<MoeStage::kUnpermute> moe_unpermute;
     static const ReduceSumFamily reduce_sum;
     static const Nf4GemmFamily nf4_gemm;
     static const Nf4GemmTransposeFamily nf4_gemm_transpose;
-    list = {&vector_add, &reduce_sum, &nf4_gemm, &nf4_gemm_transpose, &attention};
+    list = {&vector_add, &reduce_sum, &nf4_gemm, &nf4_gemm_transpose, &attention,
+            &moe_topk_gating, &moe_permute, &moe_expert_gemm, &moe_unpermute};
     std::sort(list.begin(), list.end(), [](const KernelFamily* a, const KernelFamily* b) { return a->name() < b->name(); });
   }
 };
