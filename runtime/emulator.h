@@ -49,6 +49,13 @@ struct EmulatorOptions {
   // A thread that executes more instructions than this stops the launch
   // (an infinite loop, most likely).
   uint64_t max_instructions_per_thread = uint64_t{1} << 30;
+  // Nonzero: run a launch's blocks, and the warps of each block between
+  // barriers and warp collectives, in a pseudo-random order drawn from this
+  // seed (on one host thread), to flush out results that depend on the
+  // scheduling order (atomics handing out slots, races between warps). The
+  // same seed gives the same order on every platform. 0: blocks in index
+  // order, warps in order. Grids of more than 2^24 blocks are refused.
+  uint64_t schedule_seed = 0;
 };
 
 // Work done by one launch, summed over all threads.

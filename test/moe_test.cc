@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 #include <random>
+#include <tuple>
 
 #include "ir/strings.h"
 #include "kernels/moe.h"
@@ -127,6 +128,23 @@ TEST_CASE("the MoE layer matches the reference layer") {
   CheckLayer({.num_experts = 4, .top_k = 2, .capacity_factor = 4}, 40, /*logit_levels=*/2);  // tied logits
   CheckLayer({.num_experts = 4, .top_k = 2}, 40, 2, true);
   CheckLayer({.num_experts = 4, .top_k = 2, .capacity_factor = 0.5}, 40, 2, true);
+}
+
+TEST_CASE("the MoE layer output is bit-identical under every block and warp order") {
+  // Drops and ties: which assignments are kept must not depend on the order.
+  for (auto [c, tokens, levels] : {std::tuple{MoeConfig{.capacity_factor = 0.5}, 300u, 0u},
+                                   std::tuple{MoeConfig{.num_experts = 4, .top_k = 2, .capacity_factor = 0.6}, 90u, 2u},
+                                   std::tuple{MoeConfig{.type = ir::ScalarType::kF16, .top_k = 3}, 40u, 0u}}) {
+    INFO("type " << ir::TypeName(c.type) << " tokens " << tokens);
+    LayerData d = MakeLayerData(c, tokens, levels, 3);
+    auto in_order = runtime::MakeEmulator();
+    const std::vector<uint8_t> expected = RunLayer(*in_order, c, tokens, d);
+    for (uint64_t seed : {1, 2, 3, 4}) {
+      INFO("schedule_seed " << seed);
+      auto shuffled = runtime::MakeEmulator({.schedule_seed = seed});
+      CHECK(RunLayer(*shuffled, c, tokens, d) == expected);
+    }
+  }
 }
 
 TEST_CASE("gating ties go to the lower index and the weights split evenly") {

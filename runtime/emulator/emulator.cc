@@ -40,6 +40,21 @@ class EmulatedKernel : public LoadedKernel {
 
 std::string Hex64(uint64_t v) { return StrCat("0x", Hex{v}); }
 
+// splitmix64: the generator behind EmulatorOptions::schedule_seed (the same
+// sequence everywhere, unlike std::shuffle's distributions).
+uint64_t NextRandom(uint64_t& state) {
+  uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+// Fisher-Yates with NextRandom (the modulo bias is irrelevant here).
+template <typename T>
+void Shuffle(std::vector<T>& v, uint64_t& state) {
+  for (size_t i = v.size(); i > 1; --i) std::swap(v[i - 1], v[NextRandom(state) % i]);
+}
+
 }  // namespace
 
 // ---- counters
@@ -341,18 +356,25 @@ bool ReleaseBarriers(Block& b) {
 
 void RunBlock(Block& b) {
   const Program& p = *b.program;
+  const uint32_t nt = static_cast<uint32_t>(b.threads.size());
+  b.warp_order.resize((nt + 31) / 32);
+  for (uint32_t w = 0; w < b.warp_order.size(); ++w) b.warp_order[w] = w;
   for (;;) {
+    if (b.order_state != 0) Shuffle(b.warp_order, b.order_state);
     bool all_exited = true;
-    for (Thread& t : b.threads) {
-      if (t.state == ThreadState::kRunning) {
-        if (p.check_init) {
-          RunThread<true>(b, t);
-        } else {
-          RunThread<false>(b, t);
+    for (uint32_t w : b.warp_order) {
+      for (uint32_t i = w * 32; i < std::min(nt, w * 32 + 32); ++i) {
+        Thread& t = b.threads[i];
+        if (t.state == ThreadState::kRunning) {
+          if (p.check_init) {
+            RunThread<true>(b, t);
+          } else {
+            RunThread<false>(b, t);
+          }
+          if (!b.error.ok()) return;
         }
-        if (!b.error.ok()) return;
+        all_exited &= t.state == ThreadState::kExited;
       }
-      all_exited &= t.state == ThreadState::kExited;
     }
     if (all_exited) return;
     bool progressed = ReleaseWarps(b);
@@ -480,6 +502,19 @@ absl::Status Emulator::DoLaunch(LoadedKernel& loaded, const LaunchConfig& config
   int workers = options_.worker_threads;
   if (workers <= 0) workers = static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 8u));
   if (p.has_global_atomics) workers = 1;  // block order decides atomic results: keep it fixed
+  // With a schedule seed: one host thread, blocks in a shuffled order.
+  std::vector<uint32_t> block_order;
+  const uint64_t seed = options_.schedule_seed;
+  if (seed != 0) {
+    if (num_blocks > (uint64_t{1} << 24)) {
+      return absl::InvalidArgumentError(StrCat("kernel ", p.kernel.name, ": schedule_seed shuffles at most 2^24 blocks, the grid has ", num_blocks));
+    }
+    workers = 1;
+    block_order.resize(num_blocks);
+    for (uint32_t i = 0; i < num_blocks; ++i) block_order[i] = i;
+    uint64_t state = seed;
+    Shuffle(block_order, state);
+  }
   workers = static_cast<int>(std::min<uint64_t>(workers, num_blocks));
 
   std::atomic<uint64_t> next_block{0};
@@ -502,9 +537,11 @@ absl::Status Emulator::DoLaunch(LoadedKernel& loaded, const LaunchConfig& config
     for (;;) {
       uint64_t block = next_block.fetch_add(1);
       if (block >= num_blocks || block >= stop_at.load()) break;
-      b.ctaid[0] = static_cast<uint32_t>(block % config.grid.x);
-      b.ctaid[1] = static_cast<uint32_t>(block / config.grid.x % config.grid.y);
-      b.ctaid[2] = static_cast<uint32_t>(block / (uint64_t{config.grid.x} * config.grid.y));
+      const uint64_t id = block_order.empty() ? block : block_order[block];
+      b.ctaid[0] = static_cast<uint32_t>(id % config.grid.x);
+      b.ctaid[1] = static_cast<uint32_t>(id / config.grid.x % config.grid.y);
+      b.ctaid[2] = static_cast<uint32_t>(id / (uint64_t{config.grid.x} * config.grid.y));
+      b.order_state = seed == 0 ? 0 : (seed ^ (id * 0xD6E8FEB86659FD93ull)) | 1;
       // Shared memory starts as 0xFF bytes (NaN for floats), so a kernel
       // that reads shared memory it never wrote gets obviously wrong numbers.
       std::fill(b.shared.begin(), b.shared.end(), 0xFF);

@@ -134,6 +134,10 @@ struct Block {
   EmulatorCounters counters;
   absl::Status error;
   size_t global_hint = 0;  // index of the last allocation hit
+  // The order warps run in each scheduling round; shuffled in every round
+  // when order_state is nonzero (EmulatorOptions::schedule_seed).
+  std::vector<uint32_t> warp_order;
+  uint64_t order_state = 0;
 
   // Records the first error of the block; returns Action::kError.
   Action Fail(const Thread& t, const DInst& d, std::string message);
