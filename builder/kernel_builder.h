@@ -85,6 +85,9 @@ class KernelBuilder {
   // The kernel being built (read-only), e.g. to print it before Finish().
   const ir::Kernel& kernel() const { return kernel_; }
   ir::Target target() const { return kernel_.target; }
+  // Records an error (the first one sticks) naming `loc`: for helpers built
+  // on the builder (builder/math.h, builder/collectives.h ...).
+  void ReportError(std::string message, Loc loc = Loc::current()) { Fail(loc, std::move(message)); }
 
   // ---- declarations
   // Declares a `.param` and loads it (`ld.param`) at the current point.
@@ -420,7 +423,18 @@ class KernelBuilder {
     ir::Operand op = ir::Operand::FromReg(v.reg);
     StoreOps(space, T::kType, addr, o, std::span<const ir::Operand>(&op, 1), loc);
   }
-  // Stores an immediate (materialised in a register first).
+  // Stores an immediate of type T (materialised in a register first):
+  // b.Store<F32>(space, addr, 1.0f).
+  template <ScalarTag T>
+  void Store(ir::StateSpace space, Address addr, std::type_identity_t<typename T::CType> c, MemOpts o = {},
+             Loc loc = Loc::current()) {
+    Store(space, addr, Const<T>(c, loc), o, loc);
+  }
+  // An immediate without its type does not compile: write b.Store<F32>(space, addr, 1.0f).
+  template <typename C>
+    requires std::is_arithmetic_v<C>
+  void Store(ir::StateSpace space, Address addr, C c, MemOpts o = {}, Loc loc = Loc::current()) = delete;
+  // The same as Store<T>(space, addr, c).
   template <ScalarTag T>
   void StoreImm(ir::StateSpace space, Address addr, typename T::CType c, MemOpts o = {}, Loc loc = Loc::current()) {
     Store(space, addr, Const<T>(c, loc), o, loc);

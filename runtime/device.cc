@@ -29,6 +29,16 @@ absl::Status CheckArgs(const LoadedKernel& kernel, std::span<const KernelArg> ar
       return absl::InvalidArgumentError(StrCat("kernel ", kernel.name(), ": param ", i, " '", p.name, "' is ",
                                                describe(p.type, false), ", got ", describe(a.type, a.is_address)));
     }
+    // A negative int given for a u32 count would become a huge count.
+    if (!a.is_address && ir::IsInteger(p.type) && ir::IsInteger(a.type) && !ir::IsBits(p.type) &&
+        !ir::IsBits(a.type) && ir::IsSigned(p.type) != ir::IsSigned(a.type)) {
+      const bool want_signed = ir::IsSigned(p.type);
+      return absl::InvalidArgumentError(
+          StrCat("kernel ", kernel.name(), ": param ", i, " '", p.name, "' is ", ir::TypeName(p.type),
+                 want_signed ? " (signed), got " : " (unsigned), got ", ir::TypeName(a.type),
+                 want_signed ? " (an unsigned C++ integer); pass an int" : " (a signed C++ integer); pass a uint",
+                 ir::TypeBits(p.type), "_t"));
+    }
   }
   return absl::OkStatus();
 }

@@ -8,7 +8,9 @@
 //   c->CopyTo(host_c);
 //
 // Arguments are checked against the kernel's params (count, size, type);
-// a mismatch is an error naming the param.
+// a mismatch is an error naming the param. Integers must match in
+// signedness too: an int for a u32 param is an error (a negative count
+// would become a huge one); pass a uint32_t.
 #ifndef PTXFORGE_RUNTIME_DEVICE_H_
 #define PTXFORGE_RUNTIME_DEVICE_H_
 

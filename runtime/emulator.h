@@ -56,6 +56,14 @@ struct EmulatorOptions {
   // same seed gives the same order on every platform. 0: blocks in index
   // order, warps in order. Grids of more than 2^24 blocks are refused.
   uint64_t schedule_seed = 0;
+  // Return the f32 approximations (ex2, lg2, sin, cos, tanh, rsqrt; sqrt,
+  // rcp and div with .approx; div.full) with the worst error the PTX ISA
+  // documents for each (ex2 2 ulp, lg2 absolute 2^-22, sin/cos absolute
+  // 2^-20.5, tanh relative 2^-10.987, rsqrt relative 2^-22.9, sqrt relative
+  // 2^-23, rcp 1 ulp, div 2 ulp), added or subtracted as a hash of the input
+  // bits says: deterministic, and a kernel's tolerance tested against it
+  // holds on hardware. Off: they are exact (correctly rounded).
+  bool approx_worst_error = false;
 };
 
 // Work done by one launch, summed over all threads.

@@ -50,7 +50,7 @@ std::string Program::SourceLoc(uint32_t index) const {
   return index < kernel.body.size() ? ir::FormatLoc(kernel.body[index].loc) : std::string();
 }
 
-absl::StatusOr<Program> Decode(const ir::Kernel& kernel, bool check_init) {
+absl::StatusOr<Program> Decode(const ir::Kernel& kernel, bool check_init, bool approx_worst_error) {
   if (absl::Status s = CheckSupported(kernel); !s.ok()) return s;
   Program p;
   p.kernel = kernel;
@@ -159,7 +159,8 @@ absl::StatusOr<Program> Decode(const ir::Kernel& kernel, bool check_init) {
       case ir::Opcode::kActiveMask: d.collective = Collective::kActiveMask; break;
       default: break;
     }
-    Handler h = SelectArith(inst);
+    Handler h = approx_worst_error ? SelectApproxWorst(inst, d) : nullptr;
+    if (h == nullptr) h = SelectArith(inst);
     if (h == nullptr) h = SelectConvert(inst);
     if (h == nullptr) h = SelectMemory(inst);
     if (h == nullptr) h = SelectControl(inst);

@@ -457,7 +457,7 @@ absl::StatusOr<std::unique_ptr<LoadedKernel>> Emulator::Load(const ir::Kernel& k
   // on; reads of unwritten registers are then caught as the kernel runs.
   absl::Status checked = options_.verify ? ir::VerifyKernel(kernel) : ir::CheckWellFormed(kernel);
   if (!checked.ok()) return checked;
-  absl::StatusOr<Program> program = emu::Decode(kernel, /*check_init=*/!options_.verify);
+  absl::StatusOr<Program> program = emu::Decode(kernel, /*check_init=*/!options_.verify, options_.approx_worst_error);
   if (!program.ok()) return program.status();
   return std::unique_ptr<LoadedKernel>(new EmulatedKernel(kernel, std::move(*program), this));
 }

@@ -99,8 +99,9 @@ struct Program {
 };
 
 // Decodes a kernel that ir::CheckWellFormed accepted. Fails on what the
-// emulator cannot run (raw PTX, const memory).
-absl::StatusOr<Program> Decode(const ir::Kernel& kernel, bool check_init);
+// emulator cannot run (raw PTX, const memory). approx_worst_error: see
+// EmulatorOptions.
+absl::StatusOr<Program> Decode(const ir::Kernel& kernel, bool check_init, bool approx_worst_error = false);
 
 // Global memory during a launch: a sorted table of allocations.
 struct GlobalRange {
@@ -164,6 +165,9 @@ Handler SelectArith(const ir::Instruction& inst);
 Handler SelectConvert(const ir::Instruction& inst);
 Handler SelectMemory(const ir::Instruction& inst);
 Handler SelectControl(const ir::Instruction& inst);
+// f32 approximations at their documented worst error (ops_approx.cc); null
+// for other instructions.
+Handler SelectApproxWorst(const ir::Instruction& inst, DInst& d);
 
 // The scheduler's part of warp collectives: lanes[i] waits at insts[i]
 // (shfl.sync and vote.sync lanes may wait at different instructions with

@@ -1,0 +1,3 @@
+# Issue 10: the builder's authoring helpers and math functions.
+ptxforge_add_test(helpers_test SOURCES helpers_test.cc)
+ptxforge_add_test(math_test SOURCES math_test.cc)
