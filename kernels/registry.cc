@@ -5,6 +5,7 @@
 #include <array>
 
 #include "kernels/attention.h"
+#include "kernels/lstm.h"
 #include "kernels/moe.h"
 #include "kernels/nf4_gemm.h"
 #include "kernels/reduce.h"
@@ -40,8 +41,9 @@ struct Families {
     static const ReduceSumFamily reduce_sum;
     static const Nf4GemmFamily nf4_gemm;
     static const Nf4GemmTransposeFamily nf4_gemm_transpose;
+    static const LstmCellFamily lstm_cell;
     list = {&vector_add, &reduce_sum, &nf4_gemm, &nf4_gemm_transpose, &attention,
-            &moe_topk_gating, &moe_permute, &moe_expert_gemm, &moe_unpermute};
+            &moe_topk_gating, &moe_permute, &moe_expert_gemm, &moe_unpermute, &lstm_cell};
     std::sort(list.begin(), list.end(), [](const KernelFamily* a, const KernelFamily* b) { return a->name() < b->name(); });
   }
 };
