@@ -7,6 +7,7 @@
 
 #include "builder/kernel_builder.h"
 #include "ir/strings.h"
+#include "kernels/accumulate.h"
 
 namespace ptxforge::kernels {
 namespace {
@@ -172,7 +173,7 @@ void BuildGemm(KernelBuilder& b, const Nf4GemmSpec& s) {
       for (uint32_t i = 0; i < tm; ++i) av.push_back(b.Load<F32>(kShared, Address(a_read, int64_t{4} * (kk * sa + 16 * i))));
       for (uint32_t j = 0; j < tn; ++j) bv.push_back(b.Load<F32>(kShared, Address(b_read, int64_t{4} * (kk * sb + 16 * j))));
       for (uint32_t i = 0; i < tm; ++i) {
-        for (uint32_t j = 0; j < tn; ++j) b.Assign(acc[i * tn + j], b.Fma(av[i], bv[j], acc[i * tn + j]));
+        for (uint32_t j = 0; j < tn; ++j) FmaInto(b, acc[i * tn + j], av[i], bv[j]);
       }
     }
     b.BarSync();
@@ -250,8 +251,7 @@ void BuildGemmTranspose(KernelBuilder& b, const Nf4GemmTransposeSpec& s) {
   Value<U32> a_store_row = b.Mul(a_nn, sa);
   Value<U32> a_store_index = b.Add(a_store_row, a_mm);
   Value<U32> a_store = b.Name(b.Mad(a_store_index, 4u, a_base), "a_store");
-  std::vector<Var<F32>> a_val;
-  for (uint32_t i = 0; i < a_split.per_thread; ++i) a_val.push_back(b.Mutable<F32>(0.0f, "a_val"));
+  Value<F32> zero = b.Const<F32>(0.0f);
 
   // B: items t = tid + 256i are (column t / 8, word t % 8): 8 threads read
   // one column's 32 contiguous bytes of block kb.
@@ -279,14 +279,19 @@ void BuildGemmTranspose(KernelBuilder& b, const Nf4GemmTransposeSpec& s) {
     Value<U32> a_n = b.Add(n_base, a_nn);
     Value<Pred> a_in = b.Lt(a_n, n);
     MaybeGuarded(b, a_split.guard, tid, s.tile_m * chunk, [&] {
-      for (uint32_t i = 0; i < a_split.per_thread; ++i) b.Assign(a_val[i], 0.0f);
-      b.If(a_in, [&] {
-        for (uint32_t i = 0; i < a_split.per_thread; ++i) b.Assign(a_val[i], b.Load<F32>(kGlobal, a_ptr[i], kReadOnly));
-      });
-      for (uint32_t i = 0; i < a_split.per_thread; ++i) {
-        b.Store(kShared, Address(a_store, int64_t{4} * rows_per_pass * i), static_cast<Value<F32>>(a_val[i]));
-        b.Assign(a_ptr[i], b.Add<U64>(a_ptr[i], uint64_t{4} * chunk));
-      }
+      auto at = [&](uint32_t i) { return Address(a_store, int64_t{4} * rows_per_pass * i); };
+      b.IfElse(
+          a_in,
+          [&] {
+            for (uint32_t i = 0; i < a_split.per_thread; ++i) {
+              Value<F32> value = b.Load<F32>(kGlobal, a_ptr[i], kReadOnly);
+              b.Store(kShared, at(i), value);
+            }
+          },
+          [&] {
+            for (uint32_t i = 0; i < a_split.per_thread; ++i) b.Store(kShared, at(i), zero);
+          });
+      for (uint32_t i = 0; i < a_split.per_thread; ++i) b.Assign(a_ptr[i], b.Add<U64>(a_ptr[i], uint64_t{4} * chunk));
     });
     // B's columns past N decode with scale 0 (their clamped bytes are valid).
     MaybeGuarded(b, b_split.guard, tid, chunk * 8, [&] {
@@ -311,7 +316,7 @@ void BuildGemmTranspose(KernelBuilder& b, const Nf4GemmTransposeSpec& s) {
       for (uint32_t i = 0; i < tm; ++i) av.push_back(b.Load<F32>(kShared, Address(a_read, int64_t{4} * (nn * sa + 16 * i))));
       for (uint32_t j = 0; j < tk; ++j) bv.push_back(b.Load<F32>(kShared, Address(b_read, int64_t{4} * (nn * sb + 16 * j))));
       for (uint32_t i = 0; i < tm; ++i) {
-        for (uint32_t j = 0; j < tk; ++j) b.Assign(acc[i * tk + j], b.Fma(av[i], bv[j], acc[i * tk + j]));
+        for (uint32_t j = 0; j < tk; ++j) FmaInto(b, acc[i * tk + j], av[i], bv[j]);
       }
     }
     b.BarSync();
@@ -507,6 +512,11 @@ absl::Status Nf4GemmTransposeSpec::Validate() const {
   if (absl::Status s = CheckTile(kFamily, "tile_n", tile_n, {16, 32, 64}, "16, 32 or 64"); !s.ok()) return s;
   const uint32_t shared = 4 * (tile_n * (tile_m + 1) + tile_n * 65 + 16);
   if (absl::Status s = CheckSharedBytes(kFamily, tile_m, tile_n, shared); !s.ok()) return s;
+  // Each thread keeps a pointer per A element it stages; more than 8 spill.
+  if (tile_m * tile_n > 8 * kThreads) {
+    return absl::InvalidArgumentError(StrCat(kFamily, ": tile_m=", tile_m, " and tile_n=", tile_n, " give each thread ",
+                                             tile_m * tile_n / kThreads, " elements of A per step (at most 8)"));
+  }
   return CheckShape(kFamily, m, n, k);
 }
 

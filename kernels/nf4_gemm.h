@@ -48,7 +48,7 @@ struct Nf4GemmSpec {
 // column's block once into shared memory next to a tile of A.
 struct Nf4GemmTransposeSpec {
   uint32_t tile_m = 64;  // 16, 32, 64 or 128
-  uint32_t tile_n = 32;  // reduction step over N: 16, 32 or 64
+  uint32_t tile_n = 32;  // reduction step over N: 16, 32 or 64; tile_m * tile_n <= 2048
   uint32_t m = 37, n = 45, k = 128;  // the test shape, as above
 
   absl::Status Validate() const;

@@ -6,6 +6,7 @@
 
 #include "kernels/attention.h"
 #include "kernels/conv2d.h"
+#include "kernels/lstm.h"
 #include "kernels/moe.h"
 #include "kernels/nf4_gemm.h"
 #include "kernels/reduce.h"
@@ -41,13 +42,14 @@ struct Families {
     static const ReduceSumFamily reduce_sum;
     static const Nf4GemmFamily nf4_gemm;
     static const Nf4GemmTransposeFamily nf4_gemm_transpose;
+    static const LstmCellFamily lstm_cell;
     static const Conv2dFamily conv2d_im2col(Conv2dVariant::kIm2col);
     static const Conv2dFamily conv2d_direct(Conv2dVariant::kDirect);
     static const Conv2dFamily conv2d_pointwise(Conv2dVariant::kPointwise);
     static const Conv2dFamily conv2d_backward_data(Conv2dVariant::kBackwardData);
     static const Conv2dFamily conv2d_backward_filter(Conv2dVariant::kBackwardFilter);
     list = {&vector_add, &reduce_sum, &nf4_gemm, &nf4_gemm_transpose, &attention,
-            &moe_topk_gating, &moe_permute, &moe_expert_gemm, &moe_unpermute,
+            &moe_topk_gating, &moe_permute, &moe_expert_gemm, &moe_unpermute, &lstm_cell,
             &conv2d_im2col, &conv2d_direct, &conv2d_pointwise, &conv2d_backward_data, &conv2d_backward_filter};
     std::sort(list.begin(), list.end(), [](const KernelFamily* a, const KernelFamily* b) { return a->name() < b->name(); });
   }

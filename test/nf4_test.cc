@@ -172,6 +172,7 @@ TEST_CASE("nf4.gemm_transpose matches naive_gemm(A, dequantize(B)^T) on the emul
                                        {{"m", "1"}, {"n", "1"}, {"k", "64"}},
                                        {{"tile_m", "16"}, {"tile_n", "16"}, {"m", "35"}, {"n", "19"}, {"k", "192"}},
                                        {{"tile_m", "32"}, {"tile_n", "64"}, {"m", "33"}, {"n", "130"}, {"k", "64"}},
+                                       {{"tile_m", "64"}, {"tile_n", "32"}, {"m", "65"}, {"n", "97"}, {"k", "640"}},
                                        {{"tile_m", "128"}, {"tile_n", "16"}, {"m", "131"}, {"n", "33"}, {"k", "64"}},
                                    });
 }
@@ -201,6 +202,8 @@ TEST_CASE("nf4 GEMM configurations are validated (API and ptx-dump --set)") {
       {"nf4.gemm_transpose", {{"tile_n", "128"}}, "nf4.gemm_transpose: tile_n=128 must be 16, 32 or 64"},
       {"nf4.gemm_transpose", {{"tile_m", "128"}, {"tile_n", "64"}},
        "nf4.gemm_transpose: tile_m=128 and tile_n=64 need 49728 bytes of shared memory (at most 49152)"},
+      {"nf4.gemm_transpose", {{"tile_m", "64"}, {"tile_n", "64"}},
+       "nf4.gemm_transpose: tile_m=64 and tile_n=64 give each thread 16 elements of A per step (at most 8)"},
       {"nf4.gemm_transpose", {{"m", "0"}}, "nf4.gemm_transpose: m must be positive"},
       {"nf4.gemm_transpose", {{"n", "0"}}, "nf4.gemm_transpose: n must be positive"},
       {"nf4.gemm_transpose", {{"k", "0"}}, "nf4.gemm_transpose: k must be positive"},
