@@ -8,7 +8,9 @@
 #include <string>
 
 #include "ir/cfg.h"
+#include "ir/enum_ranges.h"
 #include "ir/format.h"
+#include "ir/strings.h"
 #include "ir/register_numbering.h"
 #include "ir/strings.h"
 
@@ -43,6 +45,7 @@ class Verifier {
 
   absl::Status Run() {
     if (!IsIdentifier(k_.name)) return KernelError(StrCat("kernel name '", k_.name, "' is not a PTX identifier"));
+    if (!ir::IsValid(k_.target)) return KernelError(StrCat("the target: ", ir::OutOfRange("Target", k_.target)));
     if (absl::Status s = CheckDeclarations(); !s.ok()) return s;
     if (k_.body.empty()) return KernelError("the body is empty (it must end with ret or exit)");
     for (size_t i = 0; i < k_.body.size(); ++i) {
@@ -94,6 +97,7 @@ class Verifier {
     for (size_t i = 0; i < k_.params.size(); ++i) {
       const ir::Param& p = k_.params[i];
       if (!IsIdentifier(p.name)) return KernelError(StrCat("param name '", p.name, "' is not a PTX identifier"));
+      if (!ir::IsValid(p.type)) return KernelError(StrCat("param '", p.name, "': ", ir::OutOfRange("ScalarType", p.type)));
       if (p.type == ScalarType::kPred || p.type == ScalarType::kNone) {
         return KernelError(StrCat("param '", p.name, "' has type ", ir::TypeName(p.type)));
       }
@@ -105,6 +109,8 @@ class Verifier {
     for (size_t i = 0; i < k_.variables.size(); ++i) {
       const ir::Variable& v = k_.variables[i];
       if (!IsIdentifier(v.name)) return KernelError(StrCat("variable name '", v.name, "' is not a PTX identifier"));
+      if (!ir::IsValid(v.space)) return KernelError(StrCat("variable '", v.name, "': ", ir::OutOfRange("StateSpace", v.space)));
+      if (!ir::IsValid(v.elem)) return KernelError(StrCat("variable '", v.name, "': ", ir::OutOfRange("ScalarType", v.elem)));
       if (v.space != ir::StateSpace::kShared && v.space != ir::StateSpace::kLocal) {
         return KernelError(StrCat("variable '", v.name, "' must be in shared or local memory"));
       }
@@ -124,7 +130,26 @@ class Verifier {
       }
     }
     if (externs > 1) return KernelError("more than one dynamic (extern) shared variable");
+    // Static shared arrays, laid out in order with their alignment.
+    uint64_t shared = 0;
+    for (const ir::Variable& v : k_.variables) {
+      if (v.space != ir::StateSpace::kShared || v.is_extern) continue;
+      shared = (shared + v.align - 1) / v.align * v.align + v.size_bytes();
+    }
+    if (shared > ir::MaxStaticSharedBytes(k_.target)) {
+      return KernelError(StrCat("static shared memory is ", shared, " bytes, over the ",
+                                ir::MaxStaticSharedBytes(k_.target), " bytes ", ir::TargetName(k_.target),
+                                " allows; use dynamic shared memory (DynamicShared) for more"));
+    }
+    const ir::LaunchBounds& lb = k_.bounds;
+    if (lb.maxntid[0] != 0 && lb.reqntid[0] != 0) {
+      return KernelError(".maxntid and .reqntid are both set, which ptxas refuses; .reqntid alone also bounds "
+                         "the block size");
+    }
     for (size_t r = 0; r < k_.regs.size(); ++r) {
+      if (!ir::IsValid(k_.regs[r].type)) {
+        return KernelError(StrCat("register %", r, ": ", ir::OutOfRange("ScalarType", k_.regs[r].type)));
+      }
       if (k_.regs[r].type == ScalarType::kNone) return KernelError(StrCat("register %", r, " has no type"));
     }
     return absl::OkStatus();
@@ -407,7 +432,11 @@ class Verifier {
   // References exist; the operand counts and kinds are the opcode's.
   absl::Status CheckStructure(size_t i) const {
     const Instruction& inst = k_.body[i];
-    if (static_cast<int>(inst.op) >= kNumOpcodes) return KernelError(StrCat("instruction ", i, " has a bad opcode"));
+    // Enums out of range (cast from integers) before any table lookup.
+    if (std::string e = InvalidEnum(inst); !e.empty()) {
+      std::string where = FormatLoc(inst.loc);
+      return KernelError(StrCat(where.empty() ? StrCat("instruction ", i) : where, ": ", e));
+    }
     if (inst.guarded() && inst.op == Opcode::kLabel) return Error(i, "a label cannot be guarded");
     if (std::optional<std::string> bad = FindBadReference(k_, inst)) return Error(i, *bad);
     return CheckShape(i);
