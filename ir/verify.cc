@@ -37,6 +37,7 @@ class Verifier {
   explicit Verifier(const ir::Kernel& k) : k_(k) {}
 
   absl::Status RunWellFormed() const {
+    if (absl::Status s = CheckDeclarationEnums(); !s.ok()) return s;
     for (size_t i = 0; i < k_.body.size(); ++i) {
       if (absl::Status s = CheckStructure(i); !s.ok()) return s;
     }
@@ -45,7 +46,7 @@ class Verifier {
 
   absl::Status Run() {
     if (!IsIdentifier(k_.name)) return KernelError(StrCat("kernel name '", k_.name, "' is not a PTX identifier"));
-    if (!ir::IsValid(k_.target)) return KernelError(StrCat("the target: ", ir::OutOfRange("Target", k_.target)));
+    if (absl::Status s = CheckDeclarationEnums(); !s.ok()) return s;
     if (absl::Status s = CheckDeclarations(); !s.ok()) return s;
     if (k_.body.empty()) return KernelError("the body is empty (it must end with ret or exit)");
     for (size_t i = 0; i < k_.body.size(); ++i) {
@@ -93,11 +94,29 @@ class Verifier {
     return "?";
   }
 
+  // The target and the types and spaces of declarations, before any table
+  // lookup: out-of-range enums are refused with a message.
+  absl::Status CheckDeclarationEnums() const {
+    if (!IsValid(k_.target)) return KernelError(StrCat("the target: ", OutOfRange("Target", k_.target)));
+    for (const Param& p : k_.params) {
+      if (!IsValid(p.type)) return KernelError(StrCat("param '", p.name, "': ", OutOfRange("ScalarType", p.type)));
+    }
+    for (const Variable& v : k_.variables) {
+      if (!IsValid(v.space)) return KernelError(StrCat("variable '", v.name, "': ", OutOfRange("StateSpace", v.space)));
+      if (!IsValid(v.elem)) return KernelError(StrCat("variable '", v.name, "': ", OutOfRange("ScalarType", v.elem)));
+    }
+    for (size_t r = 0; r < k_.regs.size(); ++r) {
+      if (!IsValid(k_.regs[r].type)) {
+        return KernelError(StrCat("register %", r, ": ", OutOfRange("ScalarType", k_.regs[r].type)));
+      }
+    }
+    return absl::OkStatus();
+  }
+
   absl::Status CheckDeclarations() const {
     for (size_t i = 0; i < k_.params.size(); ++i) {
       const ir::Param& p = k_.params[i];
       if (!IsIdentifier(p.name)) return KernelError(StrCat("param name '", p.name, "' is not a PTX identifier"));
-      if (!ir::IsValid(p.type)) return KernelError(StrCat("param '", p.name, "': ", ir::OutOfRange("ScalarType", p.type)));
       if (p.type == ScalarType::kPred || p.type == ScalarType::kNone) {
         return KernelError(StrCat("param '", p.name, "' has type ", ir::TypeName(p.type)));
       }
@@ -109,8 +128,6 @@ class Verifier {
     for (size_t i = 0; i < k_.variables.size(); ++i) {
       const ir::Variable& v = k_.variables[i];
       if (!IsIdentifier(v.name)) return KernelError(StrCat("variable name '", v.name, "' is not a PTX identifier"));
-      if (!ir::IsValid(v.space)) return KernelError(StrCat("variable '", v.name, "': ", ir::OutOfRange("StateSpace", v.space)));
-      if (!ir::IsValid(v.elem)) return KernelError(StrCat("variable '", v.name, "': ", ir::OutOfRange("ScalarType", v.elem)));
       if (v.space != ir::StateSpace::kShared && v.space != ir::StateSpace::kLocal) {
         return KernelError(StrCat("variable '", v.name, "' must be in shared or local memory"));
       }
@@ -147,9 +164,6 @@ class Verifier {
                          "the block size");
     }
     for (size_t r = 0; r < k_.regs.size(); ++r) {
-      if (!ir::IsValid(k_.regs[r].type)) {
-        return KernelError(StrCat("register %", r, ": ", ir::OutOfRange("ScalarType", k_.regs[r].type)));
-      }
       if (k_.regs[r].type == ScalarType::kNone) return KernelError(StrCat("register %", r, " has no type"));
     }
     return absl::OkStatus();
