@@ -4,6 +4,7 @@
 #include <cmath>
 #include <fstream>
 #include <memory>
+#include <new>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -208,7 +209,16 @@ absl::StatusOr<std::unique_ptr<runtime::Device>> OpenDevice(const std::string& n
 // --run: the family's test problem on a device, compared with its reference.
 int Run(const Options& o, const kernels::KernelFamily& family, const kernels::Config& config, const ir::Kernel& kernel,
         std::ostream& out, std::ostream& err) {
-  absl::StatusOr<kernels::TestProblem> problem = family.MakeProblem(config, o.seed);
+  // Families refuse test shapes over kernels::kMaxProblemBytes before they
+  // allocate; this catches one that does not.
+  absl::StatusOr<kernels::TestProblem> problem = [&]() -> absl::StatusOr<kernels::TestProblem> {
+    try {
+      return family.MakeProblem(config, o.seed);
+    } catch (const std::bad_alloc&) {
+      return absl::ResourceExhaustedError(
+          StrCat(family.name(), ": the test shape needs more host memory than there is (make it smaller with --set)"));
+    }
+  }();
   if (!problem.ok()) {  // a test shape the family does not accept: a bad --set
     err << "ptx-dump: " << problem.status().message() << "\n";
     return kUsage;
