@@ -2,8 +2,10 @@
 #include "builder/kernel_builder.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 
+#include "ir/enum_ranges.h"
 #include "ir/format.h"
 #include "ir/strings.h"
 #include "ir/verify.h"
@@ -53,15 +55,26 @@ void FillDefaults(Opcode op, ir::Modifiers& m) {
   }
 }
 
+// Builder tags 1..254, handed out in turn: two builders made one after the
+// other never share one.
+uint32_t NextBuilderTag() {
+  static std::atomic<uint32_t> counter{0};
+  return 1 + counter.fetch_add(1, std::memory_order_relaxed) % 254;
+}
+
+constexpr uint32_t kTagShift = 24;
+constexpr uint32_t kIndexMask = (uint32_t{1} << kTagShift) - 1;
+
 }  // namespace
 
-KernelBuilder::KernelBuilder(std::string name, ir::Target target, Loc loc) {
+KernelBuilder::KernelBuilder(std::string name, ir::Target target, Loc loc) : tag_(NextBuilderTag()) {
   kernel_.name = std::move(name);
   kernel_.target = target;
   if (!ir::IsIdentifier(kernel_.name)) {
     Fail(loc, StrCat("kernel name '", kernel_.name,
                            "' is not a PTX identifier (a letter or '_', then letters, digits or '_')"));
   }
+  if (!ir::IsValid(target)) Fail(loc, StrCat("the target: ", ir::OutOfRange("Target", target)));
 }
 
 void KernelBuilder::Fail(Loc loc, std::string message) {
@@ -92,6 +105,11 @@ absl::StatusOr<ir::Kernel> KernelBuilder::Finish() {
 }
 
 // ---- declarations
+
+namespace {
+constexpr std::string_view kBothBounds =
+    ".maxntid and .reqntid cannot both be set (ptxas refuses the pair); .reqntid alone also bounds the block size";
+}  // namespace
 
 uint32_t KernelBuilder::DeclareParam(std::string name, ScalarType type, Loc loc) {
   if (!ir::IsIdentifier(name)) {
@@ -143,12 +161,14 @@ uint32_t KernelBuilder::DeclareVariable(std::string name, ir::StateSpace space, 
 }
 
 void KernelBuilder::SetMaxThreads(uint32_t x, uint32_t y, uint32_t z, Loc loc) {
+  if (kernel_.bounds.reqntid[0] != 0) Fail(loc, std::string(kBothBounds));
   if (x == 0 || y == 0 || z == 0) Fail(loc, ".maxntid dimensions must be positive");
   if (uint64_t{x} * y * z > 1024) Fail(loc, StrCat(".maxntid ", x, "x", y, "x", z, " exceeds 1024 threads"));
   kernel_.bounds.maxntid = {x, y, z};
 }
 
 void KernelBuilder::SetRequiredThreads(uint32_t x, uint32_t y, uint32_t z, Loc loc) {
+  if (kernel_.bounds.maxntid[0] != 0) Fail(loc, std::string(kBothBounds));
   if (x == 0 || y == 0 || z == 0) Fail(loc, ".reqntid dimensions must be positive");
   if (uint64_t{x} * y * z > 1024) Fail(loc, StrCat(".reqntid ", x, "x", y, "x", z, " exceeds 1024 threads"));
   kernel_.bounds.reqntid = {x, y, z};
@@ -161,13 +181,23 @@ void KernelBuilder::SetMinBlocksPerSM(uint32_t n, Loc loc) {
 
 // ---- registers
 
-Reg KernelBuilder::NewReg(ScalarType type, std::string hint, bool is_mutable) {
+Reg KernelBuilder::NewReg(ScalarType type, std::string hint, bool is_mutable, Loc loc) {
+  if (!ir::IsValid(type)) {
+    Fail(loc, StrCat("a register's type: ", ir::OutOfRange("ScalarType", type)));
+    return Reg{};
+  }
+  if (kernel_.regs.size() > kIndexMask) {
+    Fail(loc, StrCat("more than ", kIndexMask + 1, " registers"));
+    return Reg{};
+  }
   kernel_.regs.push_back(ir::RegInfo{type, is_mutable, std::move(hint)});
-  return Reg{static_cast<uint32_t>(kernel_.regs.size() - 1)};
+  return Reg{static_cast<uint32_t>(kernel_.regs.size() - 1) | tag_ << kTagShift};
 }
 
 void KernelBuilder::SetHint(Reg r, std::string hint) {
-  if (kernel_.valid_reg(r)) kernel_.regs[r.id].hint = std::move(hint);
+  if ((r.id >> kTagShift) == tag_ && kernel_.valid_reg(Reg{r.id & kIndexMask})) {
+    kernel_.regs[r.id & kIndexMask].hint = std::move(hint);
+  }
 }
 
 ScalarType KernelBuilder::BitsOf(ScalarType t) {
@@ -217,12 +247,44 @@ Operand KernelBuilder::Materialize(const Operand& op, Loc loc) {
 
 // ---- emitting
 
+bool KernelBuilder::OwnReg(Reg& r, std::string_view what, Loc loc) {
+  if (!r.valid()) {
+    Fail(loc, StrCat(what, " is a default-constructed value (it names no register)"));
+    return false;
+  }
+  if ((r.id >> kTagShift) != tag_ || !kernel_.valid_reg(Reg{r.id & kIndexMask})) {
+    Fail(loc, StrCat(what, " is not a register of this builder (a value from another KernelBuilder, or an id made "
+                           "by hand)"));
+    return false;
+  }
+  r.id &= kIndexMask;
+  return true;
+}
+
+bool KernelBuilder::OwnRegs(ir::Instruction& inst, Loc loc) {
+  for (Reg& d : inst.dsts) {
+    if (!OwnReg(d, "a destination", loc)) return false;
+  }
+  for (Operand& op : inst.srcs) {
+    if (!op.reads_reg()) continue;
+    Reg r = op.reg();
+    if (!OwnReg(r, op.is_reg() ? "an operand" : "an address base", loc)) return false;
+    op.id = r.id;
+  }
+  return !inst.guard.valid() || OwnReg(inst.guard, "a guard predicate", loc);
+}
+
 void KernelBuilder::Append(ir::Instruction inst, Loc loc) {
   if (finished_) {
     Fail(loc, "the builder was used after Finish()");
     return;
   }
   if (!ok()) return;
+  if (std::string e = ir::InvalidEnum(inst); !e.empty()) {
+    Fail(loc, e);
+    return;
+  }
+  if (!OwnRegs(inst, loc)) return;
   if (std::optional<std::string> bad = ir::FindBadReference(kernel_, inst)) {
     std::string name;
     ir::AppendOpcode(name, inst);
@@ -238,11 +300,19 @@ Reg KernelBuilder::EmitSpan(Opcode op, const ir::Modifiers& mods, ScalarType dst
   ir::Instruction inst;
   inst.op = op;
   inst.mods = mods;
+  inst.srcs.assign(srcs.begin(), srcs.end());
+  // Everything below looks enums up in tables: refuse out-of-range ones first.
+  std::string bad = ir::InvalidEnum(inst);
+  if (bad.empty() && !ir::IsValid(dst_type)) bad = StrCat("the destination type: ", ir::OutOfRange("ScalarType", dst_type));
+  if (!bad.empty()) {
+    Fail(loc, bad);
+    return Reg{};
+  }
   FillDefaults(op, inst.mods);
-  for (const Operand& s : srcs) inst.srcs.push_back(Materialize(s, loc));
+  for (Operand& s : inst.srcs) s = Materialize(s, loc);
   Reg dst;
   if (dst_type != ScalarType::kNone) {
-    dst = NewReg(dst_type, "", false);
+    dst = NewReg(dst_type, "", false, loc);
     inst.dsts.push_back(dst);
   }
   Append(std::move(inst), loc);
@@ -265,6 +335,10 @@ void KernelBuilder::EmitInstruction(ir::Instruction inst, Loc loc) { Append(std:
 // ---- special registers
 
 Value<U32> KernelBuilder::Special(ir::SpecialReg r, Loc loc) {
+  if (!ir::IsValid(r)) {
+    Fail(loc, ir::OutOfRange("SpecialReg", r));
+    return Value<U32>();
+  }
   if (ir::SpecialRegType(r) != ScalarType::kU32) {
     Fail(loc, StrCat(ir::SpecialRegName(r), " is 64-bit; read it with Special64()"));
   }
@@ -272,6 +346,10 @@ Value<U32> KernelBuilder::Special(ir::SpecialReg r, Loc loc) {
 }
 
 Value<U64> KernelBuilder::Special64(ir::SpecialReg r, Loc loc) {
+  if (!ir::IsValid(r)) {
+    Fail(loc, ir::OutOfRange("SpecialReg", r));
+    return Value<U64>();
+  }
   if (ir::SpecialRegType(r) != ScalarType::kU64) {
     Fail(loc, StrCat(ir::SpecialRegName(r), " is 32-bit; read it with Special()"));
   }
@@ -485,10 +563,7 @@ void KernelBuilder::Bra(ir::Label target, Loc loc) {
 
 void KernelBuilder::GuardedBra(Value<Pred> p, bool negated, ir::Label target, Loc loc) {
   // An invalid register as the guard would make the branch unconditional.
-  if (!kernel_.valid_reg(p.reg)) {
-    Fail(loc, StrCat("bra: the guard is not a register of this kernel", kForeignHint));
-    return;
-  }
+  if (Reg guard = p.reg; !OwnReg(guard, "a guard predicate", loc)) return;
   ir::Instruction inst;
   inst.op = Opcode::kBra;
   inst.srcs.push_back(Operand::FromLabel(target));
@@ -574,9 +649,16 @@ void KernelBuilder::RawPtx(std::string_view text, std::initializer_list<AnyValue
     size_t j = i + 1;
     while (j < text.size() && std::isdigit(static_cast<unsigned char>(text[j]))) ++j;
     if (j == i + 1 || j >= text.size() || text[j] != '}') continue;  // a literal brace
-    size_t index = std::stoul(std::string(text.substr(i + 1, j - i - 1)));
+    // At most 9 digits are read as a number: more name no declared register.
+    std::string_view digits = text.substr(i + 1, j - i - 1);
+    size_t index = SIZE_MAX;
+    if (digits.size() <= 9) {
+      index = 0;
+      for (char c : digits) index = index * 10 + static_cast<size_t>(c - '0');
+    }
     if (index >= n) {
-      Fail(loc, StrCat("raw PTX refers to {", index, "} but declares only ", n, " registers (",
+      std::string shown = digits.size() > 24 ? StrCat(digits.substr(0, 24), "...") : std::string(digits);
+      Fail(loc, StrCat("raw PTX refers to {", shown, "} but declares only ", n, " registers (",
                              outputs.size(), " outputs, ", inputs.size(), " inputs)"));
       return;
     }

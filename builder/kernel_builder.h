@@ -12,7 +12,10 @@
 //
 // Every call records where it was made; errors name that file and line. The
 // first error is kept (later calls do nothing) and Finish() returns it;
-// otherwise Finish() runs the verifier and returns its verdict.
+// otherwise Finish() runs the verifier and returns its verdict. Values belong
+// to the builder that made them: using one in another builder is an error.
+// Enum arguments (including the generic Emit path's) out of their range are
+// errors too.
 #ifndef PTXFORGE_BUILDER_KERNEL_BUILDER_H_
 #define PTXFORGE_BUILDER_KERNEL_BUILDER_H_
 
@@ -585,7 +588,7 @@ class KernelBuilder {
                std::initializer_list<ir::Reg> srcs, Loc loc = Loc::current());
   // Appends an instruction as it is (destinations must be registers of this builder).
   void EmitInstruction(ir::Instruction inst, Loc loc = Loc::current());
-  ir::Reg NewReg(ir::ScalarType type, std::string hint = "", bool is_mutable = false);
+  ir::Reg NewReg(ir::ScalarType type, std::string hint = "", bool is_mutable = false, Loc loc = Loc::current());
 
  private:
   template <typename T>
@@ -640,9 +643,17 @@ class KernelBuilder {
   void Append(ir::Instruction inst, Loc loc);
   // f16/bf16 immediates cannot be operands in PTX: move them to a register.
   ir::Operand Materialize(const ir::Operand& op, Loc loc);
+  // Checks that `r` was made by this builder and turns its id into the
+  // kernel's register index; OwnRegs does so for every register `inst` names.
+  bool OwnReg(ir::Reg& r, std::string_view what, Loc loc);
+  bool OwnRegs(ir::Instruction& inst, Loc loc);
   void Fail(Loc loc, std::string message);
   bool ok() const { return error_.ok(); }
 
+  // Registers this builder hands out carry its tag in the id's top 8 bits, so
+  // that a Value of another builder is refused instead of naming whichever
+  // register has the same number here; Append() strips it.
+  uint32_t tag_;
   ir::Kernel kernel_;
   absl::Status error_;
   std::vector<bool> label_bound_;

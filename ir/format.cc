@@ -119,8 +119,8 @@ void AppendOperand(std::string& out, const Kernel& kernel, const Operand& op, Re
           out.append(op.id < kernel.params.size() ? std::string_view(kernel.params[op.id].name) : "<bad param>");
           break;
       }
-      if (op.value > 0) StrAppend(&out, "+", op.value);
-      if (op.value < 0) StrAppend(&out, op.value);
+      // ptxas reads `[%rd2+-8]`, not `[%rd2-8]`.
+      if (op.value != 0) StrAppend(&out, "+", op.value);
       out.push_back(']');
       return;
     case OperandKind::kNone: out.append("<none>"); return;
@@ -149,7 +149,10 @@ void AppendInstruction(std::string& out, const Kernel& kernel, const Instruction
       if (c == '{') {
         size_t j = i + 1;
         size_t index = 0;
-        while (j < text.size() && text[j] >= '0' && text[j] <= '9') index = index * 10 + (text[j++] - '0');
+        while (j < text.size() && text[j] >= '0' && text[j] <= '9') {
+          if (index < (size_t{1} << 32)) index = index * 10 + (text[j] - '0');  // never wraps to a small index
+          ++j;
+        }
         if (j > i + 1 && j < text.size() && text[j] == '}' && index < nd + inst.srcs.size()) {
           if (index < nd) {
             reg_name(out, inst.dsts[index]);

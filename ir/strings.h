@@ -77,6 +77,29 @@ std::string StrJoin(const Range& range, std::string_view sep) {
   return s;
 }
 
+// User input echoed in a one-line message: control characters escaped (a
+// newline becomes \n), and text longer than `max` characters cut to its
+// start plus "... (N characters)".
+inline std::string ForMessage(std::string_view s, size_t max = 64) {
+  std::string out;
+  const std::string_view shown = s.substr(0, max);
+  for (char c : shown) {
+    const auto u = static_cast<unsigned char>(c);
+    if (c == '\n') {
+      out.append("\\n");
+    } else if (c == '\t') {
+      out.append("\\t");
+    } else if (u < 0x20 || u == 0x7F) {
+      out.append("\\x");
+      strings_internal::Append(out, Hex{u, 2});
+    } else {
+      out.push_back(c);
+    }
+  }
+  if (s.size() > max) StrAppend(&out, "... (", s.size(), " characters)");
+  return out;
+}
+
 // For Abseil functions that take absl::string_view.
 inline absl::string_view ToAbsl(std::string_view s) { return absl::string_view(s.data(), s.size()); }
 inline std::string_view ToStd(absl::string_view s) { return std::string_view(s.data(), s.size()); }

@@ -79,7 +79,7 @@ absl::StatusOr<Target> ParseTarget(std::string_view name) {
     if (info.name == name) return info.target;
   }
   return absl::InvalidArgumentError(
-      StrCat("unknown target '", name, "'; supported targets: ", SupportedTargetList()));
+      StrCat("unknown target '", ForMessage(name), "'; supported targets: ", SupportedTargetList()));
 }
 
 uint32_t MaxSharedBytesPerBlock(Target t) {
@@ -90,6 +90,8 @@ uint32_t MaxSharedBytesPerBlock(Target t) {
     default: return 99 * 1024;  // sm_86, sm_89, sm_120
   }
 }
+
+uint32_t MaxStaticSharedBytes(Target) { return 48 * 1024; }
 
 bool TargetSatisfies(Target t, const TargetRequirement& req) {
   const TargetInfo& info = GetTargetInfo(t);

@@ -61,6 +61,12 @@ struct TargetRequirement {
   PtxVersion ptx{0};
 };
 bool TargetSatisfies(Target t, const TargetRequirement& req);
+
+// The most static shared memory (`.shared` arrays, with their alignment
+// padding) a kernel may declare: 48 KiB on every supported target (ptxas:
+// "uses too much shared data (0xc001 bytes, 0xc000 max)"). Only dynamic
+// shared memory may go beyond it, with the launch-time opt-in.
+uint32_t MaxStaticSharedBytes(Target t);
 // "sm_80", "sm_90a": how to name a requirement in a message.
 std::string RequirementName(const TargetRequirement& req);
 

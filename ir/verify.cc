@@ -8,7 +8,9 @@
 #include <string>
 
 #include "ir/cfg.h"
+#include "ir/enum_ranges.h"
 #include "ir/format.h"
+#include "ir/strings.h"
 #include "ir/register_numbering.h"
 #include "ir/strings.h"
 
@@ -35,6 +37,7 @@ class Verifier {
   explicit Verifier(const ir::Kernel& k) : k_(k) {}
 
   absl::Status RunWellFormed() const {
+    if (absl::Status s = CheckDeclarationEnums(); !s.ok()) return s;
     for (size_t i = 0; i < k_.body.size(); ++i) {
       if (absl::Status s = CheckStructure(i); !s.ok()) return s;
     }
@@ -43,6 +46,7 @@ class Verifier {
 
   absl::Status Run() {
     if (!IsIdentifier(k_.name)) return KernelError(StrCat("kernel name '", k_.name, "' is not a PTX identifier"));
+    if (absl::Status s = CheckDeclarationEnums(); !s.ok()) return s;
     if (absl::Status s = CheckDeclarations(); !s.ok()) return s;
     if (k_.body.empty()) return KernelError("the body is empty (it must end with ret or exit)");
     for (size_t i = 0; i < k_.body.size(); ++i) {
@@ -90,6 +94,25 @@ class Verifier {
     return "?";
   }
 
+  // The target and the types and spaces of declarations, before any table
+  // lookup: out-of-range enums are refused with a message.
+  absl::Status CheckDeclarationEnums() const {
+    if (!IsValid(k_.target)) return KernelError(StrCat("the target: ", OutOfRange("Target", k_.target)));
+    for (const Param& p : k_.params) {
+      if (!IsValid(p.type)) return KernelError(StrCat("param '", p.name, "': ", OutOfRange("ScalarType", p.type)));
+    }
+    for (const Variable& v : k_.variables) {
+      if (!IsValid(v.space)) return KernelError(StrCat("variable '", v.name, "': ", OutOfRange("StateSpace", v.space)));
+      if (!IsValid(v.elem)) return KernelError(StrCat("variable '", v.name, "': ", OutOfRange("ScalarType", v.elem)));
+    }
+    for (size_t r = 0; r < k_.regs.size(); ++r) {
+      if (!IsValid(k_.regs[r].type)) {
+        return KernelError(StrCat("register %", r, ": ", OutOfRange("ScalarType", k_.regs[r].type)));
+      }
+    }
+    return absl::OkStatus();
+  }
+
   absl::Status CheckDeclarations() const {
     for (size_t i = 0; i < k_.params.size(); ++i) {
       const ir::Param& p = k_.params[i];
@@ -124,6 +147,22 @@ class Verifier {
       }
     }
     if (externs > 1) return KernelError("more than one dynamic (extern) shared variable");
+    // Static shared arrays, laid out in order with their alignment.
+    uint64_t shared = 0;
+    for (const ir::Variable& v : k_.variables) {
+      if (v.space != ir::StateSpace::kShared || v.is_extern) continue;
+      shared = (shared + v.align - 1) / v.align * v.align + v.size_bytes();
+    }
+    if (shared > ir::MaxStaticSharedBytes(k_.target)) {
+      return KernelError(StrCat("static shared memory is ", shared, " bytes, over the ",
+                                ir::MaxStaticSharedBytes(k_.target), " bytes ", ir::TargetName(k_.target),
+                                " allows; use dynamic shared memory (DynamicShared) for more"));
+    }
+    const ir::LaunchBounds& lb = k_.bounds;
+    if (lb.maxntid[0] != 0 && lb.reqntid[0] != 0) {
+      return KernelError(".maxntid and .reqntid are both set, which ptxas refuses; .reqntid alone also bounds "
+                         "the block size");
+    }
     for (size_t r = 0; r < k_.regs.size(); ++r) {
       if (k_.regs[r].type == ScalarType::kNone) return KernelError(StrCat("register %", r, " has no type"));
     }
@@ -407,7 +446,11 @@ class Verifier {
   // References exist; the operand counts and kinds are the opcode's.
   absl::Status CheckStructure(size_t i) const {
     const Instruction& inst = k_.body[i];
-    if (static_cast<int>(inst.op) >= kNumOpcodes) return KernelError(StrCat("instruction ", i, " has a bad opcode"));
+    // Enums out of range (cast from integers) before any table lookup.
+    if (std::string e = InvalidEnum(inst); !e.empty()) {
+      std::string where = FormatLoc(inst.loc);
+      return KernelError(StrCat(where.empty() ? StrCat("instruction ", i) : where, ": ", e));
+    }
     if (inst.guarded() && inst.op == Opcode::kLabel) return Error(i, "a label cannot be guarded");
     if (std::optional<std::string> bad = FindBadReference(k_, inst)) return Error(i, *bad);
     return CheckShape(i);

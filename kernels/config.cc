@@ -16,10 +16,25 @@ absl::StatusOr<Config> Config::Make(std::string_view family, std::span<const Con
     if (it == c.values_.end()) {
       std::vector<std::string_view> keys;
       for (const ConfigField& f : fields) keys.push_back(f.name);
-      return absl::InvalidArgumentError(StrCat("unknown setting '", key, "' for ", family, "; valid keys: ",
-                                                     keys.empty() ? "(none)" : StrJoin(keys, ", ")));
+      return absl::InvalidArgumentError(StrCat("unknown setting '", ForMessage(key), "' for ", family,
+                                               "; valid keys: ", keys.empty() ? "(none)" : StrJoin(keys, ", ")));
+    }
+    // The default's kind is the field's kind.
+    std::string def;
+    for (const ConfigField& f : fields) {
+      if (f.name == key) def = f.default_value;
     }
     it->second = value;
+    uint32_t u = 0;
+    bool b = false;
+    double d = 0;
+    if (absl::SimpleAtoi(def, &u)) {
+      if (absl::Status s = c.GetU32(key).status(); !s.ok()) return s;
+    } else if (absl::SimpleAtob(def, &b) && (def == "true" || def == "false")) {
+      if (absl::Status s = c.GetBool(key).status(); !s.ok()) return s;
+    } else if (absl::SimpleAtod(def, &d)) {
+      if (absl::Status s = c.GetDouble(key).status(); !s.ok()) return s;
+    }
   }
   return c;
 }
@@ -36,7 +51,7 @@ absl::StatusOr<uint32_t> Config::GetU32(std::string_view key) const {
   uint32_t v = 0;
   if (!absl::SimpleAtoi(*s, &v)) {
     return absl::InvalidArgumentError(
-        StrCat(family_, ": ", key, "=", *s, " is not an unsigned 32-bit integer"));
+        StrCat(family_, ": ", key, "=", ForMessage(*s), " is not an unsigned 32-bit integer"));
   }
   return v;
 }
@@ -46,7 +61,7 @@ absl::StatusOr<double> Config::GetDouble(std::string_view key) const {
   if (!s.ok()) return s.status();
   double v = 0;
   if (!absl::SimpleAtod(*s, &v)) {
-    return absl::InvalidArgumentError(StrCat(family_, ": ", key, "=", *s, " is not a number"));
+    return absl::InvalidArgumentError(StrCat(family_, ": ", key, "=", ForMessage(*s), " is not a number"));
   }
   return v;
 }
@@ -56,7 +71,7 @@ absl::StatusOr<bool> Config::GetBool(std::string_view key) const {
   if (!s.ok()) return s.status();
   bool v = false;
   if (!absl::SimpleAtob(*s, &v)) {
-    return absl::InvalidArgumentError(StrCat(family_, ": ", key, "=", *s, " is not a boolean (true/false, 1/0)"));
+    return absl::InvalidArgumentError(StrCat(family_, ": ", key, "=", ForMessage(*s), " is not a boolean (true/false, 1/0)"));
   }
   return v;
 }
@@ -70,7 +85,7 @@ absl::StatusOr<ir::ScalarType> Config::GetType(std::string_view key, std::span<c
   }
   std::vector<std::string_view> names;
   for (ir::ScalarType a : allowed) names.push_back(ir::TypeName(a));
-  return absl::InvalidArgumentError(StrCat(family_, ": ", key, "=", *s, " is not supported; choose one of ",
+  return absl::InvalidArgumentError(StrCat(family_, ": ", key, "=", ForMessage(*s), " is not supported; choose one of ",
                                                  StrJoin(names, ", ")));
 }
 

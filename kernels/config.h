@@ -15,7 +15,11 @@
 
 namespace ptxforge::kernels {
 
-// One configuration field a kernel family declares.
+// One configuration field a kernel family declares. Its default decides what
+// values it takes: an unsigned integer default ("256") takes unsigned 32-bit
+// integers, "true"/"false" takes booleans, any other number ("0.5", "1e-5")
+// takes numbers, and anything else any text (the family checks it when it
+// builds). Write a float field's default with a point ("1.0").
 struct ConfigField {
   std::string name;
   std::string default_value;
@@ -27,8 +31,9 @@ struct ConfigField {
 // and the bad value.
 class Config {
  public:
-  // The family's defaults with `overrides` applied. An unknown key is an
-  // error listing the valid keys.
+  // The family's defaults with `overrides` applied. An unknown key, or a value
+  // not of the kind the field's default has, is an error (user text in
+  // messages is cut with ForMessage).
   static absl::StatusOr<Config> Make(std::string_view family, std::span<const ConfigField> fields,
                                      std::span<const std::pair<std::string, std::string>> overrides);
 

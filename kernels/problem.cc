@@ -74,6 +74,30 @@ std::vector<uint8_t> FromInts(ir::ScalarType type, std::span<const int64_t> valu
   return out;
 }
 
+absl::Status CheckProblemSize(std::string_view family, std::string_view shape, std::initializer_list<ProblemPart> parts) {
+  uint64_t total = 0;
+  bool over = false;
+  for (const ProblemPart& p : parts) {
+    uint64_t bytes = 0;
+    over |= __builtin_mul_overflow(p.count, p.bytes_per_element, &bytes);
+    over |= __builtin_add_overflow(total, bytes, &total);
+  }
+  if (over || total > kMaxProblemBytes) {
+    return absl::InvalidArgumentError(StrCat(family, ": ", shape, " needs more than the ", kMaxProblemBytes,
+                                             " bytes of test data a problem may use"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<uint32_t> GridFor(std::string_view family, uint64_t n, uint32_t block) {
+  const uint64_t blocks = block == 0 ? 0 : (n + block - 1) / block;
+  if (blocks > 0x7FFFFFFFu) {
+    return absl::InvalidArgumentError(StrCat(family, ": ", n, " elements in blocks of ", block, " need ", blocks,
+                                             " blocks, more than CUDA's 2147483647"));
+  }
+  return static_cast<uint32_t>(blocks);
+}
+
 HostBuffer RandomBuffer(std::string name, ir::ScalarType type, size_t count, std::mt19937_64& rng, double lo, double hi) {
   HostBuffer b;
   b.name = std::move(name);

@@ -6,12 +6,15 @@
 
 #include <array>
 #include <cstdint>
+#include <initializer_list>
 #include <random>
 #include <span>
 #include <string>
 #include <variant>
 #include <vector>
 
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "ir/types.h"
 
 namespace ptxforge::kernels {
@@ -49,6 +52,22 @@ struct TestProblem {
 };
 
 // ---- building problems
+
+// The most host memory one generated test problem may use (inputs, outputs,
+// references and the reference's working copies): 1 GiB. A larger test shape
+// is refused before anything is allocated.
+inline constexpr uint64_t kMaxProblemBytes = uint64_t{1} << 30;
+// `count` elements of `bytes_per_element` bytes each.
+struct ProblemPart {
+  uint64_t count;
+  uint64_t bytes_per_element;
+};
+// OK when the parts fit kMaxProblemBytes (computed without overflow); else
+// "FAMILY: SHAPE needs more than the 1073741824 bytes of test data a problem may use".
+absl::Status CheckProblemSize(std::string_view family, std::string_view shape, std::initializer_list<ProblemPart> parts);
+// ceil(n / block) blocks in 64 bits, or an error when that is more than
+// CUDA's 2^31-1 blocks in x.
+absl::StatusOr<uint32_t> GridFor(std::string_view family, uint64_t n, uint32_t block);
 
 // Values in [lo, hi): uniform floats, or integers for integer types.
 HostBuffer RandomBuffer(std::string name, ir::ScalarType type, size_t count, std::mt19937_64& rng, double lo, double hi);

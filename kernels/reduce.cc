@@ -103,6 +103,14 @@ absl::StatusOr<TestProblem> ReduceSumFamily::MakeProblem(const Config& config, u
   absl::StatusOr<uint32_t> grid = config.GetU32("grid");
   if (!grid.ok()) return grid.status();
   if (*grid == 0) return absl::InvalidArgumentError("reduce_sum: grid must be positive");
+  if (*grid > 0x7FFFFFFFu) return absl::InvalidArgumentError("reduce_sum: grid must be at most 2147483647 (CUDA's limit)");
+  const uint64_t size = static_cast<uint64_t>(ir::TypeSize(spec->type));
+  // x and the reference's two 8-byte copies of it; partial, its expected
+  // value and the reference's 8-byte sums.
+  if (absl::Status s = CheckProblemSize("reduce_sum", StrCat("n=", *n, " grid=", *grid), {{*n, size + 16}, {*grid, 2 * size + 16}});
+      !s.ok()) {
+    return s;
+  }
   std::mt19937_64 rng(seed);
   const ir::ScalarType t = spec->type;
   TestProblem p;

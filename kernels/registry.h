@@ -25,6 +25,9 @@ class KernelFamily {
   // Builds (and verifies) the kernel for a configuration. A bad configuration
   // is an error naming the field.
   virtual absl::StatusOr<ir::Kernel> Build(const Config& config, ir::Target target) const = 0;
+  // Checks the configuration's kernel fields without building (what
+  // ptx-dump reports as a usage error). OK unless the family says otherwise.
+  virtual absl::Status ValidateConfig(const Config& config) const { return absl::OkStatus(); }
   // Generated inputs of the configuration's test shape (its shape fields,
   // small by default), the launch, and the reference outputs computed by the
   // family's plain C++ reference. The same seed gives the same problem.
@@ -46,6 +49,7 @@ class SpecFamily : public KernelFamily {
     if (!spec.ok()) return spec.status();
     return spec->Build(target);
   }
+  absl::Status ValidateConfig(const Config& config) const final { return SpecFrom(config).status(); }
   // The (validated) spec a configuration describes.
   virtual absl::StatusOr<Spec> SpecFrom(const Config& config) const = 0;
 };

@@ -79,6 +79,11 @@ absl::StatusOr<TestProblem> VectorAddFamily::MakeProblem(const Config& config, u
   absl::StatusOr<uint32_t> n = config.GetU32("n");
   if (!n.ok()) return n.status();
   if (*n == 0) return absl::InvalidArgumentError("vector_add: n must be positive");
+  const uint64_t size = static_cast<uint64_t>(ir::TypeSize(spec->type));
+  // a, b, c and the expected c, plus the reference's three vectors of 8-byte values.
+  if (absl::Status s = CheckProblemSize("vector_add", StrCat("n=", *n), {{*n, 4 * size + 24}}); !s.ok()) return s;
+  absl::StatusOr<uint32_t> grid = GridFor("vector_add", *n, spec->block);
+  if (!grid.ok()) return grid.status();
   std::mt19937_64 rng(seed);
   const ir::ScalarType t = spec->type;
   TestProblem p;
@@ -97,7 +102,7 @@ absl::StatusOr<TestProblem> VectorAddFamily::MakeProblem(const Config& config, u
   p.buffers.push_back(std::move(c));
   p.args = {size_t{0}, size_t{1}, size_t{2}, ScalarU32(*n)};
   p.block = {spec->block, 1, 1};
-  p.grid = {(*n + spec->block - 1) / spec->block, 1, 1};
+  p.grid = {*grid, 1, 1};
   p.shape = StrCat("n=", *n);
   return p;
 }

@@ -31,7 +31,7 @@ absl::Status Pipeline::DumpAfter(std::string_view pass_name, DumpFn dump) {
   bool known = pass_name == "all";
   for (const auto& p : passes_) known = known || p->name() == pass_name;
   if (!known) {
-    return absl::InvalidArgumentError(StrCat("unknown pass '", pass_name, "'; passes: ",
+    return absl::InvalidArgumentError(StrCat("unknown pass '", ForMessage(pass_name), "'; passes: ",
                                                    StrJoin(PassNames(), ", "), ", all"));
   }
   dump_after_ = std::string(pass_name);

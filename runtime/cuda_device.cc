@@ -278,7 +278,7 @@ absl::StatusOr<float> CudaEvent::ElapsedMs(const CudaEvent& start, const CudaEve
 
 CudaKernel::CudaKernel(const ir::Kernel& kernel, const CudaDevice* device, std::shared_ptr<CudaModule> module,
                        cu::CUfunction function, const CudaFunctionAttributes& attributes, CodeSource source)
-    : LoadedKernel(kernel), device_(device), module_(std::move(module)), function_(function),
+    : LoadedKernel(kernel, *device), device_(device), module_(std::move(module)), function_(function),
       attributes_(attributes), source_(source) {}
 CudaKernel::~CudaKernel() = default;
 const std::string& CudaKernel::info_log() const { return module_->info_log(); }
@@ -599,12 +599,8 @@ absl::StatusOr<std::unique_ptr<LoadedKernel>> CudaDevice::Load(const ir::Kernel&
 // --- launching -------------------------------------------------------------
 
 absl::StatusOr<CudaKernel*> CudaDevice::OwnKernel(const LoadedKernel& kernel, std::string_view what) const {
-  auto* cuda = dynamic_cast<CudaKernel*>(const_cast<LoadedKernel*>(&kernel));
-  if (cuda == nullptr || cuda->device() != this) {
-    return absl::InvalidArgumentError(
-        StrCat(what, ": kernel ", kernel.name(), " was not loaded on ", name(), " (load it with this device's Load)"));
-  }
-  return cuda;
+  if (absl::Status s = CheckOwnKernel(kernel, what); !s.ok()) return s;
+  return static_cast<CudaKernel*>(const_cast<LoadedKernel*>(&kernel));  // loaded here, so a CudaKernel
 }
 
 absl::Status CudaDevice::PrepareDynamicShared(CudaKernel& k, size_t bytes) const {

@@ -5,6 +5,33 @@
 
 namespace ptxforge::runtime {
 
+namespace {
+uint64_t NextDeviceId() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+}  // namespace
+
+Device::Device() : id_(NextDeviceId()), alive_(std::make_shared<int>(0)) {}
+
+LoadedKernel::LoadedKernel(const ir::Kernel& kernel, const Device& device)
+    : name_(kernel.name), params_(kernel.params), bounds_(kernel.bounds), device_(device.ref()) {}
+
+absl::Status DeviceGoneError(std::string_view what) {
+  return absl::FailedPreconditionError(StrCat(what, ": its device was destroyed (a device must outlive its buffers)"));
+}
+
+absl::Status Device::CheckOwnKernel(const LoadedKernel& kernel, std::string_view what) const {
+  const DeviceRef& r = kernel.device_ref();
+  if (r.id == id_) return absl::OkStatus();
+  if (r.gone()) {
+    return absl::FailedPreconditionError(StrCat(what, ": kernel ", kernel.name(), " was loaded on a device that was "
+                                                "destroyed (load it with this device's Load)"));
+  }
+  return absl::InvalidArgumentError(
+      StrCat(what, ": kernel ", kernel.name(), " was not loaded on ", name(), " (load it with this device's Load)"));
+}
+
 absl::Status CheckArgs(const LoadedKernel& kernel, std::span<const KernelArg> args) {
   const auto& params = kernel.params();
   if (args.size() != params.size()) {
@@ -79,9 +106,9 @@ absl::Status CheckLaunchConfig(const LoadedKernel& kernel, const LaunchConfig& c
     return absl::InvalidArgumentError(StrCat("kernel ", kernel.name(), ": block ", dims(c.block),
                                              " exceeds the limits (1024 threads; x, y <= 1024, z <= 64)"));
   }
-  if (c.grid.y > 65535 || c.grid.z > 65535) {
+  if (c.grid.x > 0x7FFFFFFFu || c.grid.y > 65535 || c.grid.z > 65535) {
     return absl::InvalidArgumentError(StrCat("kernel ", kernel.name(), ": grid ", dims(c.grid),
-                                             " exceeds the limits (y, z <= 65535)"));
+                                             " exceeds the limits (x <= 2147483647, y, z <= 65535)"));
   }
   const ir::LaunchBounds& b = kernel.bounds();
   if (b.reqntid[0] != 0 && (c.block.x != b.reqntid[0] || c.block.y != b.reqntid[1] || c.block.z != b.reqntid[2])) {

@@ -11,11 +11,19 @@
 // a mismatch is an error naming the param. Integers must match in
 // signedness too: an int for a u32 param is an error (a negative count
 // would become a huge one); pass a uint32_t.
+//
+// Lifetimes: buffers, views and loaded kernels may outlive their device;
+// once it is destroyed, using them is an error ("the device ... was
+// destroyed") and a buffer's destructor frees nothing. A kernel launches only
+// on the device that loaded it. A device's own calls are thread-safe
+// (concurrent launches included); destroying it while another thread uses
+// it is not.
 #ifndef PTXFORGE_RUNTIME_DEVICE_H_
 #define PTXFORGE_RUNTIME_DEVICE_H_
 
 #include <cstdint>
 #include <cstring>
+#include <atomic>
 #include <initializer_list>
 #include <memory>
 #include <span>
@@ -80,6 +88,14 @@ struct KernelArg {
 
 class Device;
 
+// What a buffer or kernel keeps of its device: a number no other device gets,
+// and a token that expires when the device is destroyed.
+struct DeviceRef {
+  uint64_t id = 0;
+  std::weak_ptr<const void> alive;
+  bool gone() const { return alive.expired(); }
+};
+
 // A kernel made ready to run on one device (decoded, or JIT-compiled).
 class LoadedKernel {
  public:
@@ -87,15 +103,17 @@ class LoadedKernel {
   const std::string& name() const { return name_; }
   const std::vector<ir::Param>& params() const { return params_; }
   const ir::LaunchBounds& bounds() const { return bounds_; }
+  // The device that loaded it.
+  const DeviceRef& device_ref() const { return device_; }
 
  protected:
-  explicit LoadedKernel(const ir::Kernel& kernel)
-      : name_(kernel.name), params_(kernel.params), bounds_(kernel.bounds) {}
+  LoadedKernel(const ir::Kernel& kernel, const Device& device);
 
  private:
   std::string name_;
   std::vector<ir::Param> params_;
   ir::LaunchBounds bounds_;
+  DeviceRef device_;
 };
 
 // Checks `args` against the kernel's params; the message names the kernel and
@@ -106,14 +124,20 @@ absl::Status CheckArgs(const LoadedKernel& kernel, std::span<const KernelArg> ar
 std::vector<uint32_t> ParamOffsets(const std::vector<ir::Param>& params, uint32_t* total);
 // Lays the arguments out as the param buffer (each at its natural alignment).
 std::vector<uint8_t> PackArgs(const LoadedKernel& kernel, std::span<const KernelArg> args);
-// Grid and block limits, and the kernel's .reqntid / .maxntid.
+// Grid and block limits (CUDA's: grid x <= 2^31-1, y and z <= 65535; 1024
+// threads per block), and the kernel's .reqntid / .maxntid.
 absl::Status CheckLaunchConfig(const LoadedKernel& kernel, const LaunchConfig& config);
 
 class Device {
  public:
+  Device();
   virtual ~Device() = default;
+  Device(const Device&) = delete;
+  Device& operator=(const Device&) = delete;
   virtual DeviceKind kind() const = 0;
   virtual std::string name() const = 0;
+  // This device's identity, for the buffers and kernels it makes.
+  DeviceRef ref() const { return DeviceRef{id_, alive_}; }
 
   // Raw memory. Addresses are device addresses (what a kernel's pointer
   // params hold). Buffer<T> below is the owning, typed way to use these.
@@ -126,6 +150,7 @@ class Device {
   virtual absl::StatusOr<std::unique_ptr<LoadedKernel>> Load(const ir::Kernel& kernel) = 0;
   // Checks the configuration and arguments, then runs the kernel.
   absl::Status Launch(LoadedKernel& kernel, const LaunchConfig& config, std::span<const KernelArg> args) {
+    if (absl::Status s = CheckOwnKernel(kernel, "Launch"); !s.ok()) return s;
     if (absl::Status s = CheckLaunchConfig(kernel, config); !s.ok()) return s;
     if (absl::Status s = CheckArgs(kernel, args); !s.ok()) return s;
     return DoLaunch(kernel, config, args);
@@ -137,10 +162,21 @@ class Device {
   virtual absl::Status Synchronize() = 0;
 
  protected:
+  // OK when `kernel` was loaded by this device; else "WHAT: kernel K was not
+  // loaded on NAME (load it with this device's Load)".
+  absl::Status CheckOwnKernel(const LoadedKernel& kernel, std::string_view what) const;
+
   // Called with checked arguments.
   virtual absl::Status DoLaunch(LoadedKernel& kernel, const LaunchConfig& config,
                                 std::span<const KernelArg> args) = 0;
+
+ private:
+  uint64_t id_;
+  std::shared_ptr<const void> alive_;
 };
+
+// The error for a buffer whose device was destroyed.
+absl::Status DeviceGoneError(std::string_view what);
 
 template <typename T>
 class Buffer;
@@ -150,7 +186,8 @@ template <typename T>
 class BufferView {
  public:
   BufferView() = default;
-  BufferView(Device* device, uint64_t address, size_t count) : device_(device), address_(address), count_(count) {}
+  BufferView(Device* device, uint64_t address, size_t count)
+      : device_(device), ref_(device != nullptr ? device->ref() : DeviceRef()), address_(address), count_(count) {}
   uint64_t address() const { return address_; }
   size_t size() const { return count_; }
   size_t bytes() const { return count_ * sizeof(T); }
@@ -163,13 +200,19 @@ class BufferView {
       return absl::OutOfRangeError("view [" + std::to_string(offset) + ", " + std::to_string(offset + count) +
                                    ") is outside a buffer view of " + std::to_string(count_) + " elements");
     }
-    return BufferView<T>(device_, address_ + offset * sizeof(T), count);
+    BufferView<T> view = *this;
+    view.address_ = address_ + offset * sizeof(T);
+    view.count_ = count;
+    return view;
   }
+  // Whether the device is still there (false for an empty view too).
+  bool device_alive() const { return device_ != nullptr && !ref_.gone(); }
   absl::Status CopyFrom(std::span<const T> host) const {
     if (host.size() != count_) {
       return absl::InvalidArgumentError("copy of " + std::to_string(host.size()) + " elements into a buffer of " +
                                         std::to_string(count_));
     }
+    if (!device_alive()) return DeviceGoneError("copy into a buffer");
     return device_->CopyToDevice(address_, host.data(), bytes());
   }
   absl::Status CopyTo(std::span<T> host) const {
@@ -177,6 +220,7 @@ class BufferView {
       return absl::InvalidArgumentError("copy of a buffer of " + std::to_string(count_) + " elements into " +
                                         std::to_string(host.size()));
     }
+    if (!device_alive()) return DeviceGoneError("copy out of a buffer");
     return device_->CopyToHost(host.data(), address_, bytes());
   }
   absl::StatusOr<std::vector<T>> ToHost() const {
@@ -187,6 +231,7 @@ class BufferView {
 
  private:
   Device* device_ = nullptr;
+  DeviceRef ref_;
   uint64_t address_ = 0;
   size_t count_ = 0;
 };
@@ -196,6 +241,10 @@ template <typename T>
 class Buffer {
  public:
   static absl::StatusOr<Buffer<T>> Allocate(Device& device, size_t count) {
+    if (count > SIZE_MAX / sizeof(T)) {
+      return absl::ResourceExhaustedError("cannot allocate " + std::to_string(count) + " elements of " +
+                                          std::to_string(sizeof(T)) + " bytes: the size overflows 64 bits");
+    }
     absl::StatusOr<uint64_t> address = device.Allocate(count * sizeof(T));
     if (!address.ok()) return address.status();
     return Buffer<T>(&device, *address, count);
@@ -209,11 +258,11 @@ class Buffer {
   }
 
   Buffer() = default;
-  Buffer(Buffer&& o) noexcept : view_(o.view_) { o.view_ = BufferView<T>(); }
+  Buffer(Buffer&& o) noexcept : view_(std::move(o.view_)) { o.view_ = BufferView<T>(); }
   Buffer& operator=(Buffer&& o) noexcept {
     if (this != &o) {
       Release();
-      view_ = o.view_;
+      view_ = std::move(o.view_);
       o.view_ = BufferView<T>();
     }
     return *this;
@@ -236,7 +285,7 @@ class Buffer {
  private:
   Buffer(Device* device, uint64_t address, size_t count) : view_(device, address, count) {}
   void Release() {
-    if (view_.device() != nullptr) (void)view_.device()->Free(view_.address());
+    if (view_.device_alive()) (void)view_.device()->Free(view_.address());
     view_ = BufferView<T>();
   }
   BufferView<T> view_;

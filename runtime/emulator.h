@@ -3,8 +3,8 @@
 //
 //   std::unique_ptr<Emulator> emu = MakeEmulator();
 //   auto k = emu->Load(kernel);          // verifies and pre-decodes
-//   emu->Launch(**k, {.grid = {4}, .block = {256}}, {*a, *b, *c, n});
-//   emu->last_counters().ToString();     // how much work the launch did
+//   auto counters = emu->LaunchCounted(**k, {.grid = {4}, .block = {256}}, {*a, *b, *c, n});
+//   counters->ToString();                // how much work that launch did
 //
 // Every access is checked: out of bounds or misaligned global/shared/local
 // memory stops the launch with an error naming the kernel, the instruction
@@ -27,6 +27,7 @@
 #define PTXFORGE_RUNTIME_EMULATOR_H_
 
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -64,6 +65,14 @@ struct EmulatorOptions {
   // bits says: deterministic, and a kernel's tolerance tested against it
   // holds on hardware. Off: they are exact (correctly rounded).
   bool approx_worst_error = false;
+  // Bounds on a whole launch (0: none): the thread-instructions all its
+  // threads may execute together, and the wall-clock time it may take. A
+  // launch past either stops with an error saying which limit it hit.
+  uint64_t max_launch_instructions = 0;
+  std::chrono::milliseconds launch_timeout{0};
+  // Host memory one worker may use for a block's registers, local and shared
+  // memory; a launch that needs more is refused before it runs.
+  uint64_t max_block_memory_bytes = uint64_t{4} << 30;
 };
 
 // Work done by one launch, summed over all threads.
@@ -96,9 +105,18 @@ class Emulator : public Device {
   absl::StatusOr<std::unique_ptr<LoadedKernel>> Load(const ir::Kernel& kernel) override;
   absl::Status Synchronize() override { return absl::OkStatus(); }
 
-  // Counters of the most recent launch. After a failed launch they are
-  // partial (and depend on how far the other host threads got).
-  const EmulatorCounters& last_counters() const { return counters_; }
+  // Launch() that returns this launch's counters: with launches from several
+  // threads, each gets its own.
+  absl::StatusOr<EmulatorCounters> LaunchCounted(LoadedKernel& kernel, const LaunchConfig& config,
+                                                 std::span<const KernelArg> args);
+  absl::StatusOr<EmulatorCounters> LaunchCounted(LoadedKernel& kernel, const LaunchConfig& config,
+                                                 std::initializer_list<KernelArg> args) {
+    return LaunchCounted(kernel, config, std::span<const KernelArg>(args.begin(), args.size()));
+  }
+  // Counters of the launch that finished last (a copy). After a failed
+  // launch they are partial (and depend on how far the other host threads
+  // got). With concurrent launches, use LaunchCounted instead.
+  EmulatorCounters last_counters() const;
   const EmulatorOptions& options() const { return options_; }
 
   struct Allocation {
@@ -110,14 +128,18 @@ class Emulator : public Device {
   absl::Status DoLaunch(LoadedKernel& kernel, const LaunchConfig& config, std::span<const KernelArg> args) override;
 
  private:
+  // Runs a checked launch; its counters go to *counters (and last_counters).
+  absl::Status RunLaunch(LoadedKernel& kernel, const LaunchConfig& config, std::span<const KernelArg> args,
+                         EmulatorCounters* counters);
   // Finds the allocation holding [address, address + bytes).
   absl::StatusOr<uint8_t*> HostPointer(uint64_t address, size_t bytes, std::string_view what);
 
   EmulatorOptions options_;
-  std::mutex mu_;  // guards allocations_ between launches
+  std::mutex mu_;  // guards allocations_; held for a whole launch (launches run one at a time)
   std::map<uint64_t, Allocation> allocations_;
   uint64_t next_address_;
-  EmulatorCounters counters_;
+  mutable std::mutex counters_mu_;  // guards last_counters_
+  EmulatorCounters last_counters_;
 };
 
 std::unique_ptr<Emulator> MakeEmulator(EmulatorOptions options = {});

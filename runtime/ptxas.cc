@@ -2,12 +2,15 @@
 #include "runtime/ptxas.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <thread>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -64,7 +67,7 @@ std::optional<std::string> FindPtxas() {
 }
 
 absl::StatusOr<PtxasResult> RunPtxas(const std::string& ptxas, std::string_view ptx, ir::Target target,
-                                     const std::vector<std::string>& extra_args) {
+                                     const std::vector<std::string>& extra_args, std::chrono::milliseconds timeout) {
   TempFile input(".ptx");
   TempFile output(".log");
   if (!input.ok() || !output.ok()) {
@@ -91,9 +94,21 @@ absl::StatusOr<PtxasResult> RunPtxas(const std::string& ptxas, std::string_view 
   int rc = posix_spawn(&pid, ptxas.c_str(), &actions, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
   if (rc != 0) return absl::FailedPreconditionError(StrCat("cannot run ", ptxas, ": ", std::strerror(rc)));
+  // Polls (1 ms, growing to 20 ms) so that a ptxas that hangs can be stopped.
   int wstatus = 0;
-  while (waitpid(pid, &wstatus, 0) < 0) {
-    if (errno != EINTR) return absl::InternalError(StrCat("waitpid(ptxas): ", std::strerror(errno)));
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (auto pause = std::chrono::milliseconds(1);; pause = std::min(pause * 2, std::chrono::milliseconds(20))) {
+    pid_t done = waitpid(pid, &wstatus, WNOHANG);
+    if (done == pid) break;
+    if (done < 0 && errno != EINTR) return absl::InternalError(StrCat("waitpid(ptxas): ", std::strerror(errno)));
+    if (std::chrono::steady_clock::now() >= deadline) {
+      kill(pid, SIGKILL);
+      while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {
+      }
+      return absl::DeadlineExceededError(StrCat("ptxas did not finish within ", static_cast<double>(timeout.count()) / 1000,
+                                                " s; it was stopped"));
+    }
+    std::this_thread::sleep_for(pause);
   }
   PtxasResult result;
   result.exit_code = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 128 + WTERMSIG(wstatus);
@@ -104,14 +119,18 @@ absl::StatusOr<PtxasResult> RunPtxas(const std::string& ptxas, std::string_view 
   return result;
 }
 
-absl::Status ValidateWithPtxas(std::string_view ptx, ir::Target target) {
+absl::Status ValidateWithPtxas(std::string_view ptx, ir::Target target, std::chrono::milliseconds timeout) {
   std::optional<std::string> ptxas = FindPtxas();
   if (!ptxas) {
     return absl::FailedPreconditionError(
         "ptxas not found (looked at $PTXFORGE_PTXAS, PATH and /usr/local/cuda/bin/ptxas)");
   }
-  absl::StatusOr<PtxasResult> r = RunPtxas(*ptxas, ptx, target);
+  absl::StatusOr<PtxasResult> r = RunPtxas(*ptxas, ptx, target, {}, timeout);
   if (!r.ok()) return r.status();
+  if (r->exit_code != 0 && r->output.find_first_not_of(" \t\r\n") == std::string::npos) {
+    return absl::InvalidArgumentError(StrCat("ptxas -arch=", ir::TargetName(target), " rejected the PTX (exit ",
+                                             r->exit_code, ") without printing why"));
+  }
   if (r->exit_code != 0) {
     return absl::InvalidArgumentError(StrCat("ptxas -arch=", ir::TargetName(target), " rejected the PTX (exit ",
                                                    r->exit_code, "):\n", r->output));

@@ -228,6 +228,9 @@ struct ErrorCase {
 
 TEST_CASE("every builder error, with its exact message", "[builder]") {
   const std::string foreign = " (a value, label or variable from another builder, or default-constructed?)";
+  const std::string not_reg = " is a default-constructed value (it names no register)";
+  const std::string other_builder =
+      " is not a register of this builder (a value from another KernelBuilder, or an id made by hand)";
   const std::vector<ErrorCase> cases = {
       {"param name 'a b' is not a PTX identifier", [](KernelBuilder& b) { b.Param<U32>("a b"); return __LINE__; }},
       {"param 'p' cannot be a predicate; pass a u32 and compare it",
@@ -253,8 +256,8 @@ TEST_CASE("every builder error, with its exact message", "[builder]") {
       {".reqntid dimensions must be positive", [](KernelBuilder& b) { b.SetRequiredThreads(1, 0); return __LINE__; }},
       {".reqntid 2048x1x1 exceeds 1024 threads", [](KernelBuilder& b) { b.SetRequiredThreads(2048); return __LINE__; }},
       {".minnctapersm must be positive", [](KernelBuilder& b) { b.SetMinBlocksPerSM(0); return __LINE__; }},
-      {"add.u32: operand 1 is not a register of this kernel" + foreign, [](KernelBuilder& b) { b.Add(Value<U32>(), 1u); return __LINE__; }},
-      {"activemask.b32: operand 0 is not a register of this kernel" + foreign,
+      {"an operand" + not_reg, [](KernelBuilder& b) { b.Add(Value<U32>(), 1u); return __LINE__; }},
+      {"a destination" + other_builder,
        [](KernelBuilder& b) {
          ir::Instruction inst;
          inst.op = ir::Opcode::kActiveMask;
@@ -262,9 +265,9 @@ TEST_CASE("every builder error, with its exact message", "[builder]") {
          inst.dsts.push_back(ir::Reg{99});
          b.EmitInstruction(inst); return __LINE__;
        }},
-      {"ld.global.f32: operand 1 is not a register of this kernel" + foreign,
+      {"an address base" + not_reg,
        [](KernelBuilder& b) { b.Load<F32>(StateSpace::kGlobal, Value<U64>()); return __LINE__; }},
-      {"bra: the guard is not a register of this kernel" + foreign,
+      {"a guard predicate" + not_reg,
        [](KernelBuilder& b) { b.BraIf(Value<Pred>(), b.NewLabel()); return __LINE__; }},
       {"ld.shared.f32: operand 1 names variable 5, which does not exist" + foreign,
        [](KernelBuilder& b) { b.Load<F32>(StateSpace::kShared, Symbol<F32>{5}); return __LINE__; }},
@@ -277,7 +280,7 @@ TEST_CASE("every builder error, with its exact message", "[builder]") {
        [](KernelBuilder& b) { b.SymbolAddr(Symbol<F32>{9}); return __LINE__; }},
       {"bra: operand 0 names label 4294967295, which does not exist" + foreign,
        [](KernelBuilder& b) { b.Bra(ir::Label{}); return __LINE__; }},
-      {"mov.u32: unknown special register" + foreign,
+      {"ir::SpecialReg value 200 is out of range",
        [](KernelBuilder& b) {
          auto bad = ir::Operand::Special(static_cast<ir::SpecialReg>(200));
          b.Emit(ir::Opcode::kMov, ir::Modifiers{.type = ScalarType::kU32}, ScalarType::kU32, {bad}); return __LINE__;
@@ -328,6 +331,103 @@ TEST_CASE("every builder error, with its exact message", "[builder]") {
          Value<F32> out = b.Undefined<F32>();
          b.RawPtx("mov.f32 {0}, %f1;", {out}, {}); return __LINE__;
        }},
+      // Issue 11 item 3: ptxas refuses .maxntid together with .reqntid.
+      {".maxntid and .reqntid cannot both be set (ptxas refuses the pair); .reqntid alone also bounds the block size",
+       [](KernelBuilder& b) { b.SetMaxThreads(128); b.SetRequiredThreads(128); return __LINE__; }},
+      {".maxntid and .reqntid cannot both be set (ptxas refuses the pair); .reqntid alone also bounds the block size",
+       [](KernelBuilder& b) { b.SetRequiredThreads(64); b.SetMaxThreads(64); return __LINE__; }},
+      // Item 6: an index too large for any integer type is an error, not std::out_of_range.
+      {"raw PTX refers to {999999999999999999999999...} but declares only 1 registers (1 outputs, 0 inputs)",
+       [](KernelBuilder& b) {
+         Value<U32> out = b.Undefined<U32>();
+         b.RawPtx("mov.u32 {0}, {99999999999999999999999999999999};", {out}, {}); return __LINE__;
+       }},
+      {"raw PTX refers to {99999999999999999999} but declares only 1 registers (1 outputs, 0 inputs)",
+       [](KernelBuilder& b) {
+         Value<U32> out = b.Undefined<U32>();
+         b.RawPtx("mov.u32 {0}, {99999999999999999999};", {out}, {}); return __LINE__;
+       }},
+      {"raw PTX refers to {4294967296} but declares only 1 registers (1 outputs, 0 inputs)",
+       [](KernelBuilder& b) {
+         Value<U32> out = b.Undefined<U32>();
+         b.RawPtx("mov.u32 {0}, {4294967296};", {out}, {}); return __LINE__;
+       }},
+      // Item 5: out-of-range enums on every public entry, before any table lookup.
+      {"ir::Rounding value 200 is out of range",
+       [](KernelBuilder& b) {
+         Value<F32> x = b.Param<F32>("x");
+         b.Add(x, x, FloatOpts{.rounding = static_cast<ir::Rounding>(200)}); return __LINE__;
+       }},
+      {"ir::CmpOp value 100 is out of range",
+       [](KernelBuilder& b) {
+         Value<U32> x = b.Param<U32>("x");
+         b.Setp(static_cast<ir::CmpOp>(100), x, 1u); return __LINE__;
+       }},
+      {"ir::Mode value 50 is out of range",
+       [](KernelBuilder& b) {
+         Value<F32> x = b.Param<F32>("x");
+         b.Div(x, x, FloatOpts{.mode = static_cast<ir::Mode>(50)}); return __LINE__;
+       }},
+      {"ir::SpecialReg value 120 is out of range",
+       [](KernelBuilder& b) { b.Special(static_cast<ir::SpecialReg>(120)); return __LINE__; }},
+      {"ir::SpecialReg value 121 is out of range",
+       [](KernelBuilder& b) { b.Special64(static_cast<ir::SpecialReg>(121)); return __LINE__; }},
+      {"ir::StateSpace value 9 is out of range",
+       [](KernelBuilder& b) { b.Load<U32>(static_cast<StateSpace>(9), b.Param<U64>("p")); return __LINE__; }},
+      {"ir::CacheOp value 40 is out of range",
+       [](KernelBuilder& b) {
+         const int line = __LINE__; b.Load<U32>(StateSpace::kGlobal, b.Param<U64>("p"), MemOpts{.cache = static_cast<ir::CacheOp>(40)});
+         return line;
+       }},
+      {"ir::AtomOp value 77 is out of range",
+       [](KernelBuilder& b) {
+         b.Atom<U32>(static_cast<ir::AtomOp>(77), StateSpace::kGlobal, b.Param<U64>("p"), 1u); return __LINE__;
+       }},
+      {"ir::Scope value 9 is out of range",
+       [](KernelBuilder& b) { b.Membar(static_cast<ir::Scope>(9)); return __LINE__; }},
+      {"ir::MemSem value 9 is out of range",
+       [](KernelBuilder& b) {
+         const int line = __LINE__; b.Red<U32>(ir::AtomOp::kAdd, StateSpace::kGlobal, b.Param<U64>("p"), 1u,
+                    AtomOpts{.sem = static_cast<ir::MemSem>(9)});
+         return line;
+       }},
+      {"ir::ShflMode value 9 is out of range",
+       [](KernelBuilder& b) {
+         Value<U32> x = b.Param<U32>("x");
+         b.Shfl(static_cast<ir::ShflMode>(9), x, 1u, 31u); return __LINE__;
+       }},
+      {"ir::Opcode value 200 is out of range",
+       [](KernelBuilder& b) {
+         const int line = __LINE__; b.Emit(static_cast<ir::Opcode>(200), ir::Modifiers{}, ScalarType::kU32, std::initializer_list<ir::Operand>{});
+         return line;
+       }},
+      {"ir::ScalarType value 77 is out of range",
+       [](KernelBuilder& b) {
+         const int line = __LINE__; b.Emit(ir::Opcode::kAdd, ir::Modifiers{.type = static_cast<ScalarType>(77)}, ScalarType::kU32,
+                std::initializer_list<ir::Operand>{});
+         return line;
+       }},
+      {"the destination type: ir::ScalarType value 77 is out of range",
+       [](KernelBuilder& b) {
+         const int line = __LINE__; b.Emit(ir::Opcode::kActiveMask, ir::Modifiers{.type = ScalarType::kB32}, static_cast<ScalarType>(77),
+                std::initializer_list<ir::Operand>{});
+         return line;
+       }},
+      {"ir::ScalarType value 99 is out of range",
+       [](KernelBuilder& b) {
+         const int line = __LINE__; b.Emit(ir::Opcode::kMov, ir::Modifiers{.type = ScalarType::kU32}, ScalarType::kU32,
+                {ir::Operand::Imm(static_cast<ScalarType>(99), 1)});
+         return line;
+       }},
+      {"ir::Rounding value 200 is out of range",
+       [](KernelBuilder& b) {
+         ir::Instruction inst;
+         inst.op = ir::Opcode::kRet;
+         inst.mods.rounding = static_cast<ir::Rounding>(200);
+         b.EmitInstruction(inst); return __LINE__;
+       }},
+      {"a register's type: ir::ScalarType value 77 is out of range",
+       [](KernelBuilder& b) { b.NewReg(static_cast<ScalarType>(77)); return __LINE__; }},
   };
   for (const ErrorCase& c : cases) {
     KernelBuilder b("k");
@@ -338,6 +438,47 @@ TEST_CASE("every builder error, with its exact message", "[builder]") {
     REQUIRE(k.status().code() == absl::StatusCode::kInvalidArgument);
     REQUIRE(Msg(k) == At(line) + c.expected);
   }
+}
+
+TEST_CASE("an out-of-range target is an error from the constructor", "[builder]") {
+  const int line = __LINE__; KernelBuilder b("k", static_cast<ir::Target>(99));
+  b.Ret();
+  REQUIRE(Msg(b.Finish()) == At(line) + "the target: ir::Target value 99 is out of range");
+}
+
+// Issue 11 item 4: a Value of one builder used in another must not read
+// whichever register has the same number there.
+TEST_CASE("a value from another builder is refused even when its id and type exist here", "[builder]") {
+  KernelBuilder a("a");
+  KernelBuilder b("k");
+  Value<U32> x = a.Param<U32>("x");
+  Value<U32> y = b.Param<U32>("y");  // the same register number and type in b
+  REQUIRE(b.kernel().regs.size() == a.kernel().regs.size());
+  const int line = __LINE__; b.Add(y, x);
+  REQUIRE(Msg(b.Finish()) ==
+          At(line) + "an operand is not a register of this builder (a value from another KernelBuilder, or an id made "
+                     "by hand)");
+  // As a destination (Assign), a guard, an address base and a raw PTX register too.
+  KernelBuilder c("k");
+  Var<U32> v = a.Mutable<U32>(0u);
+  const int line2 = __LINE__; c.Assign(v, 1u);
+  REQUIRE(Msg(c.status()) ==
+          At(line2) + "a destination is not a register of this builder (a value from another KernelBuilder, or an id "
+                      "made by hand)");
+  KernelBuilder d("k");
+  Value<U64> p = a.Param<U64>("p");
+  d.Param<U64>("q");
+  const int line3 = __LINE__; d.Load<U32>(StateSpace::kGlobal, p);
+  REQUIRE(Msg(d.status()) ==
+          At(line3) + "an address base is not a register of this builder (a value from another KernelBuilder, or an "
+                      "id made by hand)");
+  KernelBuilder e("k");
+  Value<Pred> pa = a.Const<Pred>(true);
+  const int line4 = __LINE__; e.BraIf(pa, e.NewLabel());
+  REQUIRE(Msg(e.status()) ==
+          At(line4) + "a guard predicate is not a register of this builder (a value from another KernelBuilder, or an "
+                      "id made by hand)");
+  REQUIRE(Msg(a.Finish()) == "OK");  // a itself is fine
 }
 
 TEST_CASE("raw PTX: literal braces and non-register % names are allowed", "[builder]") {

@@ -4,3 +4,5 @@ ptxforge_add_test(emulator_ops_test SOURCES emulator_ops_test.cc)
 ptxforge_add_test(emulator_test SOURCES emulator_test.cc)
 ptxforge_add_test(ptx_dump_run_test SOURCES ptx_dump_run_test.cc DEPS ptxforge_ptx_dump)
 ptxforge_add_test(emulator_schedule_test SOURCES emulator_schedule_test.cc)
+# Issue 11: device lifetimes, memory and launch limits, concurrent launches.
+ptxforge_add_test(emulator_limits_test SOURCES emulator_limits_test.cc)

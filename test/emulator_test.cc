@@ -371,7 +371,7 @@ TEST_CASE("what the emulator refuses: raw PTX, runaway loops, bad launches") {
   ir::Kernel rk = FinishOrDie(r);
   auto emu = MakeEmulator({.max_instructions_per_thread = 1000});
   CHECK(Msg(emu->Load(rk).status()) == StrCat("kernel raw: emulator_test.cc:", raw_line,
-                                              ": the emulator cannot run raw PTX (add.u32 %1, %0, 1;)"));
+                                              ": the emulator cannot run `add.u32 %1, %0, 1;`: raw PTX is opaque to it"));
 
   KernelBuilder f("forever");
   ir::Label top = f.NewLabel("top");
@@ -415,7 +415,7 @@ TEST_CASE("what the emulator refuses: raw PTX, runaway loops, bad launches") {
   auto other = MakeEmulator();
   auto foreign = LoadOrDie(*other, reduce);
   CHECK(Msg(emu->Launch(*foreign, {.grid = {1}, .block = {256}}, {*buf, *buf, 16u})) ==
-        "kernel reduce_sum_f32_b256 was loaded by another device");
+        "Launch: kernel reduce_sum_f32_b256 was not loaded on ptxforge CPU emulator (load it with this device's Load)");
   CHECK(Msg(emu->Free(0x1234)) == "emulator: Free(0x1234): not the start of an allocation");
   std::vector<float> host(17);
   CHECK(Msg(emu->CopyToHost(host.data(), buf->address(), 17 * 4)) ==
@@ -677,14 +677,14 @@ TEST_CASE("a shuffle from a lane outside the member mask gives an undefined valu
 
 TEST_CASE("malformed IR is an error even without the verifier") {
   KernelBuilder b("malformed");
-  Value<U32> x = b.Const<U32>(1);
+  b.Const<U32>(1);
   ir::Kernel k = b.kernel();
   ir::Instruction add;
   add.op = ir::Opcode::kAdd;
   add.mods.type = ir::ScalarType::kU32;
   add.dsts.push_back(ir::Reg{static_cast<uint32_t>(k.regs.size())});
   k.regs.push_back(ir::RegInfo{ir::ScalarType::kU32});
-  add.srcs.push_back(x.reg);  // one source: add takes two
+  add.srcs.push_back(ir::Reg{0});  // x (the builder's Values carry its tag); one source: add takes two
   k.body.push_back(add);
   k.body.push_back(ir::Instruction{});
   auto emu = MakeEmulator({.verify = false});

@@ -14,5 +14,6 @@ add_dependencies(ptx_dump_test ptx-dump)  # one test runs the real binary
 # test/consumer (find_package(ptxforge) + ptxforge::ptxforge) against it.
 add_test(NAME install_check
   COMMAND ${CMAKE_COMMAND} -DBUILD_DIR=${PROJECT_BINARY_DIR} -DCONSUMER_DIR=${CMAKE_CURRENT_SOURCE_DIR}/consumer
-          -DWORK_DIR=${CMAKE_CURRENT_BINARY_DIR}/install_check -P ${CMAKE_CURRENT_SOURCE_DIR}/consumer/install_check.cmake)
+          -DWORK_DIR=${CMAKE_CURRENT_BINARY_DIR}/install_check -DCXX_COMPILER=${CMAKE_CXX_COMPILER}
+          -P ${CMAKE_CURRENT_SOURCE_DIR}/consumer/install_check.cmake)
 set_tests_properties(install_check PROPERTIES TIMEOUT 900)

@@ -3,8 +3,12 @@
 // operands: the verifier must never crash, and every program it accepts must
 // survive the passes, print, assemble with ptxas, and run on the emulator
 // (memory errors, deadlocks and runaway loops are fine; crashes are not).
+// Addresses take negative offsets, shared and local declarations are
+// sometimes large (over the static shared limit: refused cleanly), and
+// launches sometimes take extreme shapes (bounded by a launch budget).
 // PTXFORGE_FUZZ_ITERATIONS=N runs more programs (default 400);
 // PTXFORGE_FUZZ_SEED=S draws other ones.
+#include <chrono>
 #include <cstdlib>
 #include <map>
 #include <random>
@@ -39,6 +43,25 @@ class ProgramGenerator {
     k_.params = {{"out", ScalarType::kU64}, {"n", ScalarType::kU32}};
     k_.variables = {{"tile", ir::StateSpace::kShared, ScalarType::kF32, 64, 16, false},
                     {"scratch", ir::StateSpace::kLocal, ScalarType::kU32, 8, 16, false}};
+    if (Chance(0.1)) {
+      // A large declaration: near or over the 48 KiB static shared limit, or
+      // a large local array. Over the limit, the verifier must refuse the
+      // kernel with its message; then the defaults are used.
+      k_.variables.push_back({"big_shared", ir::StateSpace::kShared, ScalarType::kU32,
+                              static_cast<uint32_t>(Pick(std::vector<int>{1000, 12000, 12224, 12225, 1 << 20})), 4,
+                              false});
+      k_.variables.push_back({"big_local", ir::StateSpace::kLocal, ScalarType::kF64,
+                              static_cast<uint32_t>(Pick(std::vector<int>{1, 4096, 1 << 16})), 8, false});
+      ir::Kernel probe = k_;
+      probe.body.push_back(ir::Instruction{});  // ret
+      absl::Status declared = passes::VerifyKernel(probe);
+      if (!declared.ok()) {
+        if (!std::string(declared.message()).starts_with(StrCat("kernel ", k_.name, ": static shared memory is "))) {
+          bad_rejections_.push_back(std::string(declared.message()));
+        }
+        k_.variables.resize(2);
+      }
+    }
     // A prologue that makes the pointer and the sizes available.
     ir::Reg out = Def(Opcode::kLd, Mods(ScalarType::kU64, ir::StateSpace::kParam), ScalarType::kU64, {Operand::AddrParam(0)});
     ir::Modifiers to_global = Mods(ScalarType::kU64, ir::StateSpace::kGlobal);
@@ -159,11 +182,14 @@ class ProgramGenerator {
 
   Operand RandomAddress(ir::StateSpace space, int bytes) {
     int offset = Uniform(0, 15) * std::max(bytes, 1);
+    // Negative offsets print as [base+-N] (ptxas refuses [base-N]).
+    const int negative = Chance(0.1) ? -Uniform(1, 16) * std::max(bytes, 1) : 0;
     switch (space) {
       case ir::StateSpace::kShared:
+        if (negative != 0) return Operand::AddrSymbol(0, negative);
         return Chance(0.5) ? Operand::AddrSymbol(0, offset % 256) : Operand::AddrSymbol(0, Uniform(0, 300));
-      case ir::StateSpace::kLocal: return Operand::AddrSymbol(1, offset % 32);
-      default: return Operand::AddrReg(global_, offset % 256);
+      case ir::StateSpace::kLocal: return Operand::AddrSymbol(1, negative != 0 ? negative : offset % 32);
+      default: return Operand::AddrReg(global_, negative != 0 ? negative : offset % 256);
     }
   }
 
@@ -312,7 +338,11 @@ TEST_CASE("random programs: the verifier decides, everything after it copes") {
   uint64_t seed = 20261122;
   if (const char* env = std::getenv("PTXFORGE_FUZZ_SEED")) seed = std::strtoull(env, nullptr, 10);
   ProgramGenerator gen(seed);
-  auto emu = runtime::MakeEmulator({.worker_threads = 1, .max_instructions_per_thread = 2000});
+  std::mt19937_64 shapes(seed);
+  auto emu = runtime::MakeEmulator({.worker_threads = 1,
+                                    .max_instructions_per_thread = 2000,
+                                    .max_launch_instructions = 1u << 20,
+                                    .launch_timeout = std::chrono::milliseconds(5000)});
   auto out = runtime::Buffer<uint8_t>::Allocate(*emu, 256);
   REQUIRE(out.ok());
   std::map<ir::Target, ir::Module> by_target;
@@ -326,8 +356,26 @@ TEST_CASE("random programs: the verifier decides, everything after it copes") {
     REQUIRE(emit::PrintPtx(k).ok());
     auto loaded = emu->Load(k);
     REQUIRE(loaded.ok());
-    absl::Status run = emu->Launch(**loaded, {.grid = {1}, .block = {32}}, {*out, 16u});
-    launches_ok += run.ok();
+    // Mostly one warp; sometimes an extreme shape (the largest grid, a full
+    // or odd block, or one past CUDA's limits, which must be refused).
+    runtime::LaunchConfig config{.grid = {1}, .block = {32}};
+    const bool extreme = std::bernoulli_distribution(0.1)(shapes);
+    if (extreme) {
+      const std::vector<runtime::LaunchConfig> kShapes = {
+          {.grid = {0x7FFFFFFFu}, .block = {32}}, {.grid = {0x80000000u}, .block = {32}},
+          {.grid = {1, 65535, 1}, .block = {1}}, {.grid = {1, 65536, 1}, .block = {1}},
+          {.grid = {2}, .block = {1024}},         {.grid = {1}, .block = {1025}},
+          {.grid = {1}, .block = {7, 3, 2}},      {.grid = {0xFFFFFFFFu}, .block = {1}},
+      };
+      config = kShapes[std::uniform_int_distribution<size_t>(0, kShapes.size() - 1)(shapes)];
+    }
+    absl::Status run = emu->Launch(**loaded, config, {*out, 16u});
+    if (!run.ok()) {
+      // Every failure names the kernel.
+      INFO(run.message());
+      REQUIRE(std::string(run.message()).starts_with(StrCat("kernel ", k.name)));
+    }
+    launches_ok += run.ok() && !extreme;
     ir::Module& module = by_target[k.target];
     module.target = k.target;
     module.kernels.push_back(std::move(k));

@@ -116,6 +116,40 @@ ir::Module TwoKernels() {
   return m;
 }
 
+// Issue 11 item 1: ptxas rejects `[%rd2-8]` ("Parsing error near '-'") and
+// accepts `[%rd2+-8]`; negative offsets of registers and symbols print so.
+TEST_CASE("negative address offsets print as +-N, which ptxas accepts", "[printer]") {
+  KernelBuilder b("neg", ir::Target::kSm80);
+  Symbol<F32> tile = b.Shared<F32>("tile", 8);
+  Value<U64> q = b.CvtaToGlobal(b.Param<U64>("q"));
+  Value<F32> v = b.Load<F32>(StateSpace::kGlobal, Address(q, -8));
+  b.Store(StateSpace::kShared, Address(tile, 8), v);
+  Value<F32> w = b.Load<F32>(StateSpace::kShared, Address(tile, -4));
+  b.Store(StateSpace::kGlobal, Address(q, 4), w);
+  absl::StatusOr<std::string> ptx = emit::PrintPtx(Processed(b));
+  REQUIRE(Msg(ptx) == "OK");
+  REQUIRE(*ptx == std::string(kHeader80) +
+                      "\n"
+                      "\t// .globl\tneg\n"
+                      ".visible .entry neg(\n"
+                      "\t.param .u64 q\n"
+                      ")\n"
+                      "{\n"
+                      "\t.reg .b64 \t%rd<2>;\n"
+                      "\t.reg .f32 \t%f<2>;\n"
+                      "\t.shared .align 4 .f32 tile[8];\n"
+                      "\n"
+                      "\tld.param.u64 %rd0, [q];\n"
+                      "\tcvta.to.global.u64 %rd1, %rd0;\n"
+                      "\tld.global.f32 %f0, [%rd1+-8];\n"
+                      "\tst.shared.f32 [tile+8], %f0;\n"
+                      "\tld.shared.f32 %f1, [tile+-4];\n"
+                      "\tst.global.f32 [%rd1+4], %f1;\n"
+                      "\tret;\n"
+                      "}\n");
+  AssemblesIfPtxasIsThere(*ptx, ir::Target::kSm80);
+}
+
 TEST_CASE("a module of two kernels with extern shared memory at module scope", "[printer]") {
   absl::StatusOr<std::string> ptx = emit::PrintPtx(TwoKernels());
   REQUIRE(Msg(ptx) == "OK");

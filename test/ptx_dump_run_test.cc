@@ -5,10 +5,14 @@
 
 #include <catch2/catch.hpp>
 
+#include "kernels/problem.h"
+#include "test/test_util.h"
 #include "tools/ptx_dump.h"
 
 namespace ptxforge {
 namespace {
+
+using testing::Msg;
 
 struct Result {
   int code;
@@ -47,8 +51,26 @@ TEST_CASE("ptx-dump --run errors") {
   CHECK(bad.code == 2);
   CHECK(bad.err == "ptx-dump: --run must be emulator or cuda, not 'gpu'\n");
   Result shape = Dump({"reduce_sum", "--run=emulator", "--set", "grid=0"});
-  CHECK(shape.code == 1);
+  CHECK(shape.code == 2);
   CHECK(shape.err == "ptx-dump: reduce_sum: grid must be positive\n");
+  // Issue 11 item 14: huge shapes are refused before anything is allocated.
+  for (std::string n : {"4000000000", "4294967295", "300000000"}) {
+    Result huge = Dump({"vector_add", "--run=emulator", "--set", "n=" + n});
+    CHECK(huge.code == 2);
+    CHECK(huge.out.empty());
+    CHECK(huge.err == "ptx-dump: vector_add: n=" + n + " needs more than the 1073741824 bytes of test data a problem "
+                      "may use\n");
+  }
+  Result grid = Dump({"reduce_sum", "--run=emulator", "--set", "grid=4294967295"});
+  CHECK(grid.code == 2);
+  CHECK(grid.err == "ptx-dump: reduce_sum: grid must be at most 2147483647 (CUDA's limit)\n");
+  Result big_grid = Dump({"reduce_sum", "--run=emulator", "--set", "grid=2000000000"});
+  CHECK(big_grid.code == 2);
+  CHECK(big_grid.err == "ptx-dump: reduce_sum: n=5000 grid=2000000000 needs more than the 1073741824 bytes of test "
+                        "data a problem may use\n");
+  CHECK(Msg(kernels::GridFor("vector_add", 4294967295u, 1).status()) ==
+        "vector_add: 4294967295 elements in blocks of 1 need 4294967295 blocks, more than CUDA's 2147483647");
+  CHECK(*kernels::GridFor("vector_add", 4294967295u, 256) == 16777216u);  // no 32-bit wrap to 0
   Result seed = Dump({"reduce_sum", "--run=emulator", "--seed=x"});
   CHECK(seed.code == 2);
   CHECK(seed.err == "ptx-dump: --seed must be an unsigned integer, not 'x'\n");

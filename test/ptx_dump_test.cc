@@ -3,6 +3,7 @@
 
 #include <sys/wait.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -13,6 +14,7 @@
 
 #include "emit/ir_printer.h"
 #include "emit/ptx_printer.h"
+#include "runtime/ptxas.h"
 #include "test/test_util.h"
 #include "tools/ptx_dump.h"
 
@@ -102,17 +104,29 @@ TEST_CASE("ptx-dump --target and --set change what is built", "[ptx_dump]") {
   REQUIRE(set.out.find("\n.maxntid 128, 1, 1\n") != std::string::npos);
 }
 
-TEST_CASE("ptx-dump --set errors: unknown keys are usage errors, bad values build errors", "[ptx_dump]") {
+// Issue 11 item 18: a bad --set, key or value, is a usage error (exit 2).
+TEST_CASE("ptx-dump --set errors: unknown keys and bad values are usage errors", "[ptx_dump]") {
   for (const kernels::KernelFamily* f : kernels::AllFamilies()) {
     std::vector<std::string_view> keys;
     for (const kernels::ConfigField& field : f->fields()) keys.push_back(field.name);
     RequireError({std::string(f->name()), "--set", "bogus=1"}, 2,
                  StrCat("unknown setting 'bogus' for ", f->name(), "; valid keys: ", StrJoin(keys, ", ")));
   }
-  RequireError({"vector_add", "--set", "block=abc"}, 1, "vector_add: block=abc is not an unsigned 32-bit integer");
-  RequireError({"vector_add", "--set", "type=bf16"}, 1,
+  RequireError({"vector_add", "--set", "block=abc"}, 2, "vector_add: block=abc is not an unsigned 32-bit integer");
+  RequireError({"vector_add", "--set", "type=bf16"}, 2,
                "vector_add: type=bf16 is not supported; choose one of f16, f32, f64, s32, u32, s64, u64");
-  RequireError({"reduce_sum", "--set", "block=100"}, 1, "reduce_sum: block=100 must be a power of two in 32..1024");
+  RequireError({"vector_add", "--set", "type=garbage"}, 2,
+               "vector_add: type=garbage is not supported; choose one of f16, f32, f64, s32, u32, s64, u64");
+  RequireError({"vector_add", "--set", "block=0"}, 2, "vector_add: block=0 must be in 1..1024");
+  RequireError({"reduce_sum", "--set", "block=100"}, 2, "reduce_sum: block=100 must be a power of two in 32..1024");
+  // Item 15: test-shape values are checked even when not running (their
+  // kind is their default's: an unsigned 32-bit integer).
+  RequireError({"vector_add", "--set", "n=-1"}, 2, "vector_add: n=-1 is not an unsigned 32-bit integer");
+  RequireError({"vector_add", "--set", "n=99999999999999999999"}, 2,
+               "vector_add: n=99999999999999999999 is not an unsigned 32-bit integer");
+  RequireError({"vector_add", "--set", "n=abc"}, 2, "vector_add: n=abc is not an unsigned 32-bit integer");
+  RequireError({"vector_add", "--set", "n="}, 2, "vector_add: n= is not an unsigned 32-bit integer");
+  RequireError({"reduce_sum", "--set", "grid=-5"}, 2, "reduce_sum: grid=-5 is not an unsigned 32-bit integer");
   RequireError({"vector_add", "--set", "block"}, 2, "--set expects KEY=VALUE, got 'block'");
   RequireError({"vector_add", "--set"}, 2, "--set needs a value");
 }
@@ -221,6 +235,47 @@ TEST_CASE("ptx-dump --validate reports a rejection in one line", "[ptx_dump]") {
   std::filesystem::remove_all(dir);
 }
 
+// A stand-in ptxas running `body` (shell); removed afterwards.
+template <typename F>
+void WithFakePtxas(const std::string& body, F&& test) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / StrCat("ptx_dump_fake2_", getpid());
+  std::filesystem::create_directories(dir);
+  const std::string fake = (dir / "ptxas").string();
+  {
+    std::ofstream script(fake);
+    script << "#!/bin/sh\n" << body << "\n";
+  }
+  std::filesystem::permissions(fake, std::filesystem::perms::owner_all);
+  WithPtxasEnv(fake.c_str(), test);
+  std::filesystem::remove_all(dir);
+}
+
+// Item 16: a ptxas that fails without a word still gives a useful line.
+TEST_CASE("ptx-dump --validate with a ptxas that fails silently", "[ptx_dump]") {
+  WithFakePtxas("exit 1", [] {
+    Result r = Dump({"vector_add", "--validate"});
+    REQUIRE(r.code == 1);
+    REQUIRE(r.err == "ptx-dump: vector_add_f32: ptxas -arch=sm_80 rejected the PTX (exit 1) without printing why\n");
+  });
+}
+
+// Item 17: a ptxas that hangs is stopped after --ptxas-timeout.
+TEST_CASE("ptx-dump --validate stops a ptxas that hangs", "[ptx_dump]") {
+  WithFakePtxas("exec sleep 60", [] {
+    auto start = std::chrono::steady_clock::now();
+    Result r = Dump({"vector_add", "--validate", "--ptxas-timeout=0.2"});
+    CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(20));
+    REQUIRE(r.code == 1);
+    REQUIRE(r.out == Golden("vector_add.sm_80.ptx"));
+    REQUIRE(r.err == "ptx-dump: vector_add_f32: ptxas did not finish within 0.2 s; it was stopped (raise the limit "
+                     "with --ptxas-timeout=SECONDS)\n");
+    // The library call says the same.
+    absl::Status s = runtime::ValidateWithPtxas(r.out, ir::Target::kSm80, std::chrono::milliseconds(100));
+    REQUIRE(s.code() == absl::StatusCode::kDeadlineExceeded);
+    REQUIRE(Msg(s) == "ptxas did not finish within 0.1 s; it was stopped");
+  });
+}
+
 TEST_CASE("ptx-dump --help documents every option", "[ptx_dump]") {
   Result r = Dump({"--help"});
   REQUIRE(r.code == 0);
@@ -233,8 +288,12 @@ TEST_CASE("ptx-dump --help documents every option", "[ptx_dump]") {
     REQUIRE(r.out.find(option) != std::string::npos);
   }
   REQUIRE(r.out.find(StrCat("one of: ", ir::SupportedTargetList(), "\n")) != std::string::npos);
-  REQUIRE(r.out.find("\nExit status: 0 success; 1 the kernel did not build, verify or assemble;\n2 a usage error "
-                     "(unknown option, kernel, target, key or pass).\n") != std::string::npos);
+  REQUIRE(r.out.find("\nExit status: 0 success; 1 the kernel did not build, verify, assemble or\nmatch its reference, "
+                     "ptxas failed or timed out, or the output could not be\nwritten; 2 a usage error (an unknown or "
+                     "empty option, kernel, target, pass,\n--set key, or a --set value the kernel does not accept, "
+                     "including test\nshapes too large to run).\n") != std::string::npos);
+  REQUIRE(r.out.find("\n  --ptxas-timeout=SECONDS\n                       stop ptxas after this long (default 60) and "
+                     "fail\n") != std::string::npos);
   REQUIRE(Dump({"-h"}).out == r.out);
 }
 
@@ -248,6 +307,48 @@ TEST_CASE("ptx-dump usage errors exit 2 with one line", "[ptx_dump]") {
   RequireError({"vector_add", "--target=sm_81"}, 2,
                StrCat("unknown target 'sm_81'; supported targets: ", ir::SupportedTargetList()));
   RequireError({"vector_add", "--target"}, 2, "--target needs a value");
+  // Item 15: an empty --dump-after is an error, not "no dump".
+  RequireError({"vector_add", "--dump-after="}, 2, "--dump-after needs a pass name (verify, dce, regcount or all)");
+  RequireError({"vector_add", "--ptxas-timeout=0"}, 2,
+               "--ptxas-timeout must be a number of seconds in (0, 86400], not '0'");
+  RequireError({"vector_add", "--ptxas-timeout=abc"}, 2,
+               "--ptxas-timeout must be a number of seconds in (0, 86400], not 'abc'");
+}
+
+// Item 16: what the user typed is echoed on one line, and cut when long.
+TEST_CASE("ptx-dump errors stay one line: newlines escaped, long input cut", "[ptx_dump]") {
+  RequireError({"vector\nadd"}, 2, "unknown kernel 'vector\\nadd'; did you mean vector_add? (ptx-dump --list shows all)");
+  const std::string x(100000, 'x');
+  const std::string x64(64, 'x');
+  RequireError({x}, 2, StrCat("unknown kernel '", x64, "... (100000 characters)' (ptx-dump --list shows all)"));
+  RequireError({"vector_add", "--set", StrCat(x, "=1")}, 2,
+               StrCat("unknown setting '", x64, "... (100000 characters)' for vector_add; valid keys: type, block, n"));
+  RequireError({"vector_add", "--set", StrCat("block=", std::string(100000, '9'))}, 2,
+               StrCat("vector_add: block=", std::string(64, '9'), "... (100000 characters) is not an unsigned 32-bit "
+                      "integer"));
+  RequireError({"vector_add", "--set", StrCat("type=", x)}, 2,
+               StrCat("vector_add: type=", x64, "... (100000 characters) is not supported; choose one of f16, f32, "
+                      "f64, s32, u32, s64, u64"));
+  RequireError({"vector_add", StrCat("--", x)}, 2, StrCat("unknown option '--", std::string(62, 'x'),
+                                                          "... (100002 characters)' (see --help)"));
+  RequireError({"vector_add", StrCat("--target=", x)}, 2,
+               StrCat("unknown target '", x64, "... (100000 characters)'; supported targets: ",
+                      ir::SupportedTargetList()));
+  RequireError({"vector_add", StrCat("--dump-after=", x)}, 2,
+               StrCat("--dump-after: unknown pass '", x64, "... (100000 characters)'; passes: verify, dce, regcount, "
+                      "all"));
+}
+
+// Item 15: an output that cannot be written fails the run.
+TEST_CASE("ptx-dump fails when its output cannot be written", "[ptx_dump]") {
+  for (std::vector<std::string> args : {std::vector<std::string>{"vector_add"}, {"--list"}, {"--help"}}) {
+    std::ostringstream out, err;
+    out.setstate(std::ios::badbit);  // as std::cout on a full disk or a closed stdout
+    INFO(StrJoin(args, " "));
+    CHECK(tools::RunPtxDump(args, out, err) == 1);
+    CHECK(err.str() == "ptx-dump: cannot write to stdout\n");
+  }
+  RequireError({"vector_add", "-o", "/nonexistent/dir/out.ptx"}, 1, "cannot write /nonexistent/dir/out.ptx");
 }
 
 // Runs the installed-style binary through the shell; returns its exit code and stdout.
@@ -269,8 +370,13 @@ TEST_CASE("the ptx-dump binary: identical PTX on two runs, exit codes", "[ptx_du
   REQUIRE(first.code == 0);
   REQUIRE(first.out == Golden("reduce_sum.sm_80.ptx"));
   REQUIRE(second.out == first.out);
-  REQUIRE(RunBinary("vector_add --set block=abc").code == 1);
+  REQUIRE(RunBinary("vector_add --set block=abc").code == 2);
   REQUIRE(RunBinary("no_such_kernel").code == 2);
+  // Item 15: a failed write to stdout (a full device, a closed stdout) or -o is exit 1.
+  REQUIRE(RunBinary("vector_add >/dev/full").code == 1);
+  REQUIRE(RunBinary("--list >/dev/full").code == 1);
+  REQUIRE(RunBinary("--list >&-").code == 1);
+  REQUIRE(RunBinary("vector_add -o /dev/full").code == 1);
 }
 
 }  // namespace

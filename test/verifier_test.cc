@@ -118,12 +118,83 @@ TEST_CASE("declaration errors", "[verifier]") {
        }},
       {"register %10 has no type", [](Fixture& f) { f.h.Reg(T::kNone); }},
       {"the body is empty (it must end with ret or exit)", [](Fixture&) {}, /*add_ret=*/false},
+      // Issue 11 item 2: static shared memory over 48 KiB (ptxas: "uses too
+      // much shared data (0xc001 bytes, 0xc000 max)"); `tile` holds 256 bytes.
+      {"OK", [&](Fixture& f) { f.h.Variable(var("big", StateSpace::kShared, (49152 - 256) / 4, 4, false)); }},
+      {"static shared memory is 49156 bytes, over the 49152 bytes sm_80 allows; use dynamic shared memory "
+       "(DynamicShared) for more",
+       [&](Fixture& f) { f.h.Variable(var("big", StateSpace::kShared, (49152 - 256) / 4 + 1, 4, false)); }},
+      {"static shared memory is 49160 bytes, over the 49152 bytes sm_80 allows; use dynamic shared memory "
+       "(DynamicShared) for more",  // 12 bytes of alignment padding count: 256 + 4 + 12 + 48888
+       [&](Fixture& f) {
+         f.h.Variable(var("one", StateSpace::kShared, 1, 4, false));
+         f.h.Variable(var("big", StateSpace::kShared, 48888 / 4, 16, false));
+       }},
+      {"static shared memory is 17179869436 bytes, over the 49152 bytes sm_80 allows; use dynamic shared memory "
+       "(DynamicShared) for more",
+       [&](Fixture& f) { f.h.Variable(var("huge", StateSpace::kShared, 0xFFFFFFFFu, 4, false)); }},
+      {"OK",  // dynamic shared memory and local memory are not static shared memory
+       [&](Fixture& f) {
+         f.h.Variable(var("dyn", StateSpace::kShared, 0, 16, true));
+         f.h.Variable(var("loc", StateSpace::kLocal, 1u << 20, 4, false));
+       }},
+      // Item 3: ptxas refuses .maxntid with .reqntid.
+      {".maxntid and .reqntid are both set, which ptxas refuses; .reqntid alone also bounds the block size",
+       [](Fixture& f) {
+         f.h.kernel().bounds.maxntid = {128, 1, 1};
+         f.h.kernel().bounds.reqntid = {128, 1, 1};
+       }},
+      // Item 5: out-of-range enums in declarations.
+      {"the target: ir::Target value 99 is out of range",
+       [](Fixture& f) { f.h.kernel().target = static_cast<ir::Target>(99); }},
+      {"param 'p': ir::ScalarType value 77 is out of range",
+       [](Fixture& f) { f.h.Param("p", static_cast<ScalarType>(77)); }},
+      {"variable 'v': ir::StateSpace value 9 is out of range",
+       [&](Fixture& f) { f.h.Variable(var("v", static_cast<StateSpace>(9), 1, 4, false)); }},
+      {"variable 'v': ir::ScalarType value 99 is out of range",
+       [&](Fixture& f) { f.h.Variable(ir::Variable{"v", StateSpace::kShared, static_cast<ScalarType>(99), 1, 4, false}); }},
+      {"register %10: ir::ScalarType value 77 is out of range", [](Fixture& f) { f.h.Reg(static_cast<ScalarType>(77)); }},
+  });
+}
+
+// Item 5: out-of-range enums in instructions stop the verifier before any
+// table lookup (they used to index tables: UBSan, or a crash).
+TEST_CASE("out-of-range enums in instructions", "[verifier]") {
+  RunCases({
+      {"instruction 0: ir::Rounding value 200 is out of range",
+       [](Fixture& f) { f.Add(Opcode::kAdd, ir::Modifiers{.type = T::kF32, .rounding = static_cast<ir::Rounding>(200)}, {f.f32}, {f.f32, f.f32}); }},
+      {"instruction 0: ir::CmpOp value 100 is out of range",
+       [](Fixture& f) { f.Add(Opcode::kSetp, ir::Modifiers{.type = T::kU32, .cmp = static_cast<ir::CmpOp>(100)}, {f.pred}, {f.u32, f.u32}); }},
+      {"instruction 0: ir::ScalarType value 77 is out of range",
+       [](Fixture& f) { f.Add(Opcode::kMov, Ty(static_cast<ScalarType>(77)), {f.u32}, {f.u32}); }},
+      {"instruction 0: ir::ScalarType value 77 is out of range",
+       [](Fixture& f) { f.Add(Opcode::kCvt, ir::Modifiers{.type = T::kF32, .type2 = static_cast<ScalarType>(77)}, {f.f32}, {f.u32}); }},
+      {"instruction 0: ir::ScalarType value 90 is out of range",
+       [](Fixture& f) { f.Add(Opcode::kMov, Ty(T::kU32), {f.u32}, {Imm(static_cast<ScalarType>(90), 1)}); }},
+      {"instruction 0: ir::Mode value 60 is out of range",
+       [](Fixture& f) { f.Add(Opcode::kDiv, ir::Modifiers{.type = T::kF32, .mode = static_cast<ir::Mode>(60)}, {f.f32}, {f.f32, f.f32}); }},
+      {"instruction 0: ir::StateSpace value 9 is out of range",
+       [](Fixture& f) { f.Add(Opcode::kLd, Mem(T::kU32, static_cast<StateSpace>(9)), {f.u32}, {Operand::AddrReg(f.u64, 0)}); }},
+      {"instruction 0: ir::CacheOp value 30 is out of range",
+       [](Fixture& f) { f.Add(Opcode::kLd, ir::Modifiers{.type = T::kU32, .space = StateSpace::kGlobal, .cache = static_cast<ir::CacheOp>(30)}, {f.u32}, {Operand::AddrReg(f.u64, 0)}); }},
+      {"instruction 0: ir::AtomOp value 30 is out of range",
+       [](Fixture& f) { f.Add(Opcode::kRed, ir::Modifiers{.type = T::kU32, .space = StateSpace::kGlobal, .atom = static_cast<ir::AtomOp>(30)}, {}, {Operand::AddrReg(f.u64, 0), f.u32}); }},
+      {"instruction 0: ir::Scope value 30 is out of range",
+       [](Fixture& f) { f.Add(Opcode::kMembar, ir::Modifiers{.scope = static_cast<ir::Scope>(30)}, {}, {}); }},
+      {"instruction 0: ir::MemSem value 30 is out of range",
+       [](Fixture& f) { f.Add(Opcode::kRed, ir::Modifiers{.type = T::kU32, .space = StateSpace::kGlobal, .atom = ir::AtomOp::kAdd, .sem = static_cast<ir::MemSem>(30)}, {}, {Operand::AddrReg(f.u64, 0), f.u32}); }},
+      {"instruction 0: ir::ShflMode value 30 is out of range",
+       [](Fixture& f) { f.Add(Opcode::kShfl, ir::Modifiers{.type = T::kB32, .shfl = static_cast<ir::ShflMode>(30)}, {f.b32}, {f.b32, f.u32, f.u32, f.u32}); }},
+      {"instruction 0: ir::VoteMode value 30 is out of range",
+       [](Fixture& f) { f.Add(Opcode::kVote, ir::Modifiers{.type = T::kPred, .vote = static_cast<ir::VoteMode>(30)}, {f.pred}, {f.pred, f.u32}); }},
+      {"instruction 0: ir::BoolOp value 30 is out of range",
+       [](Fixture& f) { f.Add(Opcode::kSetp, ir::Modifiers{.type = T::kU32, .cmp = ir::CmpOp::kEq, .bool_op = static_cast<ir::BoolOp>(30)}, {f.pred}, {f.u32, f.u32, f.pred}); }},
   });
 }
 
 TEST_CASE("instruction structure errors", "[verifier]") {
   RunCases({
-      {"instruction 0 has a bad opcode",
+      {"instruction 0: ir::Opcode value 200 is out of range",
        [](Fixture& f) { f.Add(static_cast<Opcode>(200), {}, {}, {}); }},
       {"instruction 0: $L0_done:: a label cannot be guarded", [](Fixture& f) { f.h.Bind(f.done).guard = f.pred; }},
       {"instruction 0: @%99 bra $L0_done: the guard is not a register of this kernel",
@@ -138,7 +209,7 @@ TEST_CASE("instruction structure errors", "[verifier]") {
        [](Fixture& f) {
          f.Add(Opcode::kLd, Mem(T::kU32, StateSpace::kGlobal), {f.u32}, {Operand::AddrReg(ir::Reg{97}, 0)});
        }},
-      {"instruction 0: mov.u32 %1, <bad special register>: unknown special register",
+      {"instruction 0: ir::SpecialReg value 200 is out of range",
        [](Fixture& f) {
          f.Add(Opcode::kMov, Ty(T::kU32), {f.u32}, {Operand::Special(static_cast<ir::SpecialReg>(200))});
        }},
@@ -243,7 +314,7 @@ TEST_CASE("address and state space errors", "[verifier]") {
        [](Fixture& f) {
          f.Add(Opcode::kLd, Mem(T::kF32, StateSpace::kGlobal), {f.f32}, {Operand::AddrReg(f.u32, 4)});
        }},
-      {"instruction 0: ld.shared.f32 %2, [<bad variable>-4]: operand 1 names variable 9, which does not exist",
+      {"instruction 0: ld.shared.f32 %2, [<bad variable>+-4]: operand 1 names variable 9, which does not exist",
        [](Fixture& f) {
          f.Add(Opcode::kLd, Mem(T::kF32, StateSpace::kShared), {f.f32}, {Operand::AddrSymbol(9, -4)});
        }},

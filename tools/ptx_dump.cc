@@ -1,8 +1,10 @@
 // ptx-dump: command-line parsing and the build -> passes -> print pipeline.
 #include "tools/ptx_dump.h"
 
+#include <cmath>
 #include <fstream>
 #include <memory>
+#include <new>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -45,6 +47,8 @@ Builds the library kernel NAME with ptxforge and prints its PTX.
                        write to FILE instead of stdout
   --validate           assemble the PTX with `ptxas -arch=<target>` and report
                        the result on stderr (fails when ptxas is missing)
+  --ptxas-timeout=SECONDS
+                       stop ptxas after this long (default 60) and fail
   --run=emulator|cuda  run the kernel on generated inputs of the family's
                        test shape (change it with --set, e.g. --set n=4096),
                        compare with the family's C++ reference, and print
@@ -53,8 +57,11 @@ Builds the library kernel NAME with ptxforge and prints its PTX.
   --seed=N             seed for the generated inputs (default 1)
   --help               this text
 
-Exit status: 0 success; 1 the kernel did not build, verify or assemble;
-2 a usage error (unknown option, kernel, target, key or pass).
+Exit status: 0 success; 1 the kernel did not build, verify, assemble or
+match its reference, ptxas failed or timed out, or the output could not be
+written; 2 a usage error (an unknown or empty option, kernel, target, pass,
+--set key, or a --set value the kernel does not accept, including test
+shapes too large to run).
 )";
 
 struct Options {
@@ -67,6 +74,7 @@ struct Options {
   bool validate = false;
   std::string run;
   uint64_t seed = 1;
+  std::chrono::milliseconds ptxas_timeout = runtime::kDefaultPtxasTimeout;
   bool list = false;
   bool help = false;
 };
@@ -80,6 +88,16 @@ std::optional<std::string> TakeValue(std::span<const std::string> args, size_t& 
   if (i + 1 < args.size()) return args[++i];
   error = StrCat(opt, " needs a value");
   return std::nullopt;
+}
+
+// Writes `text` to `out`, flushed; false (and a line on `err`) when it fails
+// (a full disk, a closed stdout).
+bool Write(std::ostream& out, std::string_view text, std::string_view where, std::ostream& err) {
+  out << text;
+  out.flush();
+  if (out) return true;
+  err << "ptx-dump: cannot write to " << where << "\n";
+  return false;
 }
 
 std::string ParseArgs(std::span<const std::string> args, Options& o) {
@@ -103,25 +121,38 @@ std::string ParseArgs(std::span<const std::string> args, Options& o) {
       std::optional<std::string> v = TakeValue(args, i, "--set", error);
       if (!v) return error;
       size_t eq = v->find('=');
-      if (eq == std::string::npos || eq == 0) return StrCat("--set expects KEY=VALUE, got '", *v, "'");
+      if (eq == std::string::npos || eq == 0) return StrCat("--set expects KEY=VALUE, got '", ForMessage(*v), "'");
       o.sets.emplace_back(v->substr(0, eq), v->substr(eq + 1));
     } else if (is("--emit")) {
       std::optional<std::string> v = TakeValue(args, i, "--emit", error);
       if (!v) return error;
-      if (*v != "ptx" && *v != "ir" && *v != "stats") return StrCat("--emit must be ptx, ir or stats, not '", *v, "'");
+      if (*v != "ptx" && *v != "ir" && *v != "stats") {
+        return StrCat("--emit must be ptx, ir or stats, not '", ForMessage(*v), "'");
+      }
       o.emit = *v;
     } else if (is("--run")) {
       std::optional<std::string> v = TakeValue(args, i, "--run", error);
       if (!v) return error;
-      if (*v != "emulator" && *v != "cuda") return StrCat("--run must be emulator or cuda, not '", *v, "'");
+      if (*v != "emulator" && *v != "cuda") return StrCat("--run must be emulator or cuda, not '", ForMessage(*v), "'");
       o.run = *v;
     } else if (is("--seed")) {
       std::optional<std::string> v = TakeValue(args, i, "--seed", error);
       if (!v) return error;
-      if (!absl::SimpleAtoi(ToAbsl(*v), &o.seed)) return StrCat("--seed must be an unsigned integer, not '", *v, "'");
+      if (!absl::SimpleAtoi(ToAbsl(*v), &o.seed)) {
+        return StrCat("--seed must be an unsigned integer, not '", ForMessage(*v), "'");
+      }
+    } else if (is("--ptxas-timeout")) {
+      std::optional<std::string> v = TakeValue(args, i, "--ptxas-timeout", error);
+      if (!v) return error;
+      double seconds = 0;
+      if (!absl::SimpleAtod(ToAbsl(*v), &seconds) || !std::isfinite(seconds) || seconds <= 0 || seconds > 86400) {
+        return StrCat("--ptxas-timeout must be a number of seconds in (0, 86400], not '", ForMessage(*v), "'");
+      }
+      o.ptxas_timeout = std::chrono::milliseconds(std::max<int64_t>(1, std::llround(seconds * 1000)));
     } else if (is("--dump-after")) {
       std::optional<std::string> v = TakeValue(args, i, "--dump-after", error);
       if (!v) return error;
+      if (v->empty()) return "--dump-after needs a pass name (verify, dce, regcount or all)";
       o.dump_after = *v;
     } else if (a == "-o" || is("--output")) {
       std::optional<std::string> v = TakeValue(args, i, a == "-o" ? "-o" : "--output", error);
@@ -129,11 +160,11 @@ std::string ParseArgs(std::span<const std::string> args, Options& o) {
       if (v->empty()) return "-o needs a file name";
       o.output = *v;
     } else if (a.starts_with("-")) {
-      return StrCat("unknown option '", a, "' (see --help)");
+      return StrCat("unknown option '", ForMessage(a), "' (see --help)");
     } else if (o.kernel.empty()) {
       o.kernel = a;
     } else {
-      return StrCat("more than one kernel name given ('", o.kernel, "' and '", a, "')");
+      return StrCat("more than one kernel name given ('", ForMessage(o.kernel), "' and '", ForMessage(a), "')");
     }
   }
   return "";
@@ -178,10 +209,19 @@ absl::StatusOr<std::unique_ptr<runtime::Device>> OpenDevice(const std::string& n
 // --run: the family's test problem on a device, compared with its reference.
 int Run(const Options& o, const kernels::KernelFamily& family, const kernels::Config& config, const ir::Kernel& kernel,
         std::ostream& out, std::ostream& err) {
-  absl::StatusOr<kernels::TestProblem> problem = family.MakeProblem(config, o.seed);
-  if (!problem.ok()) {
+  // Families refuse test shapes over kernels::kMaxProblemBytes before they
+  // allocate; this catches one that does not.
+  absl::StatusOr<kernels::TestProblem> problem = [&]() -> absl::StatusOr<kernels::TestProblem> {
+    try {
+      return family.MakeProblem(config, o.seed);
+    } catch (const std::bad_alloc&) {
+      return absl::ResourceExhaustedError(
+          StrCat(family.name(), ": the test shape needs more host memory than there is (make it smaller with --set)"));
+    }
+  }();
+  if (!problem.ok()) {  // a test shape the family does not accept: a bad --set
     err << "ptx-dump: " << problem.status().message() << "\n";
-    return kFailure;
+    return kUsage;
   }
   absl::StatusOr<std::unique_ptr<runtime::Device>> device = OpenDevice(o.run);
   if (!device.ok()) {
@@ -194,12 +234,13 @@ int Run(const Options& o, const kernels::KernelFamily& family, const kernels::Co
     return kFailure;
   }
   const auto& p = *problem;
-  out << kernel.name << " on " << (*device)->name() << ": " << p.shape << ", grid " << p.grid[0] << "x" << p.grid[1]
-      << "x" << p.grid[2] << ", block " << p.block[0] << "x" << p.block[1] << "x" << p.block[2] << "\n"
-      << result->Report();
+  std::string report = StrCat(kernel.name, " on ", (*device)->name(), ": ", p.shape, ", grid ", p.grid[0], "x",
+                              p.grid[1], "x", p.grid[2], ", block ", p.block[0], "x", p.block[1], "x", p.block[2],
+                              "\n", result->Report());
   if (auto* emulator = dynamic_cast<runtime::Emulator*>(device->get())) {
-    out << "counters: " << emulator->last_counters().ToString() << "\n";
+    StrAppend(&report, "counters: ", emulator->last_counters().ToString(), "\n");
   }
+  if (!Write(out, report, "stdout", err)) return kFailure;
   if (!result->ok()) {
     err << "ptx-dump: " << kernel.name << " does not match its reference\n";
     return kFailure;
@@ -218,16 +259,16 @@ int RunPtxDump(std::span<const std::string> args, std::ostream& out, std::ostrea
   if (o.help) {
     std::string help(kHelp);
     help.replace(help.find("TARGETS"), 7, ir::SupportedTargetList());
-    out << help;
-    return kOk;
+    return Write(out, help, "stdout", err) ? kOk : kFailure;
   }
   if (o.list) {
     if (!o.kernel.empty()) {
       err << "ptx-dump: --list takes no kernel name\n";
       return kUsage;
     }
-    for (const kernels::KernelFamily* f : kernels::AllFamilies()) out << f->name() << "\t" << f->description() << "\n";
-    return kOk;
+    std::string list;
+    for (const kernels::KernelFamily* f : kernels::AllFamilies()) StrAppend(&list, f->name(), "\t", f->description(), "\n");
+    return Write(out, list, "stdout", err) ? kOk : kFailure;
   }
   if (o.kernel.empty()) {
     err << "ptx-dump: no kernel name given (ptx-dump --list shows them; --help for usage)\n";
@@ -236,7 +277,7 @@ int RunPtxDump(std::span<const std::string> args, std::ostream& out, std::ostrea
   const kernels::KernelFamily* family = kernels::FindFamily(o.kernel);
   if (family == nullptr) {
     std::vector<std::string_view> close = kernels::CloseFamilyNames(o.kernel);
-    err << "ptx-dump: unknown kernel '" << o.kernel << "'";
+    err << "ptx-dump: unknown kernel '" << ForMessage(o.kernel) << "'";
     if (!close.empty()) err << "; did you mean " << StrJoin(close, " or ") << "?";
     err << " (ptx-dump --list shows all)\n";
     return kUsage;
@@ -244,6 +285,10 @@ int RunPtxDump(std::span<const std::string> args, std::ostream& out, std::ostrea
   absl::StatusOr<kernels::Config> config = family->MakeConfig(o.sets);
   if (!config.ok()) {
     err << "ptx-dump: " << config.status().message() << "\n";
+    return kUsage;
+  }
+  if (absl::Status s = family->ValidateConfig(*config); !s.ok()) {  // a bad --set value
+    err << "ptx-dump: " << s.message() << "\n";
     return kUsage;
   }
   passes::Pipeline pipeline = passes::Pipeline::Standard();
@@ -273,20 +318,22 @@ int RunPtxDump(std::span<const std::string> args, std::ostream& out, std::ostrea
   if (!o.run.empty()) return Run(o, *family, *config, *kernel, out, err);
   std::string text = o.emit == "ptx" ? *ptx : o.emit == "ir" ? emit::PrintIr(*kernel) : Stats(*kernel);
   if (o.output.empty()) {
-    out << text;
+    if (!Write(out, text, "stdout", err)) return kFailure;
   } else {
     std::ofstream f(o.output, std::ios::binary);
     f << text;
     f.close();
     if (!f) {
-      err << "ptx-dump: cannot write " << o.output << "\n";
+      err << "ptx-dump: cannot write " << ForMessage(o.output) << "\n";
       return kFailure;
     }
   }
   if (o.validate) {
-    absl::Status v = runtime::ValidateWithPtxas(*ptx, o.target);
+    absl::Status v = runtime::ValidateWithPtxas(*ptx, o.target, o.ptxas_timeout);
     if (!v.ok()) {
-      err << "ptx-dump: " << kernel->name << ": " << FirstLine(ToStd(v.message())) << "\n";
+      err << "ptx-dump: " << kernel->name << ": " << FirstLine(ToStd(v.message()))
+          << (v.code() == absl::StatusCode::kDeadlineExceeded ? " (raise the limit with --ptxas-timeout=SECONDS)" : "")
+          << "\n";
       return kFailure;
     }
     err << "ptx-dump: ptxas -arch=" << ir::TargetName(o.target) << " accepted " << kernel->name << "\n";

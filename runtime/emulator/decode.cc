@@ -9,7 +9,7 @@
 namespace ptxforge::runtime::emu {
 namespace {
 
-uint32_t AlignUp(uint32_t v, uint32_t a) { return (v + a - 1) / a * a; }
+uint64_t AlignUp(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
 Space SpaceOf(ir::StateSpace s) {
   switch (s) {
@@ -21,16 +21,23 @@ Space SpaceOf(ir::StateSpace s) {
   }
 }
 
-// What the emulator does not model, in a kernel ir::CheckWellFormed accepted.
+// What the emulator does not model, in a kernel ir::CheckWellFormed accepted:
+// the instruction and why.
 absl::Status CheckSupported(const ir::Kernel& k) {
   for (size_t i = 0; i < k.body.size(); ++i) {
     const ir::Instruction& inst = k.body[i];
-    const ir::StateSpace sp = inst.mods.space;
-    if (sp == ir::StateSpace::kConst || (inst.op == ir::Opcode::kCvta && sp == ir::StateSpace::kParam)) {
+    std::string_view why;
+    if (inst.op == ir::Opcode::kRaw) {
+      why = "raw PTX is opaque to it";
+    } else if (inst.mods.space == ir::StateSpace::kConst) {
+      why = "it does not model const memory (a kernel cannot declare const data to read)";
+    } else if (inst.op == ir::Opcode::kCvta && inst.mods.space == ir::StateSpace::kParam) {
+      why = "it does not model generic addresses of params (read params with ld.param)";
+    }
+    if (!why.empty()) {
       std::string loc = ir::FormatLoc(inst.loc);
       return absl::UnimplementedError(StrCat("kernel ", k.name, ": ", loc.empty() ? StrCat("instruction ", i) : loc,
-                                             ": the emulator does not model const memory or param addresses (",
-                                             ir::InstructionText(k, inst), ")"));
+                                             ": the emulator cannot run `", ir::InstructionText(k, inst), "`: ", why));
     }
   }
   return absl::OkStatus();
@@ -60,19 +67,27 @@ absl::StatusOr<Program> Decode(const ir::Kernel& kernel, bool check_init, bool a
 
   // Layouts: shared variables in order, the dynamic window last; local likewise.
   p.variable_offsets.assign(kernel.variables.size(), 0);
-  uint32_t shared = 0, local = 0, extern_align = 1;
+  uint64_t shared = 0, local = 0, extern_align = 1;
   int extern_index = -1;
   for (size_t i = 0; i < kernel.variables.size(); ++i) {
     const ir::Variable& v = kernel.variables[i];
     if (v.is_extern) {
       extern_index = static_cast<int>(i);
-      extern_align = std::max(extern_align, v.align);
+      extern_align = std::max<uint64_t>(extern_align, v.align);
       continue;
     }
-    uint32_t& cursor = v.space == ir::StateSpace::kShared ? shared : local;
+    uint64_t& cursor = v.space == ir::StateSpace::kShared ? shared : local;
     cursor = AlignUp(cursor, v.align);
     p.variable_offsets[i] = cursor;
-    cursor += static_cast<uint32_t>(v.size_bytes());
+    cursor += v.size_bytes();
+  }
+  // Shared and local addresses live in 4 GiB windows (per block, per thread).
+  for (auto [bytes, space] : {std::pair{shared, "shared"}, std::pair{local, "local"}}) {
+    if (bytes > kWindowSize) {
+      return absl::ResourceExhaustedError(StrCat("kernel ", kernel.name, ": its ", space, " variables take ", bytes,
+                                                 " bytes, more than the emulator's ", kWindowSize, "-byte ", space,
+                                                 " window"));
+    }
   }
   p.static_shared_bytes = shared;
   p.dynamic_shared_offset = AlignUp(shared, extern_align);
@@ -108,11 +123,6 @@ absl::StatusOr<Program> Decode(const ir::Kernel& kernel, bool check_init, bool a
   for (uint32_t index = 0; index < kernel.body.size(); ++index) {
     const ir::Instruction& inst = kernel.body[index];
     if (inst.op == ir::Opcode::kLabel) continue;
-    if (inst.op == ir::Opcode::kRaw) {
-      std::string loc = ir::FormatLoc(inst.loc);
-      return absl::UnimplementedError(StrCat("kernel ", kernel.name, ": ", loc.empty() ? "" : StrCat(loc, ": "),
-                                             "the emulator cannot run raw PTX (", ir::InstructionText(kernel, inst), ")"));
-    }
     DInst d;
     d.index = index;
     d.mods = inst.mods;
@@ -138,7 +148,7 @@ absl::StatusOr<Program> Decode(const ir::Kernel& kernel, bool check_init, bool a
         case ir::OperandKind::kAddress:
           switch (op.base) {
             case ir::AddressBase::kReg: d.base = op.id; d.imm = op.value; break;
-            case ir::AddressBase::kSymbol: d.imm = int64_t{p.variable_offsets[op.id]} + op.value; break;
+            case ir::AddressBase::kSymbol: d.imm = static_cast<int64_t>(p.variable_offsets[op.id]) + op.value; break;
             case ir::AddressBase::kParam: d.imm = p.param_offsets[op.id]; break;
           }
           continue;

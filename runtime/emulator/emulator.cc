@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <map>
+#include <new>
 #include <thread>
 
 #include "ir/strings.h"
@@ -28,14 +29,12 @@ constexpr uint32_t kMaxSharedBytes = 227 * 1024;
 
 class EmulatedKernel : public LoadedKernel {
  public:
-  EmulatedKernel(const ir::Kernel& kernel, Program program, const Emulator* owner)
-      : LoadedKernel(kernel), program_(std::move(program)), owner_(owner) {}
+  EmulatedKernel(const ir::Kernel& kernel, Program program, const Emulator& owner)
+      : LoadedKernel(kernel, owner), program_(std::move(program)) {}
   const Program& program() const { return program_; }
-  const Emulator* owner() const { return owner_; }
 
  private:
   Program program_;
-  const Emulator* owner_;
 };
 
 std::string Hex64(uint64_t v) { return StrCat("0x", Hex{v}); }
@@ -87,6 +86,17 @@ std::string EmulatorCounters::ToString() const {
 
 namespace emu {
 
+std::string Launch::OverLimit() const {
+  if (max_launch_instructions != 0 && executed->load(std::memory_order_relaxed) > max_launch_instructions) {
+    return StrCat("the launch executed more than ", max_launch_instructions,
+                  " thread-instructions (EmulatorOptions::max_launch_instructions)");
+  }
+  if (has_deadline && std::chrono::steady_clock::now() > deadline) {
+    return StrCat("the launch ran longer than ", timeout.count(), " ms (EmulatorOptions::launch_timeout)");
+  }
+  return "";
+}
+
 std::string Block::Where(const Thread& t) const {
   return StrCat("block (", ctaid[0], ",", ctaid[1], ",", ctaid[2], ") thread (", t.tid[0], ",", t.tid[1], ",", t.tid[2],
                 ")");
@@ -116,6 +126,13 @@ void RunThread(Block& b, Thread& t) {
     if (++t.executed > limit) {
       b.Fail(t, d, StrCat("a thread executed more than ", limit, " instructions (an infinite loop?)"));
       return;
+    }
+    if ((t.executed & (kLaunchCheckInterval - 1)) == 0) {
+      b.launch->executed->fetch_add(kLaunchCheckInterval, std::memory_order_relaxed);
+      if (std::string over = b.launch->OverLimit(); !over.empty()) {
+        b.Fail(t, d, over);
+        return;
+      }
     }
     if (d.guard != kNoSlot) {
       if constexpr (kCheckInit) {
@@ -459,16 +476,33 @@ absl::StatusOr<std::unique_ptr<LoadedKernel>> Emulator::Load(const ir::Kernel& k
   if (!checked.ok()) return checked;
   absl::StatusOr<Program> program = emu::Decode(kernel, /*check_init=*/!options_.verify, options_.approx_worst_error);
   if (!program.ok()) return program.status();
-  return std::unique_ptr<LoadedKernel>(new EmulatedKernel(kernel, std::move(*program), this));
+  return std::unique_ptr<LoadedKernel>(new EmulatedKernel(kernel, std::move(*program), *this));
+}
+
+EmulatorCounters Emulator::last_counters() const {
+  std::lock_guard<std::mutex> lock(counters_mu_);
+  return last_counters_;
+}
+
+absl::StatusOr<EmulatorCounters> Emulator::LaunchCounted(LoadedKernel& kernel, const LaunchConfig& config,
+                                                         std::span<const KernelArg> args) {
+  if (absl::Status s = CheckOwnKernel(kernel, "LaunchCounted"); !s.ok()) return s;
+  if (absl::Status s = CheckLaunchConfig(kernel, config); !s.ok()) return s;
+  if (absl::Status s = CheckArgs(kernel, args); !s.ok()) return s;
+  EmulatorCounters counters;
+  if (absl::Status s = RunLaunch(kernel, config, args, &counters); !s.ok()) return s;
+  return counters;
 }
 
 absl::Status Emulator::DoLaunch(LoadedKernel& loaded, const LaunchConfig& config, std::span<const KernelArg> args) {
-  auto* kernel = dynamic_cast<EmulatedKernel*>(&loaded);
-  if (kernel == nullptr || kernel->owner() != this) {
-    return absl::InvalidArgumentError(StrCat("kernel ", loaded.name(), " was loaded by another device"));
-  }
+  EmulatorCounters counters;
+  return RunLaunch(loaded, config, args, &counters);
+}
+
+absl::Status Emulator::RunLaunch(LoadedKernel& loaded, const LaunchConfig& config, std::span<const KernelArg> args,
+                                 EmulatorCounters* total) {
+  auto* kernel = static_cast<EmulatedKernel*>(&loaded);  // CheckOwnKernel: loaded here
   const Program& p = kernel->program();
-  counters_ = EmulatorCounters();
   uint64_t shared_bytes = uint64_t{p.dynamic_shared_offset} + config.dynamic_shared_bytes;
   if (config.dynamic_shared_bytes == 0) shared_bytes = p.static_shared_bytes;
   if (shared_bytes > kMaxSharedBytes) {
@@ -476,6 +510,17 @@ absl::Status Emulator::DoLaunch(LoadedKernel& loaded, const LaunchConfig& config
                                              " bytes of shared memory per block (", p.static_shared_bytes, " static + ",
                                              config.dynamic_shared_bytes, " dynamic) exceed the limit of ",
                                              kMaxSharedBytes));
+  }
+  // What one worker holds for a block, checked before anything is allocated.
+  const uint64_t threads = config.block.count();
+  const uint64_t per_thread = uint64_t{p.num_slots} * (sizeof(uint64_t) + (p.check_init ? 1 : 0)) + p.local_bytes +
+                              sizeof(Thread);
+  const uint64_t block_bytes = threads * per_thread + shared_bytes;  // no overflow: local_bytes <= 4 GiB
+  if (block_bytes > options_.max_block_memory_bytes) {
+    return absl::ResourceExhaustedError(StrCat("kernel ", p.kernel.name, ": a block of ", threads, " threads with ",
+                                               p.local_bytes, " bytes of local memory each needs more than "
+                                               "EmulatorOptions::max_block_memory_bytes (",
+                                               options_.max_block_memory_bytes, " bytes) of emulator memory"));
   }
   std::vector<uint8_t> params = PackArgs(loaded, args);
   std::lock_guard<std::mutex> lock(mu_);
@@ -497,6 +542,14 @@ absl::Status Emulator::DoLaunch(LoadedKernel& loaded, const LaunchConfig& config
   launch.dynamic_shared_bytes = config.dynamic_shared_bytes;
   launch.shared_bytes = static_cast<uint32_t>(shared_bytes);
   launch.max_instructions = options_.max_instructions_per_thread;
+  std::atomic<uint64_t> executed{0};
+  launch.executed = &executed;
+  launch.max_launch_instructions = options_.max_launch_instructions;
+  if (options_.launch_timeout.count() > 0) {
+    launch.has_deadline = true;
+    launch.timeout = options_.launch_timeout;
+    launch.deadline = std::chrono::steady_clock::now() + options_.launch_timeout;
+  }
 
   const uint64_t num_blocks = config.grid.count();
   int workers = options_.worker_threads;
@@ -523,17 +576,31 @@ absl::Status Emulator::DoLaunch(LoadedKernel& loaded, const LaunchConfig& config
   std::vector<uint64_t> error_block(workers, UINT64_MAX);
   std::vector<EmulatorCounters> counters(workers);
 
+  auto fail_block = [&](int w, uint64_t block, absl::Status error) {
+    errors[w] = std::move(error);
+    error_block[w] = block;
+    uint64_t current = stop_at.load();
+    while (block < current && !stop_at.compare_exchange_weak(current, block)) {
+    }
+  };
   auto work = [&](int w) {
     emu::ScopedFloatEnvironment float_environment;
     Block b;
     b.launch = &launch;
     b.program = &p;
     const uint32_t nt = launch.threads_per_block;
-    b.threads.resize(nt);
-    b.regs.resize(size_t{nt} * p.num_slots);
-    if (p.check_init) b.defined.resize(size_t{nt} * p.num_slots);
-    b.local.resize(size_t{nt} * p.local_bytes);
-    b.shared.resize(launch.shared_bytes);
+    try {
+      b.threads.resize(nt);
+      b.regs.resize(size_t{nt} * p.num_slots);
+      if (p.check_init) b.defined.resize(size_t{nt} * p.num_slots);
+      b.local.resize(size_t{nt} * p.local_bytes);
+      b.shared.resize(launch.shared_bytes);
+    } catch (const std::bad_alloc&) {
+      fail_block(w, next_block.load(), absl::ResourceExhaustedError(
+          StrCat("kernel ", p.kernel.name, ": out of host memory for a block of ", nt, " threads (", p.local_bytes,
+                 " bytes of local memory per thread)")));
+      return;
+    }
     for (;;) {
       uint64_t block = next_block.fetch_add(1);
       if (block >= num_blocks || block >= stop_at.load()) break;
@@ -542,6 +609,12 @@ absl::Status Emulator::DoLaunch(LoadedKernel& loaded, const LaunchConfig& config
       b.ctaid[1] = static_cast<uint32_t>(id / config.grid.x % config.grid.y);
       b.ctaid[2] = static_cast<uint32_t>(id / (uint64_t{config.grid.x} * config.grid.y));
       b.order_state = seed == 0 ? 0 : (seed ^ (id * 0xD6E8FEB86659FD93ull)) | 1;
+      if (std::string over = launch.OverLimit(); !over.empty()) {
+        fail_block(w, block, absl::ResourceExhaustedError(StrCat("kernel ", p.kernel.name, ": ", over,
+                                                                 "; stopped before block (", b.ctaid[0], ",",
+                                                                 b.ctaid[1], ",", b.ctaid[2], ")")));
+        break;
+      }
       // Shared memory starts as 0xFF bytes (NaN for floats), so a kernel
       // that reads shared memory it never wrote gets obviously wrong numbers.
       std::fill(b.shared.begin(), b.shared.end(), 0xFF);
@@ -564,12 +637,11 @@ absl::Status Emulator::DoLaunch(LoadedKernel& loaded, const LaunchConfig& config
         t.tid[2] = i / (config.block.x * config.block.y);
       }
       emu::RunBlock(b);
+      for (const Thread& t : b.threads) {
+        executed.fetch_add(t.executed & (emu::kLaunchCheckInterval - 1), std::memory_order_relaxed);
+      }
       if (!b.error.ok()) {
-        errors[w] = b.error;
-        error_block[w] = block;
-        uint64_t current = stop_at.load();
-        while (block < current && !stop_at.compare_exchange_weak(current, block)) {
-        }
+        fail_block(w, block, b.error);
         break;
       }
     }
@@ -582,8 +654,14 @@ absl::Status Emulator::DoLaunch(LoadedKernel& loaded, const LaunchConfig& config
     for (int w = 0; w < workers; ++w) threads.emplace_back(work, w);
     for (std::thread& t : threads) t.join();
   }
-  for (const EmulatorCounters& c : counters) counters_ += c;
-  for (uint64_t n : counters_.by_class) counters_.instructions += n;
+  EmulatorCounters sum;
+  for (const EmulatorCounters& c : counters) sum += c;
+  for (uint64_t n : sum.by_class) sum.instructions += n;
+  *total = sum;
+  {
+    std::lock_guard<std::mutex> counters_lock(counters_mu_);
+    last_counters_ = sum;
+  }
   int failed = -1;
   for (int w = 0; w < workers; ++w) {
     if (!errors[w].ok() && (failed < 0 || error_block[w] < error_block[failed])) failed = w;

@@ -2,6 +2,8 @@
 #ifndef PTXFORGE_RUNTIME_EMULATOR_PROGRAM_H_
 #define PTXFORGE_RUNTIME_EMULATOR_PROGRAM_H_
 
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -83,10 +85,11 @@ struct Program {
   uint32_t num_regs = 0;
   uint32_t num_slots = 0;
   std::vector<uint64_t> initial_slots;  // constants in [num_regs, num_slots)
-  std::vector<uint32_t> variable_offsets;  // shared/local byte offsets by variable
-  uint32_t static_shared_bytes = 0;
-  uint32_t dynamic_shared_offset = 0;  // where the extern window starts
-  uint32_t local_bytes = 0;
+  // Byte offsets and sizes are 64-bit: a huge array must not wrap around.
+  std::vector<uint64_t> variable_offsets;  // shared/local byte offsets by variable
+  uint64_t static_shared_bytes = 0;
+  uint64_t dynamic_shared_offset = 0;  // where the extern window starts
+  uint64_t local_bytes = 0;
   std::vector<uint32_t> param_offsets;
   uint32_t param_bytes = 0;
   bool has_global_atomics = false;
@@ -99,8 +102,8 @@ struct Program {
 };
 
 // Decodes a kernel that ir::CheckWellFormed accepted. Fails on what the
-// emulator cannot run (raw PTX, const memory). approx_worst_error: see
-// EmulatorOptions.
+// emulator cannot run (raw PTX, const memory, cvta.param), naming the
+// instruction and why. approx_worst_error: see EmulatorOptions.
 absl::StatusOr<Program> Decode(const ir::Kernel& kernel, bool check_init, bool approx_worst_error = false);
 
 // Global memory during a launch: a sorted table of allocations.
@@ -120,7 +123,18 @@ struct Launch {
   uint32_t dynamic_shared_bytes;
   uint32_t shared_bytes;  // static + dynamic
   uint64_t max_instructions;
+  // Whole-launch bounds (EmulatorOptions): threads add their instructions to
+  // `executed` in chunks of kLaunchCheckInterval and at the end of a block.
+  uint64_t max_launch_instructions = 0;                 // 0: none
+  std::chrono::steady_clock::time_point deadline;        // when has_deadline
+  bool has_deadline = false;
+  std::chrono::milliseconds timeout{0};
+  std::atomic<uint64_t>* executed = nullptr;
+
+  // "" while within the bounds; else what was exceeded.
+  std::string OverLimit() const;
 };
+inline constexpr uint64_t kLaunchCheckInterval = uint64_t{1} << 16;
 
 // One block being run; reused for the blocks a worker runs.
 struct Block {

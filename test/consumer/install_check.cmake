@@ -18,8 +18,14 @@ endfunction()
 file(REMOVE_RECURSE "${WORK_DIR}")
 set(prefix "${WORK_DIR}/prefix")
 run_step("cmake --install" ${CMAKE_COMMAND} --install "${BUILD_DIR}" --prefix "${prefix}")
+# The consumer is built by the compiler that built ptxforge (a sanitized
+# build's runtime must match; the package passes the -fsanitize flags on).
+set(compiler_arg "")
+if(CXX_COMPILER)
+  set(compiler_arg "-DCMAKE_CXX_COMPILER=${CXX_COMPILER}")
+endif()
 run_step("configuring the consumer" ${CMAKE_COMMAND} -S "${CONSUMER_DIR}" -B "${WORK_DIR}/build"
-         -DCMAKE_BUILD_TYPE=Release "-DCMAKE_PREFIX_PATH=${prefix}")
+         -DCMAKE_BUILD_TYPE=Release "-DCMAKE_PREFIX_PATH=${prefix}" ${compiler_arg})
 run_step("building the consumer" ${CMAKE_COMMAND} --build "${WORK_DIR}/build")
 run_step("running the consumer" "${WORK_DIR}/build/app")
 string(FIND "${step_output}" ".entry saxpy" at)

@@ -1,0 +1,59 @@
+// Range checks for the IR's enums (each bounded by its last enumerator).
+#include "ir/enum_ranges.h"
+
+namespace ptxforge::ir {
+namespace {
+
+template <typename E>
+bool UpTo(E v, E last) {
+  return static_cast<int>(v) <= static_cast<int>(last);
+}
+
+}  // namespace
+
+bool IsValid(ScalarType v) { return static_cast<int>(v) < kNumScalarTypes; }
+bool IsValid(Target v) { return static_cast<size_t>(v) < AllTargets().size(); }
+bool IsValid(Opcode v) { return static_cast<int>(v) < kNumOpcodes; }
+bool IsValid(SpecialReg v) { return static_cast<int>(v) < kNumSpecialRegs; }
+bool IsValid(Rounding v) { return UpTo(v, Rounding::kRpi); }
+bool IsValid(Mode v) { return UpTo(v, Mode::kFull); }
+bool IsValid(CmpOp v) { return UpTo(v, CmpOp::kNan); }
+bool IsValid(BoolOp v) { return UpTo(v, BoolOp::kXor); }
+bool IsValid(StateSpace v) { return UpTo(v, StateSpace::kConst); }
+bool IsValid(CacheOp v) { return UpTo(v, CacheOp::kWt); }
+bool IsValid(AtomOp v) { return UpTo(v, AtomOp::kXor); }
+bool IsValid(Scope v) { return UpTo(v, Scope::kSys); }
+bool IsValid(MemSem v) { return UpTo(v, MemSem::kAcqRel); }
+bool IsValid(ShflMode v) { return UpTo(v, ShflMode::kIdx); }
+bool IsValid(VoteMode v) { return UpTo(v, VoteMode::kBallot); }
+
+std::string InvalidEnum(const Modifiers& m) {
+  if (!IsValid(m.type)) return OutOfRange("ScalarType", m.type);
+  if (!IsValid(m.type2)) return OutOfRange("ScalarType", m.type2);
+  if (!IsValid(m.rounding)) return OutOfRange("Rounding", m.rounding);
+  if (!IsValid(m.mode)) return OutOfRange("Mode", m.mode);
+  if (!IsValid(m.cmp)) return OutOfRange("CmpOp", m.cmp);
+  if (!IsValid(m.bool_op)) return OutOfRange("BoolOp", m.bool_op);
+  if (!IsValid(m.space)) return OutOfRange("StateSpace", m.space);
+  if (!IsValid(m.cache)) return OutOfRange("CacheOp", m.cache);
+  if (!IsValid(m.atom)) return OutOfRange("AtomOp", m.atom);
+  if (!IsValid(m.scope)) return OutOfRange("Scope", m.scope);
+  if (!IsValid(m.sem)) return OutOfRange("MemSem", m.sem);
+  if (!IsValid(m.shfl)) return OutOfRange("ShflMode", m.shfl);
+  if (!IsValid(m.vote)) return OutOfRange("VoteMode", m.vote);
+  return "";
+}
+
+std::string InvalidEnum(const Instruction& inst) {
+  if (!IsValid(inst.op)) return OutOfRange("Opcode", inst.op);
+  if (std::string e = InvalidEnum(inst.mods); !e.empty()) return e;
+  for (const Operand& op : inst.srcs) {
+    if (op.kind == OperandKind::kSpecial && op.id >= static_cast<uint32_t>(kNumSpecialRegs)) {
+      return OutOfRange("SpecialReg", op.id);
+    }
+    if (!IsValid(op.type)) return OutOfRange("ScalarType", op.type);
+  }
+  return "";
+}
+
+}  // namespace ptxforge::ir
