@@ -35,6 +35,7 @@
 
 #include "ir/opcode.h"
 #include "runtime/device.h"
+#include "runtime/emulator_profile.h"
 
 namespace ptxforge::runtime {
 
@@ -49,6 +50,19 @@ struct EmulatorOptions {
   // A thread that executes more instructions than this stops the launch
   // (an infinite loop, most likely).
   uint64_t max_instructions_per_thread = uint64_t{1} << 30;
+  // Memory-efficiency metrics per launch and instruction (coalescing, bank
+  // conflicts, divergence): last_profile(). Costs up to ~3x emulation time.
+  bool profile = false;
+  // Race checking: a launch fails with a message naming both accesses (their
+  // threads, PTX and builder lines) and the address when
+  //  - two threads of a block access the same shared bytes between the same
+  //    barriers, at least one writing and not both atomic (threads of one
+  //    warp included: warp-synchronous code without a barrier is a race);
+  //  - two blocks access the same global bytes with plain ld/st, at least
+  //    one writing (there is no ordering between blocks within a launch;
+  //    orderings built from atomics and fences are not modelled).
+  // Blocks then run on one host thread. Costs up to ~3x emulation time.
+  bool race_check = false;
 };
 
 // Work done by one launch, summed over all threads.
@@ -84,6 +98,8 @@ class Emulator : public Device {
   // Counters of the most recent launch. After a failed launch they are
   // partial (and depend on how far the other host threads got).
   const EmulatorCounters& last_counters() const { return counters_; }
+  // The profile of the most recent launch (empty unless options().profile).
+  const EmulatorProfile& last_profile() const { return profile_; }
   const EmulatorOptions& options() const { return options_; }
 
   struct Allocation {
@@ -103,6 +119,7 @@ class Emulator : public Device {
   std::map<uint64_t, Allocation> allocations_;
   uint64_t next_address_;
   EmulatorCounters counters_;
+  EmulatorProfile profile_;
 };
 
 std::unique_ptr<Emulator> MakeEmulator(EmulatorOptions options = {});

@@ -3,3 +3,4 @@ ptxforge_add_test(emulator_ops_test SOURCES emulator_ops_test.cc)
 
 ptxforge_add_test(emulator_test SOURCES emulator_test.cc)
 ptxforge_add_test(ptx_dump_run_test SOURCES ptx_dump_run_test.cc DEPS ptxforge_ptx_dump)
+ptxforge_add_test(emulator_profile_test SOURCES emulator_profile_test.cc)

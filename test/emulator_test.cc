@@ -759,7 +759,7 @@ TEST_CASE("every registry kernel matches its reference on the emulator") {
   const std::vector<std::vector<std::pair<std::string, std::string>>> variants = {
       {}, {{"type", "f64"}}, {{"type", "s32"}}, {{"type", "u64"}}, {{"type", "f16"}}, {{"block", "64"}, {"n", "777"}},
   };
-  auto emu = MakeEmulator();
+  auto emu = MakeEmulator({.race_check = true});  // a data race fails the launch
   int runs = 0;
   for (const kernels::KernelFamily* family : kernels::AllFamilies()) {
     for (const auto& overrides : variants) {

@@ -10,6 +10,7 @@
 #include "ir/strings.h"
 #include "ir/verify.h"
 #include "runtime/emulator/float_semantics.h"
+#include "runtime/emulator/observe.h"
 #include "runtime/emulator/program.h"
 
 namespace ptxforge::runtime {
@@ -89,8 +90,9 @@ Action Block::Fail(const Thread& t, const DInst& d, std::string message) {
 
 namespace {
 
-// Runs a thread until it waits, exits or fails.
-template <bool kCheckInit>
+// Runs a thread until it waits, exits or fails. kObserve: b.observer sees
+// each instruction the thread reaches.
+template <bool kCheckInit, bool kObserve>
 void RunThread(Block& b, Thread& t) {
   const DInst* code = b.program->code.data();
   auto& by_class = b.counters.by_class;
@@ -101,6 +103,9 @@ void RunThread(Block& b, Thread& t) {
     if (++t.executed > limit) {
       b.Fail(t, d, StrCat("a thread executed more than ", limit, " instructions (an infinite loop?)"));
       return;
+    }
+    if constexpr (kObserve) {
+      if (!b.observer->Reach(b, t, d)) return;
     }
     if (d.guard != kNoSlot) {
       if constexpr (kCheckInit) {
@@ -345,10 +350,10 @@ void RunBlock(Block& b) {
     bool all_exited = true;
     for (Thread& t : b.threads) {
       if (t.state == ThreadState::kRunning) {
-        if (p.check_init) {
-          RunThread<true>(b, t);
+        if (b.observer != nullptr) {
+          p.check_init ? RunThread<true, true>(b, t) : RunThread<false, true>(b, t);
         } else {
-          RunThread<false>(b, t);
+          p.check_init ? RunThread<true, false>(b, t) : RunThread<false, false>(b, t);
         }
         if (!b.error.ok()) return;
       }
@@ -357,7 +362,10 @@ void RunBlock(Block& b) {
     if (all_exited) return;
     bool progressed = ReleaseWarps(b);
     if (!b.error.ok()) return;
-    if (!progressed) progressed = ReleaseBarriers(b);
+    if (!progressed) {
+      progressed = ReleaseBarriers(b);
+      if (progressed && b.observer != nullptr) b.observer->BarrierReleased();
+    }
     if (!b.error.ok()) return;
     if (!progressed) {
       Deadlock(b);
@@ -447,6 +455,7 @@ absl::Status Emulator::DoLaunch(LoadedKernel& loaded, const LaunchConfig& config
   }
   const Program& p = kernel->program();
   counters_ = EmulatorCounters();
+  profile_ = EmulatorProfile();
   uint64_t shared_bytes = uint64_t{p.dynamic_shared_offset} + config.dynamic_shared_bytes;
   if (config.dynamic_shared_bytes == 0) shared_bytes = p.static_shared_bytes;
   if (shared_bytes > kMaxSharedBytes) {
@@ -480,6 +489,7 @@ absl::Status Emulator::DoLaunch(LoadedKernel& loaded, const LaunchConfig& config
   int workers = options_.worker_threads;
   if (workers <= 0) workers = static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 8u));
   if (p.has_global_atomics) workers = 1;  // block order decides atomic results: keep it fixed
+  if (options_.race_check) workers = 1;   // one global shadow, unguarded
   workers = static_cast<int>(std::min<uint64_t>(workers, num_blocks));
 
   std::atomic<uint64_t> next_block{0};
@@ -487,6 +497,13 @@ absl::Status Emulator::DoLaunch(LoadedKernel& loaded, const LaunchConfig& config
   std::vector<absl::Status> errors(workers);
   std::vector<uint64_t> error_block(workers, UINT64_MAX);
   std::vector<EmulatorCounters> counters(workers);
+  std::vector<std::unique_ptr<emu::Observer>> observers;
+  emu::GlobalShadow global_shadow;
+  if (options_.profile || options_.race_check) {
+    for (int w = 0; w < workers; ++w) {
+      observers.push_back(std::make_unique<emu::Observer>(p, launch, options_.profile, options_.race_check, &global_shadow));
+    }
+  }
 
   auto work = [&](int w) {
     emu::ScopedFloatEnvironment float_environment;
@@ -499,6 +516,7 @@ absl::Status Emulator::DoLaunch(LoadedKernel& loaded, const LaunchConfig& config
     if (p.check_init) b.defined.resize(size_t{nt} * p.num_slots);
     b.local.resize(size_t{nt} * p.local_bytes);
     b.shared.resize(launch.shared_bytes);
+    if (!observers.empty()) b.observer = observers[w].get();
     for (;;) {
       uint64_t block = next_block.fetch_add(1);
       if (block >= num_blocks || block >= stop_at.load()) break;
@@ -526,7 +544,9 @@ absl::Status Emulator::DoLaunch(LoadedKernel& loaded, const LaunchConfig& config
         t.tid[1] = i / config.block.x % config.block.y;
         t.tid[2] = i / (config.block.x * config.block.y);
       }
+      if (b.observer != nullptr) b.observer->BeginBlock(block);
       emu::RunBlock(b);
+      if (b.observer != nullptr) b.observer->EndBlock();
       if (!b.error.ok()) {
         errors[w] = b.error;
         error_block[w] = block;
@@ -547,6 +567,7 @@ absl::Status Emulator::DoLaunch(LoadedKernel& loaded, const LaunchConfig& config
   }
   for (const EmulatorCounters& c : counters) counters_ += c;
   for (uint64_t n : counters_.by_class) counters_.instructions += n;
+  profile_ = emu::Observer::Merge(p, observers);
   int failed = -1;
   for (int w = 0; w < workers; ++w) {
     if (!errors[w].ok() && (failed < 0 || error_block[w] < error_block[failed])) failed = w;

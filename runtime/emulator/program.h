@@ -37,6 +37,7 @@ enum class Space : uint8_t { kGeneric, kGlobal, kShared, kLocal, kParam };
 
 struct Block;
 struct Thread;
+class Observer;
 struct DInst;
 using Handler = Action (*)(Block& b, Thread& t, const DInst& d);
 
@@ -134,6 +135,7 @@ struct Block {
   EmulatorCounters counters;
   absl::Status error;
   size_t global_hint = 0;  // index of the last allocation hit
+  Observer* observer = nullptr;  // when profiling or race checking
 
   // Records the first error of the block; returns Action::kError.
   Action Fail(const Thread& t, const DInst& d, std::string message);
