@@ -37,9 +37,12 @@ uint32_t IndexAt(const ir::Kernel& k, int line, ir::Opcode op) {
   return 0;
 }
 
-// Runs `k` with profiling on over buffers of `words` u32 each and returns the profile.
-EmulatorProfile Profile(const ir::Kernel& k, const runtime::LaunchConfig& config, std::vector<size_t> words) {
-  auto emu = MakeEmulator({.worker_threads = 2, .profile = true});
+// Runs `k` on an emulator with `options` over buffers of `words` u32 each
+// (filled with 1); returns the launch's status and, when it succeeded, the
+// last buffer and the profile.
+absl::Status Run(runtime::EmulatorOptions options, const ir::Kernel& k, const runtime::LaunchConfig& config,
+                 std::vector<size_t> words, std::vector<uint32_t>* last = nullptr, EmulatorProfile* profile = nullptr) {
+  auto emu = MakeEmulator(options);
   std::vector<Buffer<uint32_t>> buffers;
   std::vector<runtime::KernelArg> args;
   for (size_t n : words) buffers.push_back(*Buffer<uint32_t>::FromHost(*emu, std::vector<uint32_t>(n, 1)));
@@ -47,9 +50,18 @@ EmulatorProfile Profile(const ir::Kernel& k, const runtime::LaunchConfig& config
   auto loaded = emu->Load(k);
   REQUIRE(loaded.ok());
   absl::Status s = emu->Launch(**loaded, config, args);
+  if (s.ok() && last != nullptr) *last = *buffers.back().ToHost();
+  if (s.ok() && profile != nullptr) *profile = emu->last_profile();
+  return s;
+}
+
+// Runs `k` with profiling on (on two host threads) and returns the profile.
+EmulatorProfile Profile(const ir::Kernel& k, const runtime::LaunchConfig& config, std::vector<size_t> words) {
+  EmulatorProfile p;
+  absl::Status s = Run({.worker_threads = 2, .profile = true}, k, config, std::move(words), nullptr, &p);
   INFO(s.ToString());
   REQUIRE(s.ok());
-  return emu->last_profile();
+  return p;
 }
 
 const InstructionProfile& At(const EmulatorProfile& p, const ir::Kernel& k, int line, ir::Opcode op) {
@@ -261,17 +273,8 @@ Reduction TreeReduction(uint32_t missing) {
 }
 
 absl::Status RaceCheck(const ir::Kernel& k, const runtime::LaunchConfig& config, std::vector<size_t> words,
-                       std::vector<uint32_t>* first_out = nullptr) {
-  auto emu = MakeEmulator({.race_check = true});
-  std::vector<Buffer<uint32_t>> buffers;
-  std::vector<runtime::KernelArg> args;
-  for (size_t n : words) buffers.push_back(*Buffer<uint32_t>::FromHost(*emu, std::vector<uint32_t>(n, 1)));
-  for (auto& buffer : buffers) args.push_back(buffer);
-  auto loaded = emu->Load(k);
-  REQUIRE(loaded.ok());
-  absl::Status s = emu->Launch(**loaded, config, args);
-  if (first_out != nullptr && s.ok()) *first_out = *buffers.back().ToHost();
-  return s;
+                       std::vector<uint32_t>* last = nullptr) {
+  return Run({.race_check = true}, k, config, std::move(words), last);
 }
 
 TEST_CASE("a reduction with a missing barrier is a shared-memory race naming both accesses") {

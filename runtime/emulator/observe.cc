@@ -214,7 +214,9 @@ void Observer::Finish(uint32_t pc, const Group& g) {
 }
 
 bool Observer::CheckShared(Block& b, Thread& t, uint32_t pc, uint64_t offset, uint32_t bytes, SiteKind kind) {
-  if (offset >= shared_.size() || bytes > shared_.size() - offset || offset % bytes != 0) return true;  // the handler reports it
+  if (offset >= shared_.size() || bytes > shared_.size() - offset || offset % bytes != 0) {
+    return true;  // the handler reports it
+  }
   const uint16_t me = static_cast<uint16_t>(t.linear + 1);
   const bool write = kind != SiteKind::kLoad;
   const bool atomic = kind == SiteKind::kAtomic;
@@ -224,19 +226,8 @@ bool Observer::CheckShared(Block& b, Thread& t, uint32_t pc, uint64_t offset, ui
       c = SharedCell();
       c.epoch = epoch_;
     }
-    uint16_t other = 0;
     uint32_t other_pc = 0;
-    if (c.writer != 0 && c.writer != me && !(atomic && c.writer_atomic)) {
-      other = c.writer;
-      other_pc = c.writer_pc;
-    } else if (write) {
-      for (int r = 0; r < 2 && other == 0; ++r) {
-        if (c.reader[r] != 0 && c.reader[r] != me) {
-          other = c.reader[r];
-          other_pc = c.reader_pc[r];
-        }
-      }
-    }
+    const uint16_t other = c.Conflict(me, write, atomic && c.writer_atomic, &other_pc);
     if (other != 0) {
       b.error = absl::FailedPreconditionError(StrCat(
           "kernel ", program_.kernel.name, ": shared-memory data race in block (", b.ctaid[0], ",", b.ctaid[1], ",",
@@ -244,18 +235,8 @@ bool Observer::CheckShared(Block& b, Thread& t, uint32_t pc, uint64_t offset, ui
           Describe(other - 1, other_pc), "; ", Describe(t.linear, pc)));
       return false;
     }
-    if (write) {
-      c.writer = me;
-      c.writer_atomic = atomic;
-      c.writer_pc = pc;
-      c.reader[0] = c.reader[1] = 0;
-    } else if (c.reader[0] == 0 || c.reader[0] == me) {
-      c.reader[0] = me;
-      c.reader_pc[0] = pc;
-    } else if (c.reader[1] == 0 || c.reader[1] == me) {
-      c.reader[1] = me;
-      c.reader_pc[1] = pc;
-    }
+    c.Note(me, pc, write);
+    if (write) c.writer_atomic = atomic;
   }
   return true;
 }
@@ -268,18 +249,8 @@ bool Observer::CheckGlobal(Block& b, Thread& t, uint32_t pc, uint64_t address, u
   GlobalShadow::Cell* cells = global_->At(address);
   for (uint64_t byte = address; byte < address + bytes; ++byte) {
     GlobalShadow::Cell& c = cells[byte - address];
-    uint32_t other = 0, other_who = 0;
-    if (c.writer_block != 0 && c.writer_block != me) {
-      other = c.writer_block;
-      other_who = c.writer_who;
-    } else if (write) {
-      for (int r = 0; r < 2 && other == 0; ++r) {
-        if (c.reader_block[r] != 0 && c.reader_block[r] != me) {
-          other = c.reader_block[r];
-          other_who = c.reader_who[r];
-        }
-      }
-    }
+    uint32_t other_who = 0;
+    const uint32_t other = c.Conflict(me, write, false, &other_who);
     if (other != 0) {
       b.error = absl::FailedPreconditionError(
           StrCat("kernel ", program_.kernel.name, ": global-memory data race on 0x", Hex{byte},
@@ -288,17 +259,7 @@ bool Observer::CheckGlobal(Block& b, Thread& t, uint32_t pc, uint64_t address, u
                  "; block ", Coords(me - 1, launch_.grid), " ", Describe(t.linear, pc)));
       return false;
     }
-    if (write) {
-      c.writer_block = me;
-      c.writer_who = who;
-      c.reader_block[0] = c.reader_block[1] = 0;
-    } else if (c.reader_block[0] == 0 || c.reader_block[0] == me) {
-      c.reader_block[0] = me;
-      c.reader_who[0] = who;
-    } else if (c.reader_block[1] == 0 || c.reader_block[1] == me) {
-      c.reader_block[1] = me;
-      c.reader_who[1] = who;
-    }
+    c.Note(me, who, write);
   }
   return true;
 }

@@ -15,16 +15,52 @@
 
 namespace ptxforge::runtime::emu {
 
+// The earlier accesses to one byte that a later one may race with: the
+// last writer and up to two readers, each with where it happened. Who is
+// the accessor + 1 (a thread or a block; 0: none).
+template <typename Who>
+struct AccessCell {
+  Who writer = 0;
+  Who reader[2] = {0, 0};  // different accessors
+  uint32_t writer_at = 0;
+  uint32_t reader_at[2] = {0, 0};
+
+  // The accessor an access by `me` races with (the writer; for a write also
+  // a reader), or 0. `writer_ok`: the writer does not count (both atomic).
+  Who Conflict(Who me, bool write, bool writer_ok, uint32_t* at) const {
+    if (writer != 0 && writer != me && !writer_ok) {
+      *at = writer_at;
+      return writer;
+    }
+    for (int r = 0; r < 2 && write; ++r) {
+      if (reader[r] != 0 && reader[r] != me) {
+        *at = reader_at[r];
+        return reader[r];
+      }
+    }
+    return 0;
+  }
+  // Records an access that raced with nothing.
+  void Note(Who me, uint32_t at, bool write) {
+    if (write) {
+      writer = me;
+      writer_at = at;
+      reader[0] = reader[1] = 0;  // they were `me` (anyone else raced)
+    } else if (reader[0] == 0 || reader[0] == me) {
+      reader[0] = me;
+      reader_at[0] = at;
+    } else if (reader[1] == 0 || reader[1] == me) {
+      reader[1] = me;
+      reader_at[1] = at;
+    }  // else two other readers are known: any later write races with one
+  }
+};
+
 // Who accessed global memory, per byte, across the blocks of one launch
 // (race checking runs the blocks on one host thread, so it is unguarded).
 class GlobalShadow {
  public:
-  struct Cell {
-    uint32_t writer_block = 0;  // block index + 1; 0: none
-    uint32_t writer_who = 0;    // thread << 22 | pc
-    uint32_t reader_block[2] = {0, 0};  // two readers of different blocks
-    uint32_t reader_who[2] = {0, 0};
-  };
+  using Cell = AccessCell<uint32_t>;  // who: block + 1; at: thread << 22 | pc
   // The cells of [address, address + bytes), which must not cross a 4 KiB
   // page (an aligned access of up to 32 bytes never does).
   Cell* At(uint64_t address);
@@ -82,13 +118,10 @@ class Observer {
     size_t head = 0;
     std::vector<Group> groups;
   };
-  struct SharedCell {
+  // Who: thread + 1; at: pc. Valid in its epoch (between two barriers).
+  struct SharedCell : AccessCell<uint16_t> {
     uint32_t epoch = 0;
-    uint16_t writer = 0;  // thread + 1; 0: none
-    uint8_t writer_atomic = 0;
-    uint16_t reader[2] = {0, 0};
-    uint32_t writer_pc = 0;
-    uint32_t reader_pc[2] = {0, 0};
+    bool writer_atomic = false;
   };
 
   // Counts the visit of t to its pc; returns how many earlier visits it made.
