@@ -1,5 +1,6 @@
 // Emulator speed: thread-instructions per second on one host core, for
-// vector_add and reduce_sum on inputs of a million elements.
+// vector_add and reduce_sum on inputs of a million elements, plain and with
+// profiling or race checking on (Arg: 0 plain, 1 profile, 2 race check).
 #include <benchmark/benchmark.h>
 
 #include <cstdio>
@@ -43,9 +44,14 @@ void Report(benchmark::State& state, const runtime::Emulator& emu) {
   state.counters["instr/launch"] = static_cast<double>(emu.last_counters().instructions);
 }
 
+// The emulator options for a benchmark's "checks" argument.
+runtime::EmulatorOptions Checks(int64_t checks, int workers = 1) {
+  return {.worker_threads = workers, .profile = checks == 1, .race_check = checks == 2};
+}
+
 void BM_VectorAdd(benchmark::State& state) {
   const uint32_t n = 1 << 20;
-  auto emu = runtime::MakeEmulator({.worker_threads = 1});
+  auto emu = runtime::MakeEmulator(Checks(state.range(0)));
   ir::Kernel kernel = Prepared(kernels::VectorAddSpec{}.Build(ir::Target::kSm80));
   auto loaded = OrDie(emu->Load(kernel));
   std::vector<float> host = Inputs(n);
@@ -55,7 +61,7 @@ void BM_VectorAdd(benchmark::State& state) {
   for (auto _ : state) OrDie(emu->Launch(*loaded, {.grid = {n / 256}, .block = {256}}, {a, b, c, n}));
   Report(state, *emu);
 }
-BENCHMARK(BM_VectorAdd)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_VectorAdd)->Arg(0)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond);
 
 // The same with f16 elements: every add is computed in double and rounded.
 void BM_VectorAddF16(benchmark::State& state) {
@@ -72,10 +78,10 @@ void BM_VectorAddF16(benchmark::State& state) {
 }
 BENCHMARK(BM_VectorAddF16)->Unit(benchmark::kMillisecond);
 
-// Argument: host threads (1, or 0 for one per core).
+// Arguments: host threads (1, or 0 for one per core), checks.
 void BM_ReduceSum(benchmark::State& state) {
   const uint32_t n = 1 << 20;
-  auto emu = runtime::MakeEmulator({.worker_threads = static_cast<int>(state.range(0))});
+  auto emu = runtime::MakeEmulator(Checks(state.range(1), static_cast<int>(state.range(0))));
   ir::Kernel kernel = Prepared(kernels::ReduceSumSpec{}.Build(ir::Target::kSm80));
   auto loaded = OrDie(emu->Load(kernel));
   auto x = OrDie(Buffer<float>::FromHost(*emu, Inputs(n)));
@@ -83,7 +89,13 @@ void BM_ReduceSum(benchmark::State& state) {
   for (auto _ : state) OrDie(emu->Launch(*loaded, {.grid = {64}, .block = {256}}, {x, partial, n}));
   Report(state, *emu);
 }
-BENCHMARK(BM_ReduceSum)->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_ReduceSum)
+    ->Args({1, 0})
+    ->Args({0, 0})
+    ->Args({1, 1})
+    ->Args({1, 2})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 }  // namespace
 }  // namespace ptxforge

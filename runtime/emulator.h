@@ -36,6 +36,7 @@
 
 #include "ir/opcode.h"
 #include "runtime/device.h"
+#include "runtime/emulator_profile.h"
 
 namespace ptxforge::runtime {
 
@@ -73,6 +74,19 @@ struct EmulatorOptions {
   // Host memory one worker may use for a block's registers, local and shared
   // memory; a launch that needs more is refused before it runs.
   uint64_t max_block_memory_bytes = uint64_t{4} << 30;
+  // Memory-efficiency metrics per launch and instruction (coalescing, bank
+  // conflicts, divergence): last_profile(). Costs up to ~3x emulation time.
+  bool profile = false;
+  // Race checking: a launch fails with a message naming both accesses (their
+  // threads, PTX and builder lines) and the address when
+  //  - two threads of a block access the same shared bytes between the same
+  //    barriers, at least one writing and not both atomic (threads of one
+  //    warp included: warp-synchronous code without a barrier is a race);
+  //  - two blocks access the same global bytes with plain ld/st, at least
+  //    one writing (there is no ordering between blocks within a launch;
+  //    orderings built from atomics and fences are not modelled).
+  // Blocks then run on one host thread. Costs up to ~3x emulation time.
+  bool race_check = false;
 };
 
 // Work done by one launch, summed over all threads.
@@ -117,6 +131,8 @@ class Emulator : public Device {
   // launch they are partial (and depend on how far the other host threads
   // got). With concurrent launches, use LaunchCounted instead.
   EmulatorCounters last_counters() const;
+  // The profile of the most recent launch (a copy; empty unless options().profile).
+  EmulatorProfile last_profile() const;
   const EmulatorOptions& options() const { return options_; }
 
   struct Allocation {
@@ -138,8 +154,9 @@ class Emulator : public Device {
   std::mutex mu_;  // guards allocations_; held for a whole launch (launches run one at a time)
   std::map<uint64_t, Allocation> allocations_;
   uint64_t next_address_;
-  mutable std::mutex counters_mu_;  // guards last_counters_
+  mutable std::mutex counters_mu_;  // guards last_counters_ and profile_
   EmulatorCounters last_counters_;
+  EmulatorProfile profile_;
 };
 
 std::unique_ptr<Emulator> MakeEmulator(EmulatorOptions options = {});

@@ -6,3 +6,4 @@ ptxforge_add_test(ptx_dump_run_test SOURCES ptx_dump_run_test.cc DEPS ptxforge_p
 ptxforge_add_test(emulator_schedule_test SOURCES emulator_schedule_test.cc)
 # Issue 11: device lifetimes, memory and launch limits, concurrent launches.
 ptxforge_add_test(emulator_limits_test SOURCES emulator_limits_test.cc)
+ptxforge_add_test(emulator_profile_test SOURCES emulator_profile_test.cc)

@@ -774,8 +774,8 @@ TEST_CASE("every registry kernel matches its reference on the emulator") {
       {}, {{"type", "f64"}}, {{"type", "s32"}}, {{"type", "u64"}}, {{"type", "f16"}}, {{"block", "64"}, {"n", "777"}},
   };
   // Approximate instructions at their documented worst error: a family's
-  // tolerance must hold on hardware.
-  auto emu = MakeEmulator({.approx_worst_error = true});
+  // tolerance must hold on hardware. A data race fails the launch.
+  auto emu = MakeEmulator({.approx_worst_error = true, .race_check = true});
   int runs = 0;
   for (const kernels::KernelFamily* family : kernels::AllFamilies()) {
     for (const auto& overrides : variants) {

@@ -54,6 +54,13 @@ Builds the library kernel NAME with ptxforge and prints its PTX.
                        compare with the family's C++ reference, and print
                        the maximum errors (and the emulator's counters)
                        instead of the PTX; exit 1 when the results differ
+  --profile            with --run=emulator: also print the memory-efficiency
+                       profile (global sectors per request, bank conflicts,
+                       divergence) and the top instructions by excess
+                       sectors and by bank conflicts
+  --race-check         with --run=emulator: fail on a shared-memory data race
+                       in a block or a global one between blocks, naming both
+                       accesses
   --seed=N             seed for the generated inputs (default 1)
   --help               this text
 
@@ -73,6 +80,8 @@ struct Options {
   std::string output;
   bool validate = false;
   std::string run;
+  bool profile = false;
+  bool race_check = false;
   uint64_t seed = 1;
   std::chrono::milliseconds ptxas_timeout = runtime::kDefaultPtxasTimeout;
   bool list = false;
@@ -111,6 +120,10 @@ std::string ParseArgs(std::span<const std::string> args, Options& o) {
       o.list = true;
     } else if (a == "--validate") {
       o.validate = true;
+    } else if (a == "--profile") {
+      o.profile = true;
+    } else if (a == "--race-check") {
+      o.race_check = true;
     } else if (is("--target")) {
       std::optional<std::string> v = TakeValue(args, i, "--target", error);
       if (!v) return error;
@@ -167,6 +180,9 @@ std::string ParseArgs(std::span<const std::string> args, Options& o) {
       return StrCat("more than one kernel name given ('", ForMessage(o.kernel), "' and '", ForMessage(a), "')");
     }
   }
+  if ((o.profile || o.race_check) && o.run != "emulator") {
+    return StrCat(o.profile ? "--profile" : "--race-check", " needs --run=emulator");
+  }
   return "";
 }
 
@@ -199,8 +215,10 @@ std::string FirstLine(std::string_view s) {
   return std::string(s.substr(0, nl));
 }
 
-absl::StatusOr<std::unique_ptr<runtime::Device>> OpenDevice(const std::string& name) {
-  if (name == "emulator") return std::unique_ptr<runtime::Device>(runtime::MakeEmulator());
+absl::StatusOr<std::unique_ptr<runtime::Device>> OpenDevice(const Options& o) {
+  if (o.run == "emulator") {
+    return std::unique_ptr<runtime::Device>(runtime::MakeEmulator({.profile = o.profile, .race_check = o.race_check}));
+  }
   absl::StatusOr<std::unique_ptr<runtime::CudaDevice>> cuda = runtime::OpenCudaDevice();
   if (!cuda.ok()) return cuda.status();
   return std::unique_ptr<runtime::Device>(std::move(*cuda));
@@ -223,7 +241,7 @@ int Run(const Options& o, const kernels::KernelFamily& family, const kernels::Co
     err << "ptx-dump: " << problem.status().message() << "\n";
     return kUsage;
   }
-  absl::StatusOr<std::unique_ptr<runtime::Device>> device = OpenDevice(o.run);
+  absl::StatusOr<std::unique_ptr<runtime::Device>> device = OpenDevice(o);
   if (!device.ok()) {
     err << "ptx-dump: --run=" << o.run << ": " << device.status().message() << "\n";
     return kFailure;
@@ -239,6 +257,7 @@ int Run(const Options& o, const kernels::KernelFamily& family, const kernels::Co
                               "\n", result->Report());
   if (auto* emulator = dynamic_cast<runtime::Emulator*>(device->get())) {
     StrAppend(&report, "counters: ", emulator->last_counters().ToString(), "\n");
+    if (o.profile) StrAppend(&report, emulator->last_profile().Table());
   }
   if (!Write(out, report, "stdout", err)) return kFailure;
   if (!result->ok()) {

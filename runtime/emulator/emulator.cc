@@ -11,6 +11,7 @@
 #include "ir/strings.h"
 #include "ir/verify.h"
 #include "runtime/emulator/float_semantics.h"
+#include "runtime/emulator/observe.h"
 #include "runtime/emulator/program.h"
 
 namespace ptxforge::runtime {
@@ -114,8 +115,9 @@ Action Block::Fail(const Thread& t, const DInst& d, std::string message) {
 
 namespace {
 
-// Runs a thread until it waits, exits or fails.
-template <bool kCheckInit>
+// Runs a thread until it waits, exits or fails. kObserve: b.observer sees
+// each instruction the thread reaches.
+template <bool kCheckInit, bool kObserve>
 void RunThread(Block& b, Thread& t) {
   const DInst* code = b.program->code.data();
   auto& by_class = b.counters.by_class;
@@ -133,6 +135,9 @@ void RunThread(Block& b, Thread& t) {
         b.Fail(t, d, over);
         return;
       }
+    }
+    if constexpr (kObserve) {
+      if (!b.observer->Reach(b, t, d)) return;
     }
     if (d.guard != kNoSlot) {
       if constexpr (kCheckInit) {
@@ -383,10 +388,10 @@ void RunBlock(Block& b) {
       for (uint32_t i = w * 32; i < std::min(nt, w * 32 + 32); ++i) {
         Thread& t = b.threads[i];
         if (t.state == ThreadState::kRunning) {
-          if (p.check_init) {
-            RunThread<true>(b, t);
+          if (b.observer != nullptr) {
+            p.check_init ? RunThread<true, true>(b, t) : RunThread<false, true>(b, t);
           } else {
-            RunThread<false>(b, t);
+            p.check_init ? RunThread<true, false>(b, t) : RunThread<false, false>(b, t);
           }
           if (!b.error.ok()) return;
         }
@@ -396,7 +401,10 @@ void RunBlock(Block& b) {
     if (all_exited) return;
     bool progressed = ReleaseWarps(b);
     if (!b.error.ok()) return;
-    if (!progressed) progressed = ReleaseBarriers(b);
+    if (!progressed) {
+      progressed = ReleaseBarriers(b);
+      if (progressed && b.observer != nullptr) b.observer->BarrierReleased();
+    }
     if (!b.error.ok()) return;
     if (!progressed) {
       Deadlock(b);
@@ -484,6 +492,11 @@ EmulatorCounters Emulator::last_counters() const {
   return last_counters_;
 }
 
+EmulatorProfile Emulator::last_profile() const {
+  std::lock_guard<std::mutex> lock(counters_mu_);
+  return profile_;
+}
+
 absl::StatusOr<EmulatorCounters> Emulator::LaunchCounted(LoadedKernel& kernel, const LaunchConfig& config,
                                                          std::span<const KernelArg> args) {
   if (absl::Status s = CheckOwnKernel(kernel, "LaunchCounted"); !s.ok()) return s;
@@ -568,6 +581,7 @@ absl::Status Emulator::RunLaunch(LoadedKernel& loaded, const LaunchConfig& confi
     uint64_t state = seed;
     Shuffle(block_order, state);
   }
+  if (options_.race_check) workers = 1;   // one global shadow, unguarded
   workers = static_cast<int>(std::min<uint64_t>(workers, num_blocks));
 
   std::atomic<uint64_t> next_block{0};
@@ -575,6 +589,13 @@ absl::Status Emulator::RunLaunch(LoadedKernel& loaded, const LaunchConfig& confi
   std::vector<absl::Status> errors(workers);
   std::vector<uint64_t> error_block(workers, UINT64_MAX);
   std::vector<EmulatorCounters> counters(workers);
+  std::vector<std::unique_ptr<emu::Observer>> observers;
+  emu::GlobalShadow global_shadow;
+  if (options_.profile || options_.race_check) {
+    for (int w = 0; w < workers; ++w) {
+      observers.push_back(std::make_unique<emu::Observer>(p, launch, options_.profile, options_.race_check, &global_shadow));
+    }
+  }
 
   auto fail_block = [&](int w, uint64_t block, absl::Status error) {
     errors[w] = std::move(error);
@@ -601,6 +622,7 @@ absl::Status Emulator::RunLaunch(LoadedKernel& loaded, const LaunchConfig& confi
                  " bytes of local memory per thread)")));
       return;
     }
+    if (!observers.empty()) b.observer = observers[w].get();
     for (;;) {
       uint64_t block = next_block.fetch_add(1);
       if (block >= num_blocks || block >= stop_at.load()) break;
@@ -636,10 +658,12 @@ absl::Status Emulator::RunLaunch(LoadedKernel& loaded, const LaunchConfig& confi
         t.tid[1] = i / config.block.x % config.block.y;
         t.tid[2] = i / (config.block.x * config.block.y);
       }
+      if (b.observer != nullptr) b.observer->BeginBlock(id);
       emu::RunBlock(b);
       for (const Thread& t : b.threads) {
         executed.fetch_add(t.executed & (emu::kLaunchCheckInterval - 1), std::memory_order_relaxed);
       }
+      if (b.observer != nullptr) b.observer->EndBlock();
       if (!b.error.ok()) {
         fail_block(w, block, b.error);
         break;
@@ -661,6 +685,7 @@ absl::Status Emulator::RunLaunch(LoadedKernel& loaded, const LaunchConfig& confi
   {
     std::lock_guard<std::mutex> counters_lock(counters_mu_);
     last_counters_ = sum;
+    profile_ = emu::Observer::Merge(p, observers);
   }
   int failed = -1;
   for (int w = 0; w < workers; ++w) {

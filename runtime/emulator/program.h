@@ -39,6 +39,7 @@ enum class Space : uint8_t { kGeneric, kGlobal, kShared, kLocal, kParam };
 
 struct Block;
 struct Thread;
+class Observer;
 struct DInst;
 using Handler = Action (*)(Block& b, Thread& t, const DInst& d);
 
@@ -153,6 +154,7 @@ struct Block {
   // when order_state is nonzero (EmulatorOptions::schedule_seed).
   std::vector<uint32_t> warp_order;
   uint64_t order_state = 0;
+  Observer* observer = nullptr;  // when profiling or race checking
 
   // Records the first error of the block; returns Action::kError.
   Action Fail(const Thread& t, const DInst& d, std::string message);
