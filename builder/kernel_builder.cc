@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "ir/canonical_order.h"
 #include "ir/format.h"
 #include "ir/strings.h"
 #include "ir/verify.h"
@@ -86,6 +87,7 @@ absl::StatusOr<ir::Kernel> KernelBuilder::Finish() {
   }
   absl::Status verified = ir::VerifyKernel(kernel_);
   if (!verified.ok()) return verified;
+  ir::CanonicalizeOrder(kernel_);
   ir::Kernel result = std::move(kernel_);
   kernel_.name = result.name;  // later errors still name the kernel
   return result;
