@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cctype>
 
+#include "ir/canonical_order.h"
 #include "ir/enum_ranges.h"
 #include "ir/format.h"
 #include "ir/strings.h"
@@ -99,6 +100,7 @@ absl::StatusOr<ir::Kernel> KernelBuilder::Finish() {
   }
   absl::Status verified = ir::VerifyKernel(kernel_);
   if (!verified.ok()) return verified;
+  ir::CanonicalizeOrder(kernel_);
   ir::Kernel result = std::move(kernel_);
   kernel_.name = result.name;  // later errors still name the kernel
   return result;

@@ -22,7 +22,6 @@
 #include <array>
 #include <cstdint>
 #include <initializer_list>
-#include <source_location>
 #include <span>
 #include <string>
 #include <string_view>
@@ -33,10 +32,11 @@
 #include "absl/status/statusor.h"
 #include "builder/value.h"
 #include "ir/kernel.h"
+#include "ir/source_loc.h"
 
 namespace ptxforge {
 
-using Loc = std::source_location;
+using Loc = ir::SourceLoc;
 
 // Modifiers of float arithmetic. rounding: rn/rz/rm/rp (fma, div.f64, sqrt,
 // rcp need one; the builder picks rn when none is given). mode: approx or

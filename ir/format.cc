@@ -195,7 +195,7 @@ void AppendInstruction(std::string& out, const Kernel& kernel, const Instruction
   if (style.semicolon) out.push_back(';');
 }
 
-std::string FormatLoc(const std::source_location& loc) {
+std::string FormatLoc(const SourceLoc& loc) {
   std::string_view file = loc.file_name();
   size_t slash = file.find_last_of('/');
   if (slash != std::string_view::npos) file.remove_prefix(slash + 1);

@@ -37,7 +37,7 @@ void AppendVirtualRegName(std::string& out, Reg r);
 std::string InstructionText(const Kernel& kernel, const Instruction& inst);  // with virtual names
 
 // "kernel_builder_test.cc:42" (the file's base name); "" when unknown.
-std::string FormatLoc(const std::source_location& loc);
+std::string FormatLoc(const SourceLoc& loc);
 
 }  // namespace ptxforge::ir
 

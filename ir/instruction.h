@@ -4,11 +4,11 @@
 
 #include <cstdint>
 #include <limits>
-#include <source_location>
 #include <string_view>
 
 #include "absl/container/inlined_vector.h"
 #include "ir/opcode.h"
+#include "ir/source_loc.h"
 #include "ir/types.h"
 
 namespace ptxforge::ir {
@@ -181,7 +181,7 @@ struct Instruction {
   Reg guard;                   // predicate guard (`@%p bra`); invalid when unguarded
   bool guard_negated = false;  // `@!%p`
   uint32_t raw_index = 0;      // kRaw: index into Kernel::raw_ptx
-  std::source_location loc;    // where the builder call was made
+  SourceLoc loc;               // where the builder call was made
 
   const OpInfo& info() const { return GetOpInfo(op); }
   bool guarded() const { return guard.valid(); }

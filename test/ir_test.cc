@@ -347,7 +347,7 @@ TEST_CASE("special registers, modifier names and opcode names", "[format]") {
   REQUIRE(ir::OpClassName(ir::GetOpInfo(ir::Opcode::kFma).op_class) == "arith");
   REQUIRE(ir::MemSemName(ir::MemSem::kAcqRel) == "acq_rel");
   REQUIRE(ir::StateSpaceName(ir::StateSpace::kGeneric).empty());
-  REQUIRE(ir::FormatLoc(std::source_location()) == "");
+  REQUIRE(ir::FormatLoc(ir::SourceLoc()) == "");
 }
 
 TEST_CASE("the opcode table parses its format column", "[opcode]") {

@@ -62,11 +62,11 @@ TEST_CASE("dead-register removal on straight-line code", "[dce]") {
           "  param u32 n\n"
           "  param u32 unused\n"
           "{\n"
-          "  %0:u64 = ld.param.u64 [out]  // out\n"
-          "  %1:u64 = cvta.to.global.u64 %0\n"
-          "  %2:u32 = ld.param.u32 [n]  // n\n"
-          "  %5:u32 = add.u32 %2, 2\n"
-          "  st.global.u32 [%1], %5\n"
+          "  %0:u32 = ld.param.u32 [n]  // n\n"
+          "  %3:u64 = ld.param.u64 [out]  // out\n"
+          "  %4:u64 = cvta.to.global.u64 %3\n"
+          "  %7:u32 = add.u32 %0, 2\n"
+          "  st.global.u32 [%4], %7\n"
           "  ret\n"
           "}\n");
   REQUIRE(Msg(passes::VerifyKernel(k)) == "OK");

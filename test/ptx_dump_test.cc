@@ -140,8 +140,8 @@ TEST_CASE("ptx-dump --emit=stats", "[ptx_dump]") {
           "ptx_version: 7.0\n"
           "instructions: 24\n"
           "registers: pred=1 b16=0 b32=5 b64=12 f32=3 f64=0\n"
-          "max_live_32bit: 10\n"
-          "max_live_per_class: pred=1 b16=0 b32=4 b64=4 f32=2 f64=0\n");
+          "max_live_32bit: 9\n"
+          "max_live_per_class: pred=1 b16=0 b32=3 b64=4 f32=2 f64=0\n");
   RequireError({"vector_add", "--emit=asm"}, 2, "--emit must be ptx, ir or stats, not 'asm'");
 }
 

@@ -2,7 +2,6 @@
 #include <catch2/catch.hpp>
 
 #include <functional>
-#include <source_location>
 #include <string>
 #include <vector>
 
@@ -752,8 +751,8 @@ TEST_CASE("labels and definitions", "[verifier]") {
       {StrCat("verifier_test.cc:", __LINE__ + 4, ": $L0_done:: label is bound twice (first at verifier_test.cc:",
               __LINE__ + 2, ")"),
        [](Fixture& f) {
-         f.h.Bind(f.done).loc = std::source_location::current();
-         f.h.Bind(f.done).loc = std::source_location::current();
+         f.h.Bind(f.done).loc = ir::SourceLoc::current();
+         f.h.Bind(f.done).loc = ir::SourceLoc::current();
        }},
       {"instruction 1: mov.u32 %1, 2: %1 is defined twice; declare it mutable to assign it again",
        [](Fixture& f) {
@@ -763,8 +762,8 @@ TEST_CASE("labels and definitions", "[verifier]") {
       {StrCat("verifier_test.cc:", __LINE__ + 4, ": mov.u32 %1, 2: %1 is defined twice (first at verifier_test.cc:",
               __LINE__ + 2, "); declare it mutable to assign it again"),
        [](Fixture& f) {
-         f.h.MovImm(f.u32, T::kU32, 1).loc = std::source_location::current();
-         f.h.MovImm(f.u32, T::kU32, 2).loc = std::source_location::current();
+         f.h.MovImm(f.u32, T::kU32, 1).loc = ir::SourceLoc::current();
+         f.h.MovImm(f.u32, T::kU32, 2).loc = ir::SourceLoc::current();
        }},
       {"OK",
        [](Fixture& f) {

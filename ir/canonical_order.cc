@@ -1,0 +1,173 @@
+// Canonical instruction order and register numbering.
+#include "ir/canonical_order.h"
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "absl/container/inlined_vector.h"
+#include "ir/register_numbering.h"
+
+namespace ptxforge::ir {
+namespace {
+
+constexpr uint32_t kNone = UINT32_MAX;
+
+bool Movable(const Kernel& kernel, const Instruction& inst) {
+  const OpInfo& info = inst.info();
+  if (!info.has(kPure) || info.has(kPseudo) || info.has(kOpaque) || inst.guarded()) return false;
+  for (Reg d : inst.dsts) {
+    if (d.id >= kernel.regs.size() || kernel.regs[d.id].is_mutable) return false;
+  }
+  return true;
+}
+
+using Uses = absl::InlinedVector<Reg, 4>;
+
+// Registers an instruction reads, in the order ForEachUse visits them.
+Uses UsesOf(const Instruction& inst) {
+  Uses uses;
+  ForEachUse(inst, [&](Reg r) { uses.push_back(r); });
+  return uses;
+}
+
+// Computes the canonical permutation of a kernel body.
+class Orderer {
+ public:
+  explicit Orderer(const Kernel& kernel)
+      : kernel_(kernel), def_at_(kernel.regs.size(), kNone), state_(kernel.body.size(), 0) {
+    order_.reserve(kernel.body.size());
+  }
+
+  std::vector<uint32_t> Run() && {
+    const auto& body = kernel_.body;
+    const uint32_t n = static_cast<uint32_t>(body.size());
+    uint32_t i = 0;
+    while (i < n) {
+      if (!Movable(kernel_, body[i])) {
+        order_.push_back(i++);
+        continue;
+      }
+      uint32_t begin = i;
+      while (i < n && Movable(kernel_, body[i])) ++i;
+      OrderRun(begin, i);
+    }
+    return std::move(order_);
+  }
+
+ private:
+  static constexpr uint8_t kConsumed = 1;  // read later in the run or by the instruction ending it
+  static constexpr uint8_t kVisited = 2;   // emitted or being emitted
+
+  struct Frame {
+    uint32_t inst;
+    Uses uses;
+    size_t next = 0;
+  };
+
+  // The instruction of the current run, before `j`, that defines r; kNone if none.
+  uint32_t Producer(Reg r, uint32_t j) const {
+    if (r.id >= def_at_.size()) return kNone;
+    uint32_t p = def_at_[r.id];
+    return p != kNone && p >= begin_ && p < j ? p : kNone;
+  }
+
+  // Orders the movable run [begin, end); body[end], if any, ends it.
+  void OrderRun(uint32_t begin, uint32_t end) {
+    const auto& body = kernel_.body;
+    begin_ = begin;
+    for (uint32_t j = begin; j < end; ++j) {
+      ForEachUse(body[j], [&](Reg r) {
+        if (uint32_t p = Producer(r, j); p != kNone) state_[p] |= kConsumed;
+      });
+      for (Reg d : body[j].dsts) def_at_[d.id] = j;
+    }
+    Uses ender_uses;
+    if (end < body.size()) ender_uses = UsesOf(body[end]);
+    for (Reg r : ender_uses) {
+      if (uint32_t p = Producer(r, end); p != kNone) state_[p] |= kConsumed;
+    }
+    // Results read only after the run: separate statements, in recorded order.
+    for (uint32_t j = begin; j < end; ++j) {
+      if (!(state_[j] & kConsumed)) Visit(j);
+    }
+    for (Reg r : ender_uses) {
+      if (uint32_t p = Producer(r, end); p != kNone) Visit(p);
+    }
+  }
+
+  // Emits `root` after the producers of its operands, operands in order.
+  void Visit(uint32_t root) {
+    if (state_[root] & kVisited) return;
+    state_[root] |= kVisited;
+    stack_.push_back(Frame{root, UsesOf(kernel_.body[root])});
+    while (!stack_.empty()) {
+      Frame& top = stack_.back();
+      if (top.next == top.uses.size()) {
+        order_.push_back(top.inst);
+        stack_.pop_back();
+        continue;
+      }
+      uint32_t p = Producer(top.uses[top.next++], top.inst);
+      if (p == kNone || (state_[p] & kVisited)) continue;
+      state_[p] |= kVisited;
+      stack_.push_back(Frame{p, UsesOf(kernel_.body[p])});
+    }
+  }
+
+  const Kernel& kernel_;
+  std::vector<uint32_t> def_at_;  // by register: the last instruction seen defining it
+  std::vector<uint8_t> state_;    // by instruction
+  std::vector<uint32_t> order_;
+  std::vector<Frame> stack_;
+  uint32_t begin_ = 0;
+};
+
+// Renumbers registers by first appearance in the body.
+void RenumberRegisters(Kernel& kernel) {
+  const size_t nregs = kernel.regs.size();
+  std::vector<uint32_t> new_id(nregs, kNone);
+  std::vector<uint32_t> old_of;
+  old_of.reserve(nregs);
+  auto see = [&](Reg r) {
+    if (r.id < nregs && new_id[r.id] == kNone) {
+      new_id[r.id] = static_cast<uint32_t>(old_of.size());
+      old_of.push_back(r.id);
+    }
+  };
+  for (const Instruction& inst : kernel.body) {
+    ForEachUse(inst, see);
+    for (Reg d : inst.dsts) see(d);
+  }
+  for (uint32_t r = 0; r < nregs; ++r) see(Reg{r});
+  auto map = [&](Reg& r) {
+    if (r.id < nregs) r.id = new_id[r.id];
+  };
+  for (Instruction& inst : kernel.body) {
+    for (Operand& op : inst.srcs) {
+      if (op.reads_reg() && op.id < nregs) op.id = new_id[op.id];
+    }
+    for (Reg& d : inst.dsts) map(d);
+    if (inst.guard.valid()) map(inst.guard);
+  }
+  std::vector<RegInfo> regs(nregs);
+  for (uint32_t r = 0; r < nregs; ++r) regs[r] = std::move(kernel.regs[old_of[r]]);
+  kernel.regs = std::move(regs);
+}
+
+}  // namespace
+
+void CanonicalizeOrder(Kernel& kernel) {
+  std::vector<uint32_t> order = Orderer(kernel).Run();
+  bool moved = false;
+  for (uint32_t i = 0; i < order.size() && !moved; ++i) moved = order[i] != i;
+  if (moved) {
+    std::vector<Instruction> body;
+    body.reserve(order.size());
+    for (uint32_t i : order) body.push_back(std::move(kernel.body[i]));
+    kernel.body = std::move(body);
+  }
+  RenumberRegisters(kernel);
+}
+
+}  // namespace ptxforge::ir

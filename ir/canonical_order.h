@@ -1,0 +1,36 @@
+// Canonical order: the IR as a function of the program's data flow, not of
+// the order C++ happened to evaluate builder calls in.
+#ifndef PTXFORGE_IR_CANONICAL_ORDER_H_
+#define PTXFORGE_IR_CANONICAL_ORDER_H_
+
+#include "ir/kernel.h"
+
+namespace ptxforge::ir {
+
+// C++ leaves the order of evaluating function arguments unspecified, so
+// `b.Add(b.Load(x), b.Load(y))` records its loads in either order (g++ and
+// clang++ differ). This puts the body in a canonical order and renumbers the
+// registers, so that two recordings of the same program give identical IR:
+//
+// - Instructions that are not "movable" stay where they are and split each
+//   basic block into runs. Movable: pure (loads included), unguarded, not a
+//   label or raw PTX, defining no mutable register. Everything else (stores,
+//   atomics, barriers, branches, labels, assignments to mutable registers)
+//   is sequenced by C++ statements and keeps its place, so no load moves
+//   across a store.
+// - Within a run, instructions are emitted in post order of their operands
+//   (operand order, then the guard), starting first from the run's results
+//   that neither the run nor the instruction ending it reads (in recorded
+//   order: those come from separate C++ statements), then from the operands of
+//   the instruction that ends the run, in operand order.
+// - Registers are then numbered by first appearance (uses before
+//   definitions, operands in order); registers that never appear keep their
+//   relative order after those that do.
+//
+// Linear in instructions plus registers. The program's meaning is unchanged:
+// every instruction still follows the definitions it reads.
+void CanonicalizeOrder(Kernel& kernel);
+
+}  // namespace ptxforge::ir
+
+#endif  // PTXFORGE_IR_CANONICAL_ORDER_H_

@@ -1,0 +1,148 @@
+// Canonical order: the same program recorded in different call orders gives identical IR and PTX.
+#include <catch2/catch.hpp>
+
+#include <functional>
+#include <string>
+
+#include "builder/kernel_builder.h"
+#include "emit/ir_printer.h"
+#include "emit/ptx_printer.h"
+#include "test/test_util.h"
+
+namespace ptxforge {
+namespace {
+
+using ir::StateSpace;
+using testing::Msg;
+
+// Builds a kernel with `body` and returns its IR dump and PTX, joined.
+std::string Build(const std::function<void(KernelBuilder&)>& body) {
+  KernelBuilder b("k", ir::Target::kSm80);
+  body(b);
+  absl::StatusOr<ir::Kernel> k = b.Finish();
+  REQUIRE(Msg(k) == "OK");
+  absl::StatusOr<std::string> ptx = emit::PrintPtx(*k);
+  REQUIRE(Msg(ptx) == "OK");
+  return emit::PrintIr(*k) + *ptx;
+}
+
+// The three ways a compiler may evaluate `b.Mad(b.CtaidX(), b.NtidX(), b.TidX())`.
+Value<U32> GlobalIndex(KernelBuilder& b, int order) {
+  Value<U32> c, n, t;
+  switch (order) {
+    case 0: c = b.CtaidX(); n = b.NtidX(); t = b.TidX(); break;
+    case 1: t = b.TidX(); n = b.NtidX(); c = b.CtaidX(); break;
+    default: n = b.NtidX(); t = b.TidX(); c = b.CtaidX(); break;
+  }
+  return b.Mad(c, n, t);
+}
+
+// out[i] = x[i] + y[i] with every independent call made in an order chosen by `order`.
+void VectorAdd(KernelBuilder& b, int order) {
+  Value<U64> x = b.CvtaToGlobal(b.Param<U64>("x"));
+  Value<U64> y = b.CvtaToGlobal(b.Param<U64>("y"));
+  Value<U64> out = b.CvtaToGlobal(b.Param<U64>("out"));
+  Value<U32> n = b.Param<U32>("n");
+  Value<U32> i = GlobalIndex(b, order);
+  b.If(b.Lt(i, n), [&] {
+    Value<F32> xv, yv;
+    Value<U64> dst;
+    if (order == 0) {
+      xv = b.Load<F32>(StateSpace::kGlobal, b.ElementAddr<F32>(x, i));
+      yv = b.Load<F32>(StateSpace::kGlobal, b.ElementAddr<F32>(y, i));
+      dst = b.ElementAddr<F32>(out, i);
+    } else {
+      dst = b.ElementAddr<F32>(out, i);
+      yv = b.Load<F32>(StateSpace::kGlobal, b.ElementAddr<F32>(y, i));
+      xv = b.Load<F32>(StateSpace::kGlobal, b.ElementAddr<F32>(x, i));
+    }
+    b.Store(StateSpace::kGlobal, dst, b.Add(xv, yv));
+  });
+}
+
+// A warp sum and a loop with a mutable accumulator; shared subexpressions.
+void LoopAndShuffle(KernelBuilder& b, int order) {
+  Value<U64> x = b.CvtaToGlobal(b.Param<U64>("x"));
+  Value<U32> n = b.Param<U32>("n");
+  Value<U32> i = GlobalIndex(b, order);
+  Var<F32> acc = b.Mutable<F32>(0.0f, "acc");
+  b.ForRange<U32>(i, n, 32u, [&](Value<U32> j) {
+    Value<U32> j2 = b.Mul(j, 2u);  // used twice below
+    Value<F32> lo, hi;
+    if (order == 0) {
+      lo = b.Load<F32>(StateSpace::kGlobal, b.ElementAddr<F32>(x, j2));
+      hi = b.Load<F32>(StateSpace::kGlobal, b.ElementAddr<F32>(x, b.Add(j2, 1u)));
+    } else {
+      hi = b.Load<F32>(StateSpace::kGlobal, b.ElementAddr<F32>(x, b.Add(j2, 1u)));
+      lo = b.Load<F32>(StateSpace::kGlobal, b.ElementAddr<F32>(x, j2));
+    }
+    b.Assign(acc, b.Add(Value<F32>(acc), b.Mul(lo, hi)));
+  });
+  Value<F32> v = acc;
+  for (uint32_t d = 16; d > 0; d /= 2) {
+    Value<F32> other, mine;
+    if (order == 0) {
+      other = b.ShflDown(v, d);
+      mine = b.Mul(v, 1.0f);
+    } else {
+      mine = b.Mul(v, 1.0f);
+      other = b.ShflDown(v, d);
+    }
+    v = b.Add(mine, other);
+  }
+  b.If(b.Eq(b.LaneId(), 0u), [&] { b.Store(StateSpace::kGlobal, x, v); });
+}
+
+TEST_CASE("vector add gives the same IR and PTX whatever order the calls were made in", "[canonical]") {
+  std::string first = Build([](KernelBuilder& b) { VectorAdd(b, 0); });
+  CHECK(Build([](KernelBuilder& b) { VectorAdd(b, 1); }) == first);
+  CHECK(Build([](KernelBuilder& b) { VectorAdd(b, 2); }) == first);
+}
+
+TEST_CASE("loops, mutable registers and shuffles give the same IR and PTX in any call order", "[canonical]") {
+  std::string first = Build([](KernelBuilder& b) { LoopAndShuffle(b, 0); });
+  CHECK(Build([](KernelBuilder& b) { LoopAndShuffle(b, 1); }) == first);
+  CHECK(Build([](KernelBuilder& b) { LoopAndShuffle(b, 2); }) == first);
+}
+
+TEST_CASE("canonical order: operand trees in operand order, loads never cross stores", "[canonical]") {
+  auto body = [](KernelBuilder& b, bool swapped) {
+    Value<U64> p = b.CvtaToGlobal(b.Param<U64>("p"));
+    Value<U32> a, c;
+    if (swapped) {
+      c = b.Load<U32>(StateSpace::kGlobal, p);
+      a = b.Load<U32>(StateSpace::kGlobal, p, {.cache = ir::CacheOp::kCg});
+    } else {
+      a = b.Load<U32>(StateSpace::kGlobal, p, {.cache = ir::CacheOp::kCg});
+      c = b.Load<U32>(StateSpace::kGlobal, p);
+    }
+    b.Store(StateSpace::kGlobal, p, b.Sub(a, c));
+    Value<U32> after = b.Load<U32>(StateSpace::kGlobal, p);  // stays after the store
+    b.Store(StateSpace::kGlobal, p, b.Add(after, b.TidX()));
+  };
+  std::string swapped = Build([&](KernelBuilder& b) { body(b, true); });
+  CHECK(Build([&](KernelBuilder& b) { body(b, false); }) == swapped);
+  KernelBuilder b("k", ir::Target::kSm80);
+  body(b, true);
+  absl::StatusOr<ir::Kernel> k = b.Finish();
+  REQUIRE(Msg(k) == "OK");
+  CHECK(emit::PrintIr(*k) ==
+        "kernel k target sm_80\n"
+        "  param u64 p\n"
+        "{\n"
+        "  %0:u64 = ld.param.u64 [p]  // p\n"
+        "  %1:u64 = cvta.to.global.u64 %0\n"
+        "  %2:u32 = ld.global.cg.u32 [%1]\n"
+        "  %3:u32 = ld.global.u32 [%1]\n"
+        "  %4:u32 = sub.u32 %2, %3\n"
+        "  st.global.u32 [%1], %4\n"
+        "  %5:u32 = ld.global.u32 [%1]\n"
+        "  %6:u32 = mov.u32 %tid.x\n"
+        "  %7:u32 = add.u32 %5, %6\n"
+        "  st.global.u32 [%1], %7\n"
+        "  ret\n"
+        "}\n");
+}
+
+}  // namespace
+}  // namespace ptxforge
