@@ -326,6 +326,61 @@ class KernelBuilder {
                          {a.reg, b.operand(), pos.operand(), len.operand()}, loc));
   }
 
+  // prmt.b32: four bytes picked from {b, a} (a holds bytes 0..3) by the
+  // selector c; `mode` names one of the fixed patterns (PrmtMode::kF4e...).
+  enum class PrmtMode : uint8_t { kGeneral, kF4e, kB4e, kRc8, kEcl, kEcr, kRc16 };  // the row's order
+  Value<B32> Prmt(Value<B32> a, SrcOf<B32> b, SrcOf<B32> c, PrmtMode mode = PrmtMode::kGeneral,
+                  Loc loc = Loc::current()) {
+    ir::Modifiers m = Mods(ir::ScalarType::kB32);
+    m.variant = static_cast<uint8_t>(mode);
+    return Value<B32>(Emit(ir::Opcode::kPrmt, m, ir::ScalarType::kB32, {a.reg, b.operand(), c.operand()}, loc));
+  }
+  // lop3.b32: any function of three inputs, as the 8-bit table `lut` computed
+  // from a = 0xF0, b = 0xCC, c = 0xAA (e.g. (a & b) | c is 0xEA).
+  Value<B32> Lop3(Value<B32> a, SrcOf<B32> b, SrcOf<B32> c, uint8_t lut, Loc loc = Loc::current()) {
+    return Value<B32>(Emit(ir::Opcode::kLop3, Mods(ir::ScalarType::kB32), ir::ScalarType::kB32,
+                           {a.reg, b.operand(), c.operand(), ir::Operand::Imm(ir::ScalarType::kB32, lut)}, loc));
+  }
+  // dp4a: c + the dot product of the four bytes of a and b (each U32 or S32:
+  // unsigned or signed bytes). dp2a: c + a's two 16-bit halves times b's
+  // bytes 0,1 (`hi` false) or 2,3. The result is S32 if either input is.
+  template <typename A, typename B>
+  using DotT = std::conditional_t<std::is_same_v<A, S32> || std::is_same_v<B, S32>, S32, U32>;
+  template <ScalarTag A, ScalarTag B>
+    requires((std::is_same_v<A, U32> || std::is_same_v<A, S32>) && (std::is_same_v<B, U32> || std::is_same_v<B, S32>))
+  Value<DotT<A, B>> Dp4a(Value<A> a, Value<B> b, SrcOf<DotT<A, B>> c, Loc loc = Loc::current()) {
+    ir::Modifiers m{.type = A::kType, .type2 = B::kType};
+    return Value<DotT<A, B>>(Emit(ir::Opcode::kDp4a, m, DotT<A, B>::kType, {a.reg, b.reg, c.operand()}, loc));
+  }
+  template <ScalarTag A, ScalarTag B>
+    requires((std::is_same_v<A, U32> || std::is_same_v<A, S32>) && (std::is_same_v<B, U32> || std::is_same_v<B, S32>))
+  Value<DotT<A, B>> Dp2a(bool hi, Value<A> a, Value<B> b, SrcOf<DotT<A, B>> c, Loc loc = Loc::current()) {
+    ir::Modifiers m{.type = A::kType, .type2 = B::kType};
+    m.variant = hi ? 2 : 1;  // {variant:!lo|hi}
+    return Value<DotT<A, B>>(Emit(ir::Opcode::kDp2a, m, DotT<A, B>::kType, {a.reg, b.reg, c.operand()}, loc));
+  }
+  // mov.b32 %r, {lo, hi} (B16 halves) and mov.b64 %rd, {lo, hi} (B32
+  // halves); Unpack is the reverse: {low half, high half}.
+  template <ScalarTag Part>
+    requires(std::is_same_v<Part, B16> || std::is_same_v<Part, B32>)
+  auto Pack(Value<Part> lo, Value<Part> hi, Loc loc = Loc::current()) {
+    using Whole = std::conditional_t<std::is_same_v<Part, B16>, B32, B64>;
+    return Value<Whole>(Emit(ir::Opcode::kMovPack, Mods(Whole::kType), Whole::kType, {lo.reg, hi.reg}, loc));
+  }
+  template <ScalarTag Whole>
+    requires(std::is_same_v<Whole, B32> || std::is_same_v<Whole, B64>)
+  auto Unpack(Value<Whole> w, Loc loc = Loc::current()) {
+    using Part = std::conditional_t<std::is_same_v<Whole, B32>, B16, B32>;
+    ir::Instruction inst;
+    inst.op = ir::Opcode::kMovUnpack;
+    inst.mods = Mods(Whole::kType);
+    std::array<Value<Part>, 2> parts = {Value<Part>(NewReg(Part::kType)), Value<Part>(NewReg(Part::kType))};
+    inst.dsts = {parts[0].reg, parts[1].reg};
+    inst.srcs = {w.reg};
+    EmitInstruction(std::move(inst), loc);
+    return parts;
+  }
+
   // ---- comparison and selection
   template <ScalarTag T>
   Value<Pred> Setp(ir::CmpOp cmp, Value<T> a, SrcOf<T> b, bool ftz = false, Loc loc = Loc::current()) {

@@ -12,20 +12,26 @@ void AppendDot(std::string& out, std::string_view s) {
   out.append(s);
 }
 
-void AppendDstList(std::string& out, const Instruction& inst, RegNameFn reg_name) {
-  const OpInfo& info = inst.info();
-  if (info.rule == OpRule::kLoad && inst.dsts.size() > 1) {
-    out.push_back('{');
-    for (size_t i = 0; i < inst.dsts.size(); ++i) {
-      if (i) out.append(", ");
-      reg_name(out, inst.dsts[i]);
+// Operands as the signature groups them: a group of several registers in
+// braces ("{%f1, %f2}"), others as they are, joined by `sep`. Without a
+// fitting signature (malformed IR in a message), one flat list.
+template <typename T, typename AppendOne>
+void AppendGrouped(std::string& out, const Instruction& inst, std::span<const OperandSpec> specs, const T& items,
+                   std::string_view sep, AppendOne append_one) {
+  absl::InlinedVector<uint8_t, 8> sizes;
+  if (!GroupSizes(inst, specs, items.size(), sizes)) sizes.assign(items.size(), 1);
+  size_t next = 0;
+  bool first = true;
+  for (uint8_t n : sizes) {
+    if (n == 0) continue;
+    if (!first) out.append(sep);
+    first = false;
+    if (n > 1) out.push_back('{');
+    for (uint8_t k = 0; k < n; ++k) {
+      if (k) out.append(", ");
+      append_one(items[next++]);
     }
-    out.push_back('}');
-    return;
-  }
-  for (size_t i = 0; i < inst.dsts.size(); ++i) {
-    if (i) out.push_back(info.rule == OpRule::kShfl ? '|' : ',');
-    reg_name(out, inst.dsts[i]);
+    if (n > 1) out.push_back('}');
   }
 }
 
@@ -92,6 +98,7 @@ void AppendOpcode(std::string& out, const Instruction& inst) {
         break;
       case ModSlot::kType: if (m.type != ScalarType::kNone) AppendDot(out, TypeName(m.type)); break;
       case ModSlot::kType2: if (m.type2 != ScalarType::kNone) AppendDot(out, TypeName(m.type2)); break;
+      case ModSlot::kVariant: AppendDot(out, VariantName(info, m.variant)); break;
     }
   }
 }
@@ -173,24 +180,16 @@ void AppendInstruction(std::string& out, const Kernel& kernel, const Instruction
     out.append(first ? " " : ", ");
     first = false;
   };
+  const Signature& sig = info.sig;
   if (!inst.dsts.empty() && style.dsts) {
     sep();
-    AppendDstList(out, inst, reg_name);
+    AppendGrouped(out, inst, std::span(sig.dsts.data(), sig.ndst), inst.dsts, sig.dst_sep == '|' ? "|" : ", ",
+                  [&](Reg r) { reg_name(out, r); });
   }
-  if (info.rule == OpRule::kStore && inst.srcs.size() > 2) {
+  if (!inst.srcs.empty()) {
     sep();
-    AppendOperand(out, kernel, inst.srcs[0], reg_name);
-    out.append(", {");
-    for (size_t i = 1; i < inst.srcs.size(); ++i) {
-      if (i > 1) out.append(", ");
-      AppendOperand(out, kernel, inst.srcs[i], reg_name);
-    }
-    out.push_back('}');
-  } else {
-    for (const Operand& op : inst.srcs) {
-      sep();
-      AppendOperand(out, kernel, op, reg_name);
-    }
+    AppendGrouped(out, inst, std::span(sig.srcs.data(), sig.nsrc), inst.srcs, ", ",
+                  [&](const Operand& op) { AppendOperand(out, kernel, op, reg_name); });
   }
   if (style.semicolon) out.push_back(';');
 }

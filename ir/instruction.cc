@@ -132,6 +132,38 @@ bool AtomOpAllowsType(AtomOp op, ScalarType t) {
   return false;
 }
 
+ScalarType OperandType(const Instruction& inst, const OperandSpec& spec) {
+  const Modifiers& m = inst.mods;
+  switch (spec.rule) {
+    case TypeRule::kType: return m.type;
+    case TypeRule::kType2: return m.type2;
+    case TypeRule::kWide: return m.mode == Mode::kWide ? WidenedType(m.type) : m.type;
+    case TypeRule::kHalf: return TypeBits(m.type) >= 16 ? BitsTypeOfSize(TypeBits(m.type) / 2) : ScalarType::kNone;
+    case TypeRule::kDpAcc: return IsSigned(m.type) || IsSigned(m.type2) ? ScalarType::kS32 : ScalarType::kU32;
+    case TypeRule::kFixed: return spec.fixed;
+    case TypeRule::kAddress:
+    case TypeRule::kLabel: return ScalarType::kNone;
+  }
+  return ScalarType::kNone;
+}
+
+bool GroupSizes(const Instruction& inst, std::span<const OperandSpec> specs, size_t count,
+                absl::InlinedVector<uint8_t, 8>& sizes) {
+  sizes.clear();
+  size_t total = 0;
+  for (const OperandSpec& spec : specs) {
+    uint8_t n = spec.group == 0 ? inst.mods.vec : spec.group;
+    sizes.push_back(n);
+    total += n;
+  }
+  // Optional operands are trailing: leave them out from the end.
+  for (size_t k = specs.size(); k-- > 0 && total > count && specs[k].optional;) {
+    total -= sizes[k];
+    sizes[k] = 0;
+  }
+  return total == count;
+}
+
 TargetRequirement RequirementOf(const Instruction& inst) {
   const OpInfo& info = inst.info();
   TargetRequirement req = info.base;

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <span>
 #include <string_view>
 
 #include "absl/container/inlined_vector.h"
@@ -154,6 +155,7 @@ struct Modifiers {
   ShflMode shfl = ShflMode::kNone;
   VoteMode vote = VoteMode::kNone;
   uint8_t vec = 1;       // 1, 2 or 4 (ld/st)
+  uint8_t variant = 0;   // {variant:...}: 1-based index into the row's list (prmt modes); 0: none
   bool ftz = false;
   bool sat = false;
   bool nc = false;       // ld.global.nc
@@ -186,6 +188,15 @@ struct Instruction {
   const OpInfo& info() const { return GetOpInfo(op); }
   bool guarded() const { return guard.valid(); }
 };
+
+// The type of an operand with `spec` in `inst` (kNone for addresses and
+// labels, or a rule the instruction's types do not give).
+ScalarType OperandType(const Instruction& inst, const OperandSpec& spec);
+// How many operands each spec of a signature list stands for in `inst`
+// (groups count their registers, a missing optional one 0), or false when
+// `count` operands do not fit the list.
+bool GroupSizes(const Instruction& inst, std::span<const OperandSpec> specs, size_t count,
+                absl::InlinedVector<uint8_t, 8>& sizes);
 
 // The lowest target and PTX ISA version that accept this instruction, from
 // the opcode table's base, f16 and bf16 columns (and cvt's pairs of types).

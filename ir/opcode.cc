@@ -1,8 +1,10 @@
 // The opcode table, built once from opcodes.def.
 #include "ir/opcode.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 
 namespace ptxforge::ir {
 namespace {
@@ -33,7 +35,76 @@ constexpr Slot kSlotNames[] = {
     {"mode", ModSlot::kMode},   {"rnd", ModSlot::kRnd},     {"ftz", ModSlot::kFtz},
     {"sat", ModSlot::kSat},     {"noftz", ModSlot::kNoftz}, {"uni", ModSlot::kUni},
     {"level", ModSlot::kLevel}, {"type", ModSlot::kType},   {"type2", ModSlot::kType2},
+    {"variant", ModSlot::kVariant},
 };
+
+[[noreturn]] void BadTable(std::string_view what, std::string_view text) {
+  std::fprintf(stderr, "ptxforge: bad opcode %.*s '%.*s'\n", static_cast<int>(what.size()), what.data(),
+               static_cast<int>(text.size()), text.data());
+  std::abort();
+}
+
+// "u32" -> kU32 (fixed types in signatures).
+ScalarType ParseTypeName(std::string_view name) {
+  for (int t = 1; t < kNumScalarTypes; ++t) {
+    if (TypeName(static_cast<ScalarType>(t)) == name) return static_cast<ScalarType>(t);
+  }
+  return ScalarType::kNone;
+}
+
+OperandSpec ParseSpec(std::string_view text, std::string_view whole) {
+  OperandSpec spec;
+  std::string_view t = text;
+  if (!t.empty() && t[0] == '{') {
+    size_t close = t.find('}');
+    if (close == std::string_view::npos) BadTable("signature", whole);
+    std::string_view n = t.substr(1, close - 1);
+    spec.group = n == "v" ? 0 : static_cast<uint8_t>(std::atoi(std::string(n).c_str()));
+    t.remove_prefix(close + 1);
+  }
+  if (!t.empty() && t[0] == '%') { spec.cls = OperandClass::kReg; t.remove_prefix(1); }
+  if (!t.empty() && t[0] == '#') { spec.cls = OperandClass::kImm; t.remove_prefix(1); }
+  if (!t.empty() && t.back() == '?') { spec.optional = true; t.remove_suffix(1); }
+  if (!t.empty() && t.back() == '~') { spec.byte_imm = true; t.remove_suffix(1); }
+  if (t == "T") spec.rule = TypeRule::kType;
+  else if (t == "T2") spec.rule = TypeRule::kType2;
+  else if (t == "W") spec.rule = TypeRule::kWide;
+  else if (t == "H") spec.rule = TypeRule::kHalf;
+  else if (t == "A") spec.rule = TypeRule::kDpAcc;
+  else if (t == "@") spec.rule = TypeRule::kAddress;
+  else if (t == "L") spec.rule = TypeRule::kLabel;
+  else {
+    spec.rule = TypeRule::kFixed;
+    spec.fixed = ParseTypeName(t);
+    if (spec.fixed == ScalarType::kNone) BadTable("signature", whole);
+  }
+  return spec;
+}
+
+// "T|pred?=T,u32,u32,u32" into the row's Signature.
+void ParseSignature(OpInfo& info) {
+  std::string_view text = info.signature_text;
+  Signature& sig = info.sig;
+  if (text == "*") {
+    sig.any = true;
+    return;
+  }
+  size_t eq = text.find('=');
+  if (eq == std::string_view::npos) BadTable("signature", text);
+  auto parse_list = [&](std::string_view list, auto& out, uint8_t& n, bool dsts) {
+    while (!list.empty()) {
+      size_t cut = list.find_first_of(dsts ? ",|" : ",");
+      std::string_view item = list.substr(0, cut);
+      if (dsts && cut != std::string_view::npos && list[cut] == '|') sig.dst_sep = '|';
+      if (n >= out.size()) BadTable("signature", text);
+      out[n++] = ParseSpec(item, text);
+      if (cut == std::string_view::npos) break;
+      list.remove_prefix(cut + 1);
+    }
+  };
+  parse_list(text.substr(0, eq), sig.dsts, sig.ndst, true);
+  parse_list(text.substr(eq + 1), sig.srcs, sig.nsrc, false);
+}
 
 // Parses "{rnd}{ftz}{type}" into slots. The table is ours, so a bad format is
 // a programming error caught by every test run.
@@ -44,6 +115,12 @@ void ParseFormat(OpInfo& info) {
     size_t close = f.find('}');
     if (f[0] != '{' || close == std::string_view::npos) break;
     std::string_view name = f.substr(1, close - 1);
+    if (size_t colon = name.find(':'); colon != std::string_view::npos) {
+      info.variants = name.substr(colon + 1);
+      info.variant_required = info.variants.starts_with('!');
+      if (info.variant_required) info.variants.remove_prefix(1);
+      name = name.substr(0, colon);
+    }
     bool found = false;
     for (const Slot& s : kSlotNames) {
       if (s.name == name && info.num_slots < static_cast<int>(info.slots.size())) {
@@ -66,12 +143,11 @@ struct Table {
   std::array<OpInfo, kNumOpcodes> ops;
   Table() {
     int i = 0;
-#define OP(id, mn, fmt, nd, ns, rule, types, flags, cls, sm, ptx, f16sm, f16ptx, bf16sm, bf16ptx) \
-  ops[i++] = OpInfo{mn,                                                                          \
-                    fmt,                                                                         \
-                    nd,                                                                          \
-                    ns,                                                                          \
-                    OpRule::rule,                                                                \
+#define OP(id, mn, fmt, sig, rule, types, flags, cls, sm, ptx, f16sm, f16ptx, bf16sm, bf16ptx) \
+  ops[i++] = OpInfo{mn,                                                                        \
+                    fmt,                                                                       \
+                    sig,                                                                       \
+                    OpRule::rule,                                                              \
                     types,                                                                       \
                     static_cast<uint16_t>(flags),                                                \
                     OpClass::cls,                                                                \
@@ -79,10 +155,16 @@ struct Table {
                     Req(f16sm, f16ptx),                                                          \
                     Req(bf16sm, bf16ptx),                                                        \
                     {},                                                                          \
-                    0};
+                    false,                                                                       \
+                    {},                                                                          \
+                    0,                                                                           \
+                    {}};
 #include "ir/opcodes.def"
 #undef OP
-    for (OpInfo& info : ops) ParseFormat(info);
+    for (OpInfo& info : ops) {
+      ParseFormat(info);
+      ParseSignature(info);
+    }
   }
 };
 
@@ -97,6 +179,22 @@ constexpr std::string_view kOpcodeNames[] = {
 const OpInfo& GetOpInfo(Opcode op) {
   static const Table* table = new Table();
   return table->ops[static_cast<int>(op)];
+}
+
+std::string_view VariantName(const OpInfo& info, int v) {
+  std::string_view rest = info.variants;
+  for (int i = 1; !rest.empty(); ++i) {
+    size_t bar = rest.find('|');
+    if (i == v) return rest.substr(0, bar);
+    if (bar == std::string_view::npos) break;
+    rest.remove_prefix(bar + 1);
+  }
+  return "";
+}
+
+int NumVariants(const OpInfo& info) {
+  if (info.variants.empty()) return 0;
+  return 1 + static_cast<int>(std::count(info.variants.begin(), info.variants.end(), '|'));
 }
 
 std::string_view OpcodeName(Opcode op) { return kOpcodeNames[static_cast<int>(op)]; }

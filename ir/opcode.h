@@ -22,32 +22,57 @@ inline constexpr int kNumOpcodes = 0
 #undef OP
     ;
 
-// How the verifier checks an opcode's operands.
+// The one rule that hangs off a row besides its signature (kGeneric: none).
 enum class OpRule : uint8_t {
-  kMov,          // d:T <- reg/imm:T | special register | variable address (u32/u64)
-  kUnary,        // d:T <- a:T
-  kBinary,       // d:T <- a:T, b:T   (mul.wide: d is twice as wide)
-  kTernary,      // d:T <- a:T, b:T, c:T   (mad.wide: d and c twice as wide)
-  kShift,        // d:T <- a:T, b:u32
-  kCount,        // d:u32 <- a:T   (popc, clz)
-  kBfe,          // d:T <- a:T, pos:u32, len:u32
-  kBfi,          // d:T <- a:T, b:T, pos:u32, len:u32
-  kSetp,         // p:pred <- a:T, b:T [, c:pred with a bool op]
-  kSelp,         // d:T <- a:T, b:T, c:pred
-  kCvt,          // d:type <- a:type2
-  kCvta,         // d:u64 <- a:u64 | variable
-  kLoad,         // d0..d(vec-1):T <- [address]
-  kStore,        // [address] <- v0..v(vec-1):T
-  kAtom,         // d:T <- [address], b:T [, c:T for cas]
-  kRed,          // [address] <- b:T
-  kBranch,       // label
-  kBarrier,      // barrier id:u32 [, thread count:u32]
-  kShfl,         // d:b32 [, p:pred] <- a:b32, b:u32, c:u32, membermask:u32
-  kVote,         // d:pred|b32 <- a:pred, membermask:u32
-  kNullary,      // d:T
-  kNoOperands,   // ret, exit, membar
-  kLabelDef,     // label (pseudo)
-  kRawPtx,       // raw PTX: declared reads and writes
+  kGeneric,    // the signature says it all
+  kBitField,   // bfe/bfi: immediate positions and lengths 0..255
+  kMov,        // the source may be a special register, a variable address, a half-float immediate
+  kSetp,       // a comparison for the type; a third source with a bool op
+  kCvt,        // the pair of types decides the rounding modifier
+  kCvta,       // a state space; a variable or a generic address
+  kLoad,       // state space, cache operator, .nc; one destination per vector element
+  kStore,      // state space, cache operator; one source per vector element
+  kAtom,       // the operation for the type; .cas takes a third source
+  kRed,        // the operation for the type
+  kBranch,     // a label of this kernel
+  kBarrier,    // barrier id 0..15, thread count a multiple of 32
+  kShfl,       // a mode; an optional predicate destination
+  kVote,       // a mode; ballot is b32
+  kMembar,     // a level
+  kLabelDef,   // label (pseudo)
+  kRawPtx,     // raw PTX: declared reads and writes
+};
+
+// How an operand's type follows from the instruction's types.
+enum class TypeRule : uint8_t {
+  kType,      // T: the instruction type
+  kType2,     // T2: the second type
+  kWide,      // W: T, widened by .wide
+  kHalf,      // H: the bit type of half T's width (mov packing)
+  kDpAcc,     // A: s32 if T or T2 is signed, else u32 (dp4a/dp2a)
+  kFixed,     // a fixed type
+  kAddress,   // @: a memory address
+  kLabel,     // L: a label
+};
+enum class OperandClass : uint8_t { kValue, kReg, kImm };  // register or immediate / register / immediate
+
+// One operand (or register group) of a signature.
+struct OperandSpec {
+  TypeRule rule = TypeRule::kType;
+  ScalarType fixed = ScalarType::kNone;
+  OperandClass cls = OperandClass::kValue;
+  uint8_t group = 1;        // registers in the group; 0: the vector width
+  bool byte_imm = false;    // an immediate must be 0..255
+  bool optional = false;    // may be left out (trailing)
+};
+
+// The parsed signature column: "DESTINATIONS=SOURCES".
+struct Signature {
+  std::array<OperandSpec, 4> dsts{};
+  std::array<OperandSpec, 8> srcs{};
+  uint8_t ndst = 0, nsrc = 0;
+  char dst_sep = ',';  // '|' for shfl's value|predicate
+  bool any = false;    // "*": raw PTX
 };
 
 // The counter class the emulator reports per executed instruction.
@@ -74,13 +99,13 @@ enum OpFlag : uint16_t {
 enum class ModSlot : uint8_t {
   kSem, kScope, kSpace, kTo, kNc, kCache, kVec, kAtom, kShfl, kVote, kCmp,
   kBool, kMode, kRnd, kFtz, kSat, kNoftz, kUni, kLevel, kType, kType2,
+  kVariant,  // {variant:a|b|c}: one of the values listed in the format (prmt modes)
 };
 
 struct OpInfo {
   std::string_view mnemonic;
   std::string_view format;
-  int ndst;
-  int nsrc;
+  std::string_view signature_text;
   OpRule rule;
   TypeMask types;
   uint16_t flags;
@@ -88,13 +113,19 @@ struct OpInfo {
   TargetRequirement base;  // any type
   TargetRequirement f16;   // f16 / f16x2 forms
   TargetRequirement bf16;  // bf16 / bf16x2 forms
+  std::string_view variants;  // "f4e|b4e|...": the values of the {variant:...} modifier
+  bool variant_required;      // "{variant:!lo|hi}": one must be given
   std::array<ModSlot, 8> slots;  // parsed `format`
   int num_slots;
+  Signature sig;                 // parsed `signature_text`
 
   bool has(OpFlag f) const { return (flags & f) != 0; }
 };
 
 const OpInfo& GetOpInfo(Opcode op);
+// The name of variant `v` (1-based; 0 is none) of an opcode: "f4e"; "" if out of range.
+std::string_view VariantName(const OpInfo& info, int v);
+int NumVariants(const OpInfo& info);
 inline std::string_view Mnemonic(Opcode op) { return GetOpInfo(op).mnemonic; }
 // The OP id without its "k": "Add", "BarSync" (for IR dumps and messages).
 std::string_view OpcodeName(Opcode op);

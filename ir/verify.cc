@@ -298,6 +298,7 @@ class Verifier {
         {ir::ModSlot::kUni, m.uni, "uni"},
         {ir::ModSlot::kType, m.type != ScalarType::kNone, ""},
         {ir::ModSlot::kType2, m.type2 != ScalarType::kNone, ""},
+        {ir::ModSlot::kVariant, m.variant != 0, ir::VariantName(info, m.variant)},
     };
     for (const Check& c : checks) {
       if (!c.set || HasSlot(info, c.slot)) continue;
@@ -312,6 +313,20 @@ class Verifier {
                                    TypeList(info.types), ")"));
     }
     if (info.types != 0 && m.type == ScalarType::kNone) return Error(i, StrCat(info.mnemonic, " needs a type"));
+    if (HasSlot(info, ir::ModSlot::kType2) && info.rule != OpRule::kCvt && !ir::InMask(info.types, m.type2)) {
+      return Error(i, StrCat(info.mnemonic, " needs a second type (supported: ", TypeList(info.types), ")"));
+    }
+    if (info.variant_required && m.variant == 0) {
+      std::vector<std::string_view> names;
+      for (int v = 1; v <= ir::NumVariants(info); ++v) names.push_back(ir::VariantName(info, v));
+      return Error(i, StrCat(info.mnemonic, " needs a mode (", StrJoin(names, ", "), ")"));
+    }
+    if (m.variant > ir::NumVariants(info)) {
+      std::vector<std::string_view> names;
+      for (int v = 1; v <= ir::NumVariants(info); ++v) names.push_back(ir::VariantName(info, v));
+      return Error(i, StrCat("mode ", int{m.variant}, " of ", info.mnemonic, " does not exist (modes: ",
+                             StrJoin(names, ", "), ")"));
+    }
 
     const ScalarType t = m.type;
     const bool is_float = ir::IsFloat(t);
@@ -443,6 +458,39 @@ class Verifier {
     return ExpectValue(i, 0, from, /*allow_imm=*/false);
   }
 
+  // Each operand against the row's signature: its class (register, immediate)
+  // and the type that follows from the instruction's types.
+  absl::Status CheckSignature(size_t i) const {
+    const Instruction& inst = k_.body[i];
+    const ir::Signature& sig = inst.info().sig;
+    absl::InlinedVector<uint8_t, 8> sizes;
+    GroupSizes(inst, std::span(sig.dsts.data(), sig.ndst), inst.dsts.size(), sizes);
+    for (size_t g = 0, d = 0; g < sizes.size(); ++g) {
+      const ScalarType want = ir::OperandType(inst, sig.dsts[g]);
+      for (uint8_t k = 0; k < sizes[g]; ++k, ++d) {
+        if (absl::Status s = ExpectDst(i, d, want); !s.ok()) return s;
+      }
+    }
+    GroupSizes(inst, std::span(sig.srcs.data(), sig.nsrc), inst.srcs.size(), sizes);
+    for (size_t g = 0, s = 0; g < sizes.size(); ++g) {
+      const ir::OperandSpec& spec = sig.srcs[g];
+      const ScalarType want = ir::OperandType(inst, spec);
+      for (uint8_t k = 0; k < sizes[g]; ++k, ++s) {
+        const Operand& op = inst.srcs[s];
+        const size_t n = inst.dsts.size() + s;
+        if (spec.cls == ir::OperandClass::kImm && !op.is_imm()) {
+          return Error(i, StrCat("operand ", n, " is ", OperandDesc(op), ", expected an immediate of type ",
+                                 ir::TypeName(want)));
+        }
+        if (absl::Status st = ExpectValue(i, s, want, spec.cls != ir::OperandClass::kReg); !st.ok()) return st;
+        if (spec.byte_imm && op.is_imm() && op.bits() > 255) {
+          return Error(i, StrCat("operand ", n, ": immediate ", op.bits(), " is out of range (0..255)"));
+        }
+      }
+    }
+    return absl::OkStatus();
+  }
+
   // References exist; the operand counts and kinds are the opcode's.
   absl::Status CheckStructure(size_t i) const {
     const Instruction& inst = k_.body[i];
@@ -501,9 +549,18 @@ class Verifier {
           if (!op.is_reg()) return Error(i, "raw PTX inputs must be registers");
         }
         break;
-      default:
-        if (absl::Status s = ExpectCount(i, info.ndst, info.nsrc); !s.ok()) return s;
+      default: {
+        const ir::Signature& sig = info.sig;
+        absl::InlinedVector<uint8_t, 8> sizes;
+        if (!GroupSizes(inst, std::span(sig.dsts.data(), sig.ndst), nd, sizes) ||
+            !GroupSizes(inst, std::span(sig.srcs.data(), sig.nsrc), ns, sizes)) {
+          size_t want_d = 0, want_s = 0;
+          for (int k = 0; k < sig.ndst; ++k) want_d += sig.dsts[k].group == 0 ? inst.mods.vec : sig.dsts[k].group;
+          for (int k = 0; k < sig.nsrc; ++k) want_s += sig.srcs[k].group == 0 ? inst.mods.vec : sig.srcs[k].group;
+          return ExpectCount(i, want_d, want_s);
+        }
         break;
+      }
     }
     for (size_t s = 0; s < ns; ++s) {
       const Operand& op = inst.srcs[s];
@@ -576,42 +633,10 @@ class Verifier {
         if (src.is_imm() && src.type == ScalarType::kPred && t == ScalarType::kPred) return absl::OkStatus();  // mov.pred %p, 1
         return ExpectValue(i, 0, t);
       }
-      case OpRule::kUnary:
-        if (absl::Status s = ExpectDst(i, 0, t); !s.ok()) return s;
-        return ExpectValue(i, 0, t);
-      case OpRule::kBinary: {
-        ScalarType dt = inst.mods.mode == ir::Mode::kWide ? ir::WidenedType(t) : t;
-        if (absl::Status s = ExpectDst(i, 0, dt); !s.ok()) return s;
-        if (absl::Status s = ExpectValue(i, 0, t); !s.ok()) return s;
-        return ExpectValue(i, 1, t);
-      }
-      case OpRule::kTernary: {
-        ScalarType wt = inst.mods.mode == ir::Mode::kWide ? ir::WidenedType(t) : t;
-        if (absl::Status s = ExpectDst(i, 0, wt); !s.ok()) return s;
-        if (absl::Status s = ExpectValue(i, 0, t); !s.ok()) return s;
-        if (absl::Status s = ExpectValue(i, 1, t); !s.ok()) return s;
-        return ExpectValue(i, 2, wt);
-      }
-      case OpRule::kShift:
-        if (absl::Status s = ExpectDst(i, 0, t); !s.ok()) return s;
-        if (absl::Status s = ExpectValue(i, 0, t); !s.ok()) return s;
-        return ExpectValue(i, 1, ScalarType::kU32);
-      case OpRule::kCount:
-        if (absl::Status s = ExpectDst(i, 0, ScalarType::kU32); !s.ok()) return s;
-        return ExpectValue(i, 0, t);
-      case OpRule::kBfe:
-        if (absl::Status s = ExpectDst(i, 0, t); !s.ok()) return s;
-        if (absl::Status s = ExpectValue(i, 0, t); !s.ok()) return s;
-        if (absl::Status s = ExpectValue(i, 1, ScalarType::kU32); !s.ok()) return s;
-        if (absl::Status s = ExpectValue(i, 2, ScalarType::kU32); !s.ok()) return s;
-        return ExpectFieldBounds(i, 1);
-      case OpRule::kBfi:
-        if (absl::Status s = ExpectDst(i, 0, t); !s.ok()) return s;
-        if (absl::Status s = ExpectValue(i, 0, t); !s.ok()) return s;
-        if (absl::Status s = ExpectValue(i, 1, t); !s.ok()) return s;
-        if (absl::Status s = ExpectValue(i, 2, ScalarType::kU32); !s.ok()) return s;
-        if (absl::Status s = ExpectValue(i, 3, ScalarType::kU32); !s.ok()) return s;
-        return ExpectFieldBounds(i, 2);
+      case OpRule::kGeneric: return CheckSignature(i);
+      case OpRule::kBitField:
+        if (absl::Status s = CheckSignature(i); !s.ok()) return s;
+        return ExpectFieldBounds(i, inst.srcs.size() - 2);
       case OpRule::kSetp: {
         bool combine = inst.mods.bool_op != ir::BoolOp::kNone;
         if (inst.mods.cmp == ir::CmpOp::kNone) return Error(i, "setp needs a comparison");
@@ -625,11 +650,6 @@ class Verifier {
         if (combine) return ExpectValue(i, 2, ScalarType::kPred, false);
         return absl::OkStatus();
       }
-      case OpRule::kSelp:
-        if (absl::Status s = ExpectDst(i, 0, t); !s.ok()) return s;
-        if (absl::Status s = ExpectValue(i, 0, t); !s.ok()) return s;
-        if (absl::Status s = ExpectValue(i, 1, t); !s.ok()) return s;
-        return ExpectValue(i, 2, ScalarType::kPred, false);
       case OpRule::kCvt: return CheckCvt(i);
       case OpRule::kCvta: {
         ir::StateSpace sp = inst.mods.space;
@@ -749,14 +769,10 @@ class Verifier {
         if ((v == ir::VoteMode::kBallot) != (t == ScalarType::kB32)) {
           return Error(i, "vote.sync.ballot is .b32; all, any and uni are .pred");
         }
-        if (absl::Status s = ExpectDst(i, 0, t); !s.ok()) return s;
-        if (absl::Status s = ExpectValue(i, 0, ScalarType::kPred, false); !s.ok()) return s;
-        return ExpectValue(i, 1, ScalarType::kU32);
+        return CheckSignature(i);
       }
-      case OpRule::kNullary:
-        return ExpectDst(i, 0, t);
-      case OpRule::kNoOperands:
-        if (inst.op == Opcode::kMembar && inst.mods.scope == ir::Scope::kNone) return Error(i, "membar needs a level (cta, gl, sys)");
+      case OpRule::kMembar:
+        if (inst.mods.scope == ir::Scope::kNone) return Error(i, "membar needs a level (cta, gl, sys)");
         return absl::OkStatus();
     }
     return absl::OkStatus();

@@ -410,5 +410,81 @@ TEST_CASE("selp picks by predicate") {
         static_cast<uint64_t>(-2));
 }
 
+// ---- instructions added through the operand signatures (issue 9)
+
+TEST_CASE("prmt.b32 in the general form and every mode") {
+  // {b, a} holds bytes 23 42 61 80 (a, bytes 0..3) C4 D3 E2 F1 (b, bytes 4..7).
+  using M = KernelBuilder::PrmtMode;
+  auto prmt = [](uint32_t c, M mode) {
+    return RunScalar([&](KernelBuilder& b) { return b.Prmt(b.Const<B32>(0x80614223u), 0xF1E2D3C4u, c, mode); });
+  };
+  CHECK(prmt(0x3210, M::kGeneral) == 0x80614223u);
+  CHECK(prmt(0x7654, M::kGeneral) == 0xF1E2D3C4u);
+  CHECK(prmt(0x0004, M::kGeneral) == 0x232323C4u);
+  CHECK(prmt(0x000B, M::kGeneral) == 0x232323FFu);  // bit 3: replicate the sign of byte 3 (0x80)
+  CHECK(prmt(0x0009, M::kGeneral) == 0x23232300u);  // byte 1 (0x42) is positive
+  CHECK(prmt(1, M::kF4e) == 0xC4806142u);
+  CHECK(prmt(0, M::kB4e) == 0xD3E2F123u);
+  CHECK(prmt(2, M::kRc8) == 0x61616161u);
+  CHECK(prmt(1, M::kEcl) == 0x80614242u);
+  CHECK(prmt(2, M::kEcr) == 0x61614223u);
+  CHECK(prmt(1, M::kRc16) == 0x80618061u);
+  CHECK(prmt(0x7, M::kF4e) == 0xE2D3C480u);  // only c[1:0] (3) counts in the modes
+}
+
+TEST_CASE("lop3.b32 computes its table on every bit") {
+  const uint32_t a = 0xF0F0FF00u, b = 0xCCCC0FF0u, c = 0xAAAA3C3Cu;
+  auto lop3 = [&](uint8_t lut) {
+    return RunScalar([&](KernelBuilder& k) { return k.Lop3(k.Const<B32>(a), b, c, lut); });
+  };
+  CHECK(lop3(0xEA) == ((a & b) | c));
+  CHECK(lop3(0xF8) == (a | (b & c)));
+  CHECK(lop3(0x96) == (a ^ b ^ c));
+  CHECK(lop3(0xE8) == ((a & b) | (a & c) | (b & c)));  // majority
+  CHECK(lop3(0x00) == 0);
+  CHECK(lop3(0xFF) == 0xFFFFFFFFu);
+  CHECK(lop3(0x0F) == static_cast<uint32_t>(~a));
+}
+
+TEST_CASE("dp4a and dp2a with signed and unsigned bytes") {
+  // a bytes: 0xFF (255 or -1), 2, 0x80 (128 or -128), 7; b bytes: 3, 0xFE (254 or -2), 5, 1.
+  const uint32_t a = 0x0780'02FFu, b = 0x0105'FE03u;
+  auto dp4a = [&](auto ta, auto tb, auto c) {
+    return RunScalar([&](KernelBuilder& k) {
+      return k.Dp4a(k.Const<decltype(ta)>(static_cast<typename decltype(ta)::CType>(a)),
+                    k.Const<decltype(tb)>(static_cast<typename decltype(tb)::CType>(b)), c);
+    });
+  };
+  CHECK(dp4a(U32{}, U32{}, 10u) == 10u + 255 * 3 + 2 * 254 + 128 * 5 + 7 * 1);
+  CHECK(static_cast<int32_t>(dp4a(S32{}, S32{}, -10)) == -10 + (-1) * 3 + 2 * (-2) + (-128) * 5 + 7 * 1);
+  CHECK(static_cast<int32_t>(dp4a(S32{}, U32{}, 0)) == (-1) * 3 + 2 * 254 + (-128) * 5 + 7 * 1);
+  CHECK(static_cast<int32_t>(dp4a(U32{}, S32{}, 0)) == 255 * 3 + 2 * (-2) + 128 * 5 + 7 * 1);
+  CHECK(dp4a(U32{}, U32{}, 0xFFFFFFFFu) == static_cast<uint32_t>(0xFFFFFFFFull + 255 * 3 + 2 * 254 + 128 * 5 + 7));  // wraps
+  // dp2a: a's halves 0x02FF (767) and 0x0780 (1920) as s16/u16 alike; b bytes 0,1 (lo) or 2,3 (hi).
+  auto dp2a = [&](bool hi) {
+    return RunScalar([&](KernelBuilder& k) { return k.Dp2a(hi, k.Const<S32>(static_cast<int32_t>(a)), k.Const<S32>(static_cast<int32_t>(b)), 1); });
+  };
+  CHECK(static_cast<int32_t>(dp2a(false)) == 1 + 767 * 3 + 1920 * (-2));
+  CHECK(static_cast<int32_t>(dp2a(true)) == 1 + 767 * 5 + 1920 * 1);
+  const uint32_t neg = 0x8000'FFFFu;  // halves -1 and -32768 when signed
+  CHECK(static_cast<int32_t>(RunScalar([&](KernelBuilder& k) {
+          return k.Dp2a(false, k.Const<S32>(static_cast<int32_t>(neg)), k.Const<U32>(0x0000'02FFu), 0);
+        })) == -1 * 255 + -32768 * 2);
+}
+
+TEST_CASE("mov packs two halves and unpacks them") {
+  CHECK(RunScalar([](KernelBuilder& b) { return b.Pack(b.Const<B16>(0x1234), b.Const<B16>(0xABCD)); }) == 0xABCD1234u);
+  CHECK(RunScalar([](KernelBuilder& b) { return b.Pack(b.Const<B32>(0x89ABCDEFu), b.Const<B32>(0x01234567u)); }) ==
+        0x0123456789ABCDEFull);
+  CHECK(RunScalar([](KernelBuilder& b) {
+          auto [lo, hi] = b.Unpack(b.Const<B64>(0x0123456789ABCDEFull));
+          return b.Pack(hi, lo);  // swapped
+        }) == 0x89ABCDEF01234567ull);
+  CHECK(RunScalar([](KernelBuilder& b) {
+          auto parts = b.Unpack(b.Const<B32>(0xABCD1234u));
+          return b.Pack(parts[1], parts[0]);
+        }) == 0x1234ABCDu);
+}
+
 }  // namespace
 }  // namespace ptxforge

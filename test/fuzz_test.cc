@@ -227,6 +227,7 @@ class ProgramGenerator {
         case ir::ModSlot::kLevel:
         case ir::ModSlot::kScope: if (Chance(0.3) || info.slots[s] == ir::ModSlot::kLevel) m.scope = static_cast<ir::Scope>(Uniform(1, 3)); break;
         case ir::ModSlot::kType2: m.type2 = RandomType(info.types); break;
+        case ir::ModSlot::kVariant: m.variant = static_cast<uint8_t>(Uniform(0, ir::NumVariants(info))); break;
         case ir::ModSlot::kNoftz: m.noftz = m.atom == ir::AtomOp::kAdd && ir::IsHalfFamily(t); break;
         case ir::ModSlot::kNc: m.nc = Chance(0.1); break;
         default: break;
@@ -234,7 +235,6 @@ class ProgramGenerator {
     }
     if (inst.op == Opcode::kVote) m.type = m.vote == ir::VoteMode::kBallot ? ScalarType::kB32 : ScalarType::kPred;
     // Operands by rule.
-    const ScalarType wide = m.mode == ir::Mode::kWide ? ir::WidenedType(t) : t;
     auto dst = [&](ScalarType type) {
       if (type == ScalarType::kNone) type = ScalarType::kU32;
       inst.dsts.push_back(NewReg(type));
@@ -260,21 +260,9 @@ class ProgramGenerator {
         inst.srcs = {Value(t), Value(t)};
         if (m.bool_op != ir::BoolOp::kNone) inst.srcs.push_back(Value(ScalarType::kPred));
         break;
-      case ir::OpRule::kSelp:
-        dst(t);
-        inst.srcs = {Value(t), Value(t), Value(ScalarType::kPred)};
-        break;
       case ir::OpRule::kCvt:
         dst(t);
         inst.srcs = {Value(m.type2)};
-        break;
-      case ir::OpRule::kShift:
-        dst(t);
-        inst.srcs = {Value(t), Value(ScalarType::kU32)};
-        break;
-      case ir::OpRule::kCount:
-        dst(ScalarType::kU32);
-        inst.srcs = {Value(t)};
         break;
       case ir::OpRule::kBranch:
         inst.srcs = {Operand::FromLabel(ir::Label{static_cast<uint32_t>(Uniform(0, 2))})};
@@ -306,13 +294,20 @@ class ProgramGenerator {
         inst.srcs = {Chance(0.5) ? Operand::Symbol(Uniform(0, 1)) : Value(ScalarType::kU64)};
         break;
       default: {
-        int ndst = std::max(info.ndst, 0), nsrc = std::max(info.nsrc, 0);
-        for (int d = 0; d < ndst; ++d) dst(wide);
-        for (int s = 0; s < nsrc; ++s) {
-          ScalarType st = (info.rule == ir::OpRule::kBfe && s > 0) || (info.rule == ir::OpRule::kBfi && s > 1)
-                              ? ScalarType::kU32
-                              : (info.rule == ir::OpRule::kTernary && s == 2 ? wide : t);
-          inst.srcs.push_back(Value(st));
+        // Everything else from the row's signature (register groups as
+        // several registers).
+        const ir::Signature& sig = info.sig;
+        for (int d = 0; d < sig.ndst; ++d) {
+          for (int g = 0; g < (sig.dsts[d].group == 0 ? m.vec : sig.dsts[d].group); ++g) {
+            dst(ir::OperandType(inst, sig.dsts[d]));
+          }
+        }
+        for (int k = 0; k < sig.nsrc; ++k) {
+          const ir::OperandSpec& spec = sig.srcs[k];
+          const ScalarType st = ir::OperandType(inst, spec);
+          for (int g = 0; g < (spec.group == 0 ? m.vec : spec.group); ++g) {
+            inst.srcs.push_back(spec.cls == ir::OperandClass::kImm ? Operand::Imm(st, Uniform(0, 255)) : Value(st));
+          }
         }
       }
     }

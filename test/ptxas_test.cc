@@ -2,6 +2,7 @@
 // and the table's minimum targets and PTX versions are neither too low nor too high.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <array>
 #include <functional>
 #include <map>
@@ -161,6 +162,9 @@ std::vector<ir::Modifiers> SlotValues(const ir::OpInfo& info, ir::ModSlot slot, 
     case ModSlot::kSat: each(2, [](auto& c, int v) { c.sat = v; }); break;
     case ModSlot::kNoftz: each(2, [](auto& c, int v) { c.noftz = v; }); break;
     case ModSlot::kUni: each(2, [](auto& c, int v) { c.uni = v; }); break;
+    case ModSlot::kVariant:
+      each(ir::NumVariants(info) + 1, [](auto& c, int v) { c.variant = static_cast<uint8_t>(v); });
+      break;
     case ModSlot::kType:
     case ModSlot::kType2:
       for (int t = 1; t < ir::kNumScalarTypes; ++t) {
@@ -307,23 +311,39 @@ class Coverage {
     }
   }
 
+  // The operands the row's signature asks for: a register of each type
+  // (register groups as several), immediates as 0xF8.
+  void TrySignature(Opcode op, const ir::Modifiers& m) {
+    const ir::Signature& sig = ir::GetOpInfo(op).sig;
+    ir::Instruction inst = Make(op, m, {});
+    std::vector<ScalarType> dsts;
+    for (int k = 0; k < sig.ndst; ++k) {
+      ScalarType t = ir::OperandType(inst, sig.dsts[k]);
+      if (t == T::kNone) return;
+      for (int g = 0; g < (sig.dsts[k].group == 0 ? m.vec : sig.dsts[k].group); ++g) dsts.push_back(t);
+    }
+    for (int k = 0; k < sig.nsrc; ++k) {
+      const ir::OperandSpec& spec = sig.srcs[k];
+      ScalarType t = ir::OperandType(inst, spec);
+      if (t == T::kNone) return;
+      for (int g = 0; g < (spec.group == 0 ? m.vec : spec.group); ++g) {
+        inst.srcs.push_back(spec.cls == ir::OperandClass::kImm ? Imm(t, 0xF8) : In(t));
+      }
+    }
+    Try(inst, dsts);
+  }
+
   void TryOperandForms(Opcode op, const ir::Modifiers& m) {
     const ScalarType t = m.type;
     const ir::OpInfo& info = ir::GetOpInfo(op);
-    const bool wide = m.mode == ir::Mode::kWide;
     switch (info.rule) {
       case ir::OpRule::kMov:
-      case ir::OpRule::kUnary: Try(Make(op, m, {In(t)}), {t}); return;
-      case ir::OpRule::kBinary: Try(Make(op, m, {In(t), In(t)}), {wide ? ir::WidenedType(t) : t}); return;
-      case ir::OpRule::kTernary: {
-        ScalarType wt = wide ? ir::WidenedType(t) : t;
-        if (wt != T::kNone) Try(Make(op, m, {In(t), In(t), In(wt)}), {wt});
+      case ir::OpRule::kGeneric:
+      case ir::OpRule::kBitField:
+      case ir::OpRule::kVote:
+      case ir::OpRule::kMembar:
+        if (!info.has(ir::kTerminator)) TrySignature(op, m);
         return;
-      }
-      case ir::OpRule::kShift: Try(Make(op, m, {In(t), In(T::kU32)}), {t}); return;
-      case ir::OpRule::kCount: Try(Make(op, m, {In(t)}), {T::kU32}); return;
-      case ir::OpRule::kBfe: Try(Make(op, m, {In(t), In(T::kU32), In(T::kU32)}), {t}); return;
-      case ir::OpRule::kBfi: Try(Make(op, m, {In(t), In(t), In(T::kU32), In(T::kU32)}), {t}); return;
       case ir::OpRule::kSetp:
         if (m.bool_op == ir::BoolOp::kNone) {
           Try(Make(op, m, {In(t), In(t)}), {T::kPred});
@@ -331,7 +351,6 @@ class Coverage {
           Try(Make(op, m, {In(t), In(t), In(T::kPred)}), {T::kPred});
         }
         return;
-      case ir::OpRule::kSelp: Try(Make(op, m, {In(t), In(t), In(T::kPred)}), {t}); return;
       case ir::OpRule::kCvt:
         if (m.type2 != T::kNone) Try(Make(op, m, {In(m.type2)}), {t});
         return;
@@ -372,11 +391,6 @@ class Coverage {
           if (with_pred) dsts.push_back(T::kPred);
           Try(Make(op, m, {In(t), In(T::kU32), Imm(T::kU32, 31), Imm(T::kB32, 0xFFFFFFFF)}), dsts);
         }
-        return;
-      case ir::OpRule::kVote: Try(Make(op, m, {In(T::kPred), Imm(T::kB32, 0xFFFFFFFF)}), {t}); return;
-      case ir::OpRule::kNullary: Try(Make(op, m, {}), {t}); return;
-      case ir::OpRule::kNoOperands:
-        if (op == Opcode::kMembar) Try(Make(op, m, {}), {});
         return;
       case ir::OpRule::kBranch:
       case ir::OpRule::kLabelDef:
@@ -428,9 +442,16 @@ TEST_CASE("the coverage module holds the forms the table promises", "[coverage]"
         "st.global.wt.v2.f32", "st.cs.v4.s32", "shfl.sync.idx.b32", "shfl.sync.down.b32", "vote.sync.ballot.b32",
         "vote.sync.uni.pred", "bar.sync", "membar.cta", "membar.gl", "membar.sys", "activemask.b32",
         "mul.wide.s16", "mad.hi.u64", "fma.rn.ftz.sat.f32", "div.full.f32", "rcp.approx.ftz.f64", "tanh.approx.f16x2",
-        "ex2.approx.ftz.f32", "cvta.to.shared.u64", "cvta.param.u64", "bfe.s64", "bfi.b32", "popc.b64"}) {
+        "ex2.approx.ftz.f32", "cvta.to.shared.u64", "cvta.param.u64", "bfe.s64", "bfi.b32", "popc.b64",
+        "prmt.b32", "prmt.b32.f4e", "prmt.b32.rc16", "lop3.b32", "dp4a.u32.s32", "dp4a.s32.s32", "dp2a.lo.u32.u32",
+        "dp2a.hi.s32.u32"}) {
     INFO("form " << form);
     CHECK(forms.contains(form));
+  }
+  // mov packing prints as plain mov.b32/.b64: count the opcodes (b32 and b64 each way).
+  for (Opcode op : {Opcode::kMovPack, Opcode::kMovUnpack}) {
+    CHECK(std::count_if(cov.accepted().begin(), cov.accepted().end(),
+                        [&](const ir::Instruction& inst) { return inst.op == op; }) == 2);
   }
   CHECK(cov.accepted().size() > 5000);
 }

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "builder/kernel_builder.h"
+#include "ir/format.h"
 #include "ir/verify.h"
 #include "passes/verifier.h"
 #include "test/test_util.h"
@@ -62,8 +63,8 @@ void RunCases(const std::vector<Case>& cases) {
     if (c.add_ret) f.h.Ret();
     INFO("expected: " << c.expected);
     absl::Status s = passes::VerifyKernel(f.h.kernel());
-    REQUIRE(s.code() == (c.expected == "OK" ? absl::StatusCode::kOk : absl::StatusCode::kInvalidArgument));
     REQUIRE(Msg(s) == (c.expected == "OK" ? "OK" : "kernel k: " + c.expected));
+    REQUIRE(s.code() == (c.expected == "OK" ? absl::StatusCode::kOk : absl::StatusCode::kInvalidArgument));
   }
 }
 
@@ -907,6 +908,69 @@ TEST_CASE("module-level checks", "[verifier]") {
           "PTX ISA 7.0 was pinned, but the module needs 7.1 (target sm_80 and its instructions)");
   m.ptx_version = ir::PtxVersion{71};
   REQUIRE(Msg(passes::VerifyModule(m)) == "OK");
+}
+
+TEST_CASE("instructions checked by their signature alone: prmt, lop3, dp4a/dp2a, mov packing", "[verifier]") {
+  auto variant = [](ScalarType t, uint8_t v, ScalarType t2 = ScalarType::kNone) {
+    ir::Modifiers m{.type = t, .type2 = t2};
+    m.variant = v;
+    return m;
+  };
+  const Operand lut = Imm(T::kB32, 0xF8);
+  // Accepted forms start by defining what they read (and may redefine it).
+  auto ok = [](std::function<void(Fixture&)> body) {
+    return [body](Fixture& f) {
+      for (auto [r, t] : {std::pair{f.b32, T::kB32}, {f.u32, T::kU32}, {f.s32, T::kS32}, {f.f16, T::kB16},
+                          {f.u16, T::kU16}}) {
+        f.h.MovImm(r, t, 0);
+        f.h.kernel().regs[r.id].is_mutable = true;
+      }
+      body(f);
+    };
+  };
+  RunCases({
+      {"OK", ok([&](Fixture& f) { f.Add(Opcode::kPrmt, variant(T::kB32, 1), {f.b32}, {f.b32, f.b32, f.b32}); })},
+      {"OK", ok([&](Fixture& f) { f.Add(Opcode::kLop3, Ty(T::kB32), {f.b32}, {f.b32, f.b32, f.b32, lut}); })},
+      {"OK", ok([&](Fixture& f) { f.Add(Opcode::kDp4a, ir::Modifiers{.type = T::kU32, .type2 = T::kS32}, {f.s32}, {f.u32, f.s32, f.s32}); })},
+      {"OK", ok([&](Fixture& f) { f.Add(Opcode::kDp2a, variant(T::kU32, 2, T::kU32), {f.u32}, {f.u32, f.u32, f.u32}); })},
+      {"OK", ok([&](Fixture& f) { f.Add(Opcode::kMovPack, Ty(T::kB32), {f.b32}, {f.f16, f.u16}); })},
+      {"OK", ok([&](Fixture& f) { f.Add(Opcode::kMovUnpack, Ty(T::kB32), {f.f16, f.u16}, {f.b32}); })},
+      {"instruction 0: prmt.b32 %7, %7, %7, %7: mode 9 of prmt does not exist (modes: f4e, b4e, rc8, ecl, ecr, rc16)",
+       [&](Fixture& f) { f.Add(Opcode::kPrmt, variant(T::kB32, 9), {f.b32}, {f.b32, f.b32, f.b32}); }},
+      {"instruction 0: lop3.b32 %7, %7, %7, %7, %7: operand 4 is %7 (b32), expected an immediate of type b32",
+       [&](Fixture& f) { f.Add(Opcode::kLop3, Ty(T::kB32), {f.b32}, {f.b32, f.b32, f.b32, f.b32}); }},
+      {"instruction 0: lop3.b32 %7, %7, %7, %7, 0x12C: operand 4: immediate 300 is out of range (0..255)",
+       [&](Fixture& f) { f.Add(Opcode::kLop3, Ty(T::kB32), {f.b32}, {f.b32, f.b32, f.b32, Imm(T::kB32, 300)}); }},
+      {"instruction 0: dp2a.u32.u32 %1, %1, %1, %1: dp2a needs a mode (lo, hi)",
+       [&](Fixture& f) { f.Add(Opcode::kDp2a, variant(T::kU32, 0, T::kU32), {f.u32}, {f.u32, f.u32, f.u32}); }},
+      {"instruction 0: dp4a.u32 %1, %1, %1, %1: dp4a needs a second type (supported: u32, s32)",
+       [&](Fixture& f) { f.Add(Opcode::kDp4a, Ty(T::kU32), {f.u32}, {f.u32, f.u32, f.u32}); }},
+      {"instruction 0: dp4a.u32.s32 %2, %1, %6, %1: operand 0 is %2 (f32), expected s32",
+       [&](Fixture& f) { f.Add(Opcode::kDp4a, ir::Modifiers{.type = T::kU32, .type2 = T::kS32}, {f.f32}, {f.u32, f.s32, f.u32}); }},
+      {"instruction 0: mov.b32 %7, {%5, 0x1}: operand 2 is an immediate (b16), expected a register of type b16",
+       [&](Fixture& f) { f.Add(Opcode::kMovPack, Ty(T::kB32), {f.b32}, {f.f16, Imm(T::kB16, 1)}); }},
+      {"instruction 0: mov.b32 %7, {%5, %1}: operand 2 is %1 (u32), expected b16",
+       [&](Fixture& f) { f.Add(Opcode::kMovPack, Ty(T::kB32), {f.b32}, {f.f16, f.u32}); }},
+      {"instruction 0: mov.b64 %7, %0: mov takes 2 destination(s) and 1 source(s), got 1 and 1",
+       [&](Fixture& f) { f.Add(Opcode::kMovUnpack, Ty(T::kB64), {f.b32}, {f.u64}); }},
+  });
+}
+
+TEST_CASE("register groups print in braces as the signature groups them", "[verifier]") {
+  Fixture f;
+  ir::Modifiers m{.type = T::kB32};
+  m.variant = 6;
+  f.Add(Opcode::kPrmt, m, {f.b32}, {f.b32, f.b32, Imm(T::kB32, 1)});
+  f.Add(Opcode::kMovPack, Ty(T::kB32), {f.b32}, {f.f16, f.u16});
+  f.Add(Opcode::kMovUnpack, Ty(T::kB32), {f.f16, f.u16}, {f.b32});
+  f.Add(Opcode::kLop3, Ty(T::kB32), {f.b32}, {f.b32, f.b32, f.b32, Imm(T::kB32, 0xF8)});
+  f.Add(Opcode::kDp2a, ir::Modifiers{.type = T::kS32, .type2 = T::kU32, .variant = 1}, {f.s32}, {f.s32, f.u32, f.s32});
+  const ir::Kernel& k = f.h.kernel();
+  CHECK(ir::InstructionText(k, k.body[0]) == "prmt.b32.rc16 %7, %7, %7, 0x1;");
+  CHECK(ir::InstructionText(k, k.body[1]) == "mov.b32 %7, {%5, %9};");
+  CHECK(ir::InstructionText(k, k.body[2]) == "mov.b32 {%5, %9}, %7;");
+  CHECK(ir::InstructionText(k, k.body[3]) == "lop3.b32 %7, %7, %7, %7, 0xF8;");
+  CHECK(ir::InstructionText(k, k.body[4]) == "dp2a.lo.s32.u32 %6, %6, %1, %6;");
 }
 
 TEST_CASE("the structural check alone: references, shapes, labels; not types or definitions", "[verifier]") {

@@ -133,10 +133,8 @@ absl::StatusOr<Program> Decode(const ir::Kernel& kernel, bool check_init, bool a
       d.guard = inst.guard.id;
       d.guard_negated = inst.guard_negated;
     }
-    if (inst.dsts.size() > 4) return absl::InternalError("too many destinations");
-    d.ndst = static_cast<uint8_t>(inst.dsts.size());
-    for (size_t k = 0; k < inst.dsts.size(); ++k) d.dst[k] = inst.dsts[k].id;
-    uint8_t nsrc = 0;
+    d.ndst = static_cast<uint16_t>(inst.dsts.size());
+    for (ir::Reg r : inst.dsts) d.dst.push_back(r.id);
     for (const ir::Operand& op : inst.srcs) {
       uint32_t slot = kNoSlot;
       switch (op.kind) {
@@ -154,10 +152,9 @@ absl::StatusOr<Program> Decode(const ir::Kernel& kernel, bool check_init, bool a
           continue;
         case ir::OperandKind::kNone: return absl::InternalError("empty operand");
       }
-      if (nsrc >= 4) return absl::InternalError(StrCat("too many sources in ", ir::InstructionText(kernel, inst)));
-      d.src[nsrc++] = slot;
+      d.src.push_back(slot);
     }
-    d.nsrc = nsrc;
+    d.nsrc = static_cast<uint16_t>(d.src.size());
     if ((inst.op == ir::Opcode::kAtom || inst.op == ir::Opcode::kRed) &&
         (inst.mods.space == ir::StateSpace::kGlobal || inst.mods.space == ir::StateSpace::kGeneric)) {
       p.has_global_atomics = true;

@@ -1,5 +1,6 @@
 // Emulator handlers: moves, integer and float arithmetic, bit operations,
 // comparison and selection, with PTX's semantics.
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <limits>
@@ -192,6 +193,85 @@ Action NotPred(Block&, Thread& t, const DInst& d) {
 template <typename T>
 Action Mov(Block&, Thread& t, const DInst& d) {
   Set<T>(t, d.dst[0], Get<T>(t, d.src[0]));
+  return Action::kNext;
+}
+
+// ---- byte permutes, logic tables, dot products, packing
+
+// prmt.b32: bytes of {b, a} (a is bytes 0..3) picked by c; mods.variant is
+// the mode (0: the general form, 1..6: f4e b4e rc8 ecl ecr rc16).
+Action Prmt(Block&, Thread& t, const DInst& d) {
+  const uint64_t x = (uint64_t{Get<uint32_t>(t, d.src[1])} << 32) | Get<uint32_t>(t, d.src[0]);
+  const uint32_t c = Get<uint32_t>(t, d.src[2]);
+  const uint32_t sel = c & 3;
+  uint32_t r = 0;
+  for (uint32_t i = 0; i < 4; ++i) {
+    uint32_t pick = 0;
+    bool replicate_sign = false;
+    switch (d.mods.variant) {
+      case 0: pick = (c >> (4 * i)) & 7; replicate_sign = (c >> (4 * i + 3)) & 1; break;
+      case 1: pick = sel + i; break;                        // f4e
+      case 2: pick = (sel - i) & 7; break;                  // b4e
+      case 3: pick = sel; break;                            // rc8
+      case 4: pick = std::max(i, sel); break;               // ecl
+      case 5: pick = std::min(i, sel); break;               // ecr
+      default: pick = (sel & 1) * 2 + (i & 1); break;       // rc16
+    }
+    uint32_t byte = static_cast<uint32_t>(x >> (8 * pick)) & 0xFF;
+    if (replicate_sign) byte = (byte & 0x80) ? 0xFF : 0;
+    r |= byte << (8 * i);
+  }
+  Set<uint32_t>(t, d.dst[0], r);
+  return Action::kNext;
+}
+
+// lop3.b32: each result bit is bit (a<<2 | b<<1 | c) of the table immediate.
+Action Lop3(Block&, Thread& t, const DInst& d) {
+  const uint32_t a = Get<uint32_t>(t, d.src[0]), b = Get<uint32_t>(t, d.src[1]), c = Get<uint32_t>(t, d.src[2]);
+  const uint32_t lut = Get<uint32_t>(t, d.src[3]) & 0xFF;
+  uint32_t r = 0;
+  for (int k = 0; k < 8; ++k) {
+    if (!((lut >> k) & 1)) continue;
+    r |= ((k & 4) ? a : ~a) & ((k & 2) ? b : ~b) & ((k & 1) ? c : ~c);
+  }
+  Set<uint32_t>(t, d.dst[0], r);
+  return Action::kNext;
+}
+
+// Part `k` of `v` (`bits` wide), sign-extended when `is_signed`.
+int64_t Lane(uint32_t v, int bits, int k, bool is_signed) {
+  const uint32_t u = (v >> (bits * k)) & ((1u << bits) - 1);
+  return is_signed ? static_cast<int64_t>(static_cast<int32_t>(u << (32 - bits)) >> (32 - bits)) : int64_t{u};
+}
+
+// dp4a: c + the dot product of a's and b's four bytes. dp2a.lo/hi: c + a's
+// two halves times b's bytes 0,1 (lo) or 2,3 (hi). Sums wrap to 32 bits.
+Action DotProduct(Block&, Thread& t, const DInst& d) {
+  const bool sa = ir::IsSigned(d.mods.type), sb = ir::IsSigned(d.mods.type2);
+  const uint32_t a = Get<uint32_t>(t, d.src[0]), b = Get<uint32_t>(t, d.src[1]);
+  int64_t sum = static_cast<int64_t>(Get<uint32_t>(t, d.src[2]));
+  if (d.mods.variant == 0) {
+    for (int k = 0; k < 4; ++k) sum += Lane(a, 8, k, sa) * Lane(b, 8, k, sb);
+  } else {
+    const int first = d.mods.variant == 1 ? 0 : 2;
+    for (int k = 0; k < 2; ++k) sum += Lane(a, 16, k, sa) * Lane(b, 8, first + k, sb);
+  }
+  Set<uint32_t>(t, d.dst[0], static_cast<uint32_t>(sum));
+  return Action::kNext;
+}
+
+// mov.b32 %r, {%h0, %h1} (and .b64 of two b32): the first is the low half.
+template <typename Whole, typename Part>
+Action MovPack(Block&, Thread& t, const DInst& d) {
+  Set<Whole>(t, d.dst[0], static_cast<Whole>(Get<Part>(t, d.src[0]) |
+                                              (static_cast<Whole>(Get<Part>(t, d.src[1])) << (8 * sizeof(Part)))));
+  return Action::kNext;
+}
+template <typename Whole, typename Part>
+Action MovUnpack(Block&, Thread& t, const DInst& d) {
+  const Whole w = Get<Whole>(t, d.src[0]);
+  Set<Part>(t, d.dst[0], static_cast<Part>(w));
+  Set<Part>(t, d.dst[1], static_cast<Part>(w >> (8 * sizeof(Part))));
   return Action::kNext;
 }
 
@@ -481,6 +561,14 @@ Handler SelectArith(const ir::Instruction& inst) {
     case Opcode::kMov:
       if (!inst.srcs.empty() && inst.srcs[0].kind == ir::OperandKind::kSpecial) return &MovSpecial;
       return BySize(m.type, &Mov<uint16_t>, &Mov<uint32_t>, &Mov<uint64_t>);
+    case Opcode::kMovPack:
+      return m.type == ScalarType::kB64 ? &MovPack<uint64_t, uint32_t> : &MovPack<uint32_t, uint16_t>;
+    case Opcode::kMovUnpack:
+      return m.type == ScalarType::kB64 ? &MovUnpack<uint64_t, uint32_t> : &MovUnpack<uint32_t, uint16_t>;
+    case Opcode::kPrmt: return &Prmt;
+    case Opcode::kLop3: return &Lop3;
+    case Opcode::kDp4a:
+    case Opcode::kDp2a: return &DotProduct;
     case Opcode::kAdd:
       if (is_float) return FloatHandler<FOp::kAdd>(m);
       return m.sat ? INT_HANDLER(AddSat) : INT_HANDLER(Add);

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "ir/kernel.h"
@@ -50,16 +51,16 @@ enum class Collective : uint8_t { kNone, kBarrier, kShfl, kVote, kActiveMask };
 // constant slots after the registers, so every operand is a slot read.
 struct DInst {
   Handler fn = nullptr;
-  uint32_t dst[4] = {kNoSlot, kNoSlot, kNoSlot, kNoSlot};
-  uint32_t src[4] = {kNoSlot, kNoSlot, kNoSlot, kNoSlot};
+  absl::InlinedVector<uint32_t, 2> dst;  // any number (register groups: mma has 4 + 10)
+  absl::InlinedVector<uint32_t, 4> src;
   uint32_t guard = kNoSlot;
   uint32_t base = kNoSlot;  // address base slot (kNoSlot: absolute `imm`)
   int64_t imm = 0;          // address offset/absolute address, branch target, param offset
   uint32_t index = 0;       // the instruction in ir::Kernel::body (for messages)
   uint8_t guard_negated = 0;
   uint8_t op_class = 0;     // ir::OpClass for the counters
-  uint8_t ndst = 0;
-  uint8_t nsrc = 0;
+  uint16_t ndst = 0;
+  uint16_t nsrc = 0;
   uint8_t vec = 1;
   Space space = Space::kGeneric;
   Collective collective = Collective::kNone;
