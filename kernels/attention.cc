@@ -39,24 +39,6 @@ Value<F64> ShflXor(KernelBuilder& b, Value<F64> x, uint32_t lane_mask, uint32_t 
   return b.Bitcast<F64>(b.Or(wide_hi, b.Cvt<U64>(lo_other)));
 }
 
-// Storage <-> accumulation type.
-template <ScalarTag A, ScalarTag S>
-Value<A> ToAcc(KernelBuilder& b, Value<S> x) {
-  if constexpr (std::is_same_v<A, S>) {
-    return x;
-  } else {
-    return b.Cvt<A>(x);
-  }
-}
-template <ScalarTag S, ScalarTag A>
-Value<S> FromAcc(KernelBuilder& b, Value<A> x) {
-  if constexpr (std::is_same_v<A, S>) {
-    return x;
-  } else {
-    return b.Cvt<S>(x);
-  }
-}
-
 // `count` consecutive accumulation-type values from shared memory at addr,
 // in v4 (f32) or v2 (f64) loads where they fit.
 template <ScalarTag A>
@@ -128,7 +110,7 @@ void Body(KernelBuilder& b, const AttentionSpec& spec) {
   std::vector<Value<A>> qv;
   for (uint32_t i = 0; i < dims; ++i) {
     Value<S> x = b.Load<S>(StateSpace::kGlobal, Address(q_addr, i * kStore));
-    qv.push_back(b.Name(b.Mul(ToAcc<A>(b, x), q_scale), StrCat("q", i)));
+    qv.push_back(b.Name(b.Mul(ConvertTo<A>(b, x), q_scale), StrCat("q", i)));
   }
 
   // The online softmax state and the per-dim output accumulators.
@@ -160,8 +142,8 @@ void Body(KernelBuilder& b, const AttentionSpec& spec) {
     Value<U32> first = b.Add(b.Shl(k0, Log2(hd)), tid);
     for (uint32_t j = 0; j < dims; ++j) {
       Value<U32> elem = b.Min(b.Add(first, j * threads), last_elem);
-      Value<A> kx = ToAcc<A>(b, b.Load<S>(StateSpace::kGlobal, b.ElementAddr<S>(k_head, elem)));
-      Value<A> vx = ToAcc<A>(b, b.Load<S>(StateSpace::kGlobal, b.ElementAddr<S>(v_head, elem)));
+      Value<A> kx = ConvertTo<A>(b, b.Load<S>(StateSpace::kGlobal, b.ElementAddr<S>(k_head, elem)));
+      Value<A> vx = ConvertTo<A>(b, b.Load<S>(StateSpace::kGlobal, b.ElementAddr<S>(v_head, elem)));
       b.Store(StateSpace::kShared, Address(fill_addr, int64_t{j} * threads * kAcc), kx);
       b.Store(StateSpace::kShared, Address(fill_addr, int64_t{tile_bytes} + int64_t{j} * threads * kAcc), vx);
     }
@@ -201,7 +183,7 @@ void Body(KernelBuilder& b, const AttentionSpec& spec) {
     Value<A> inv = b.Rcp(Value<A>(l), FloatOpts{.rounding = ir::Rounding::kRn});
     Value<U64> o_addr = b.ElementAddr<S>(o_head, b.Mad(q, hd, dim0));
     for (uint32_t i = 0; i < dims; ++i) {
-      b.Store(StateSpace::kGlobal, Address(o_addr, i * kStore), FromAcc<S>(b, b.Mul(acc[i], inv)));
+      b.Store(StateSpace::kGlobal, Address(o_addr, i * kStore), ConvertTo<S>(b, b.Mul(acc[i], inv)));
     }
   });
   b.Ret();

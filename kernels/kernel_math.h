@@ -1,11 +1,25 @@
 // Math the library's kernels share, built from builder instructions: 2^x in
-// f32 (ex2.approx) and in f64 (PTX has no f64 ex2).
+// f32 (ex2.approx) and in f64 (PTX has no f64 ex2), and conversions between
+// a storage type and an accumulation type.
 #ifndef PTXFORGE_KERNELS_KERNEL_MATH_H_
 #define PTXFORGE_KERNELS_KERNEL_MATH_H_
+
+#include <type_traits>
 
 #include "builder/kernel_builder.h"
 
 namespace ptxforge::kernels {
+
+// x as a To: cvt (the builder's default rounding) or, when x already is a
+// To, x itself (storage <-> accumulation type in generic kernel bodies).
+template <ScalarTag To, ScalarTag From>
+Value<To> ConvertTo(KernelBuilder& b, Value<From> x) {
+  if constexpr (std::is_same_v<To, From>) {
+    return x;
+  } else {
+    return b.Cvt<To>(x);
+  }
+}
 
 inline constexpr double kLog2E = 1.4426950408889634;
 

@@ -28,23 +28,6 @@ constexpr uint32_t kUnpermuteBlock = 256;
 constexpr uint32_t kTile = 16;           // expert GEMM: 16 x 16 outputs, 16 wide along h
 constexpr uint32_t kTilePitch = kTile + 1;
 
-template <ScalarTag A, ScalarTag S>
-Value<A> ToAcc(KernelBuilder& b, Value<S> x) {
-  if constexpr (std::is_same_v<A, S>) {
-    return x;
-  } else {
-    return b.Cvt<A>(x);
-  }
-}
-template <ScalarTag S, ScalarTag A>
-Value<S> FromAcc(KernelBuilder& b, Value<A> x) {
-  if constexpr (std::is_same_v<A, S>) {
-    return x;
-  } else {
-    return b.Cvt<S>(x);
-  }
-}
-
 // Calls f.template operator()<S, A>() with the storage and accumulation tags of `type`.
 template <typename F>
 void DispatchStorage(ir::ScalarType type, F&& f) {
@@ -70,7 +53,7 @@ void GatingBody(KernelBuilder& b, const MoeConfig& c) {
     Value<U64> row = b.ElementAddr<S>(logits, b.MulWide(t, c.num_experts));
     Value<U64> index_row = b.ElementAddr<U32>(indices, b.MulWide(t, c.top_k));
     Value<U64> weight_row = b.ElementAddr<S>(weights, b.MulWide(t, c.top_k));
-    auto logit = [&](Value<U32> e) { return ToAcc<A>(b, b.Load<S>(kGlobal, b.ElementAddr<S>(row, e))); };
+    auto logit = [&](Value<U32> e) { return ConvertTo<A>(b, b.Load<S>(kGlobal, b.ElementAddr<S>(row, e))); };
     Var<A> top = b.Mutable<A>(std::numeric_limits<CA>::lowest(), "top");
     b.ForRange<U32>(0u, c.num_experts, 1u, [&](Value<U32> e) { b.Assign(top, b.Max(top, logit(e))); });
     // Pick j is the largest logit after pick j-1 in the order (value
@@ -98,7 +81,7 @@ void GatingBody(KernelBuilder& b, const MoeConfig& c) {
     b.ForRange<U32>(0u, c.top_k, 1u, [&](Value<U32> j) {
       Value<U32> e = b.Min(b.Load<U32>(kGlobal, b.ElementAddr<U32>(index_row, j)), c.num_experts - 1);
       Value<A> p = Exp2(b, b.Mul(b.Sub(logit(e), Value<A>(top)), static_cast<CA>(kLog2E)));
-      b.Store(kGlobal, b.ElementAddr<S>(weight_row, j), FromAcc<S>(b, b.Div(p, Value<A>(sum))));
+      b.Store(kGlobal, b.ElementAddr<S>(weight_row, j), ConvertTo<S>(b, b.Div(p, Value<A>(sum))));
     });
   });
   b.Ret();
@@ -193,8 +176,8 @@ void ExpertGemmBody(KernelBuilder& b, const MoeConfig& c) {
     Value<U32> h = b.Add(h0, tx);
     Value<U32> hc = b.Min(h, hd - 1);
     Value<Pred> h_ok = b.Lt(h, hd);
-    Value<A> av = ToAcc<A>(b, b.Load<S>(kGlobal, b.ElementAddr<S>(a_row, hc)));
-    Value<A> wv = ToAcc<A>(b, b.Load<S>(kGlobal, b.ElementAddr<S>(w_row, hc)));
+    Value<A> av = ConvertTo<A>(b, b.Load<S>(kGlobal, b.ElementAddr<S>(a_row, hc)));
+    Value<A> wv = ConvertTo<A>(b, b.Load<S>(kGlobal, b.ElementAddr<S>(w_row, hc)));
     b.Store(kShared, a_stage, b.Select(b.And(h_ok, row_ok), av, b.Const<A>(0)));
     b.Store(kShared, w_stage, b.Select(b.And(h_ok, wd_ok), wv, b.Const<A>(0)));
     b.BarSync();
@@ -208,7 +191,7 @@ void ExpertGemmBody(KernelBuilder& b, const MoeConfig& c) {
   Value<U32> d = b.Add(d0, tx);
   b.If(b.And(row_ok, b.Lt(d, ed)), [&] {
     Value<U64> out_row = b.ElementAddr<S>(expert_out, b.MulWide(b.Add(bin_row, ty), ed));
-    b.Store(kGlobal, b.ElementAddr<S>(out_row, d), FromAcc<S>(b, Value<A>(acc)));
+    b.Store(kGlobal, b.ElementAddr<S>(out_row, d), ConvertTo<S>(b, Value<A>(acc)));
   });
   b.Ret();
 }
@@ -234,13 +217,13 @@ void UnpermuteBody(KernelBuilder& b, const MoeConfig& c) {
       Value<U32> slot = b.Load<U32>(kGlobal, b.ElementAddr<U32>(slot_of, j));
       b.If(b.Ne(slot, 0xFFFFFFFFu), [&] {
         Value<U32> e = b.Load<U32>(kGlobal, b.ElementAddr<U32>(indices, j));
-        Value<A> weight = ToAcc<A>(b, b.Load<S>(kGlobal, b.ElementAddr<S>(weights, j)));
+        Value<A> weight = ConvertTo<A>(b, b.Load<S>(kGlobal, b.ElementAddr<S>(weights, j)));
         Value<U64> row = b.ElementAddr<S>(expert_out, b.MulWide(b.Mad(e, capacity, slot), c.expert_dim));
-        Value<A> x = ToAcc<A>(b, b.Load<S>(kGlobal, b.ElementAddr<S>(row, d)));
+        Value<A> x = ConvertTo<A>(b, b.Load<S>(kGlobal, b.ElementAddr<S>(row, d)));
         b.Assign(acc, b.Fma(weight, x, acc));
       });
     });
-    b.Store(kGlobal, b.ElementAddr<S>(output, gid), FromAcc<S>(b, Value<A>(acc)));
+    b.Store(kGlobal, b.ElementAddr<S>(output, gid), ConvertTo<S>(b, Value<A>(acc)));
   });
   b.Ret();
 }
