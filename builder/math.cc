@@ -61,7 +61,7 @@ Value<F32> Tanh(KernelBuilder& b, Value<F32> x, Precision p, Loc loc) {
       x,
       Poly(b, x2,
            {1.0f, -1.0f / 3, 2.0f / 15, -17.0f / 315, 62.0f / 2835, -1382.0f / 155925, 21844.0f / 6081075,
-            -929569.0f / 638512875},
+            -929569.0f / 638512875.0f},
            loc),
       {}, loc);
   // Otherwise 1 - 2 / (e^2|x| + 1), which tends to 1 (e^2|x| = inf gives 1).

@@ -513,8 +513,9 @@ TEST_CASE("the opcode table's minimum targets and PTX versions are not too high"
     ir::TargetRequirement r = ir::RequirementOf(inst);
     if (!r.arch_specific) by_requirement[{r.sm, r.ptx.value}].push_back(&inst);
   }
-  for (const auto& [req, insts] : by_requirement) {
-    auto [sm, ptx_version] = req;
+  for (const auto& entry : by_requirement) {
+    auto [sm, ptx_version] = entry.first;
+    const std::vector<const ir::Instruction*>& insts = entry.second;  // a plain name: clang 14 cannot capture bindings
     auto only_these = [&](const ir::Instruction& inst) {
       return std::find(insts.begin(), insts.end(), &inst) != insts.end();
     };
