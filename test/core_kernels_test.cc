@@ -23,13 +23,13 @@ namespace {
 using Overrides = std::vector<std::pair<std::string, std::string>>;
 using testing::Msg;
 
-// ptx-dump's one-line error for a family with `settings` (exit code 1: a build error).
+// ptx-dump's one-line error for a family with `settings` (exit code 2: a refused setting).
 std::string DumpError(const std::string& family, const Overrides& settings) {
   std::vector<std::string> args = {family};
   for (const auto& [k, v] : settings) args.push_back(StrCat("--set=", k, "=", v));
   std::ostringstream out, err;
   int code = tools::RunPtxDump(args, out, err);
-  CHECK(code == 1);
+  CHECK(code == 2);
   CHECK(out.str().empty());
   return err.str();
 }
