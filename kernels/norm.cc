@@ -33,12 +33,18 @@ Moments Merge(KernelBuilder& b, const Moments& a, const Moments& c) {
 }
 
 // The merged state of each aligned group of `width` lanes, in all its lanes.
+// Kept in mutable registers: their assignments end each step's run of the
+// canonical order, so a step's delta and factor die within it.
 Moments WarpMerge(KernelBuilder& b, Moments m, uint32_t width) {
+  Var<F32> n = b.Mutable<F32>(m.n), mean = b.Mutable<F32>(m.mean), m2 = b.Mutable<F32>(m.m2);
   for (uint32_t mask = width / 2; mask >= 1; mask /= 2) {
     auto other = [&](Value<F32> v) { return Shuffle(b, ir::ShflMode::kBfly, v, mask, 31u); };
-    m = Merge(b, m, {other(m.n), other(m.mean), other(m.m2)});
+    Moments r = Merge(b, {n, mean, m2}, {other(n), other(mean), other(m2)});
+    b.Assign(n, r.n);
+    b.Assign(mean, r.mean);
+    b.Assign(m2, r.m2);
   }
-  return m;
+  return {n, mean, m2};
 }
 
 // The block's merged state in every thread (the structure of BlockReduce:
@@ -70,6 +76,7 @@ Moments BlockMerge(KernelBuilder& b, Moments m, uint32_t block) {
 template <ScalarTag T>
 void Body(KernelBuilder& b, const NormSpec& s) {
   const bool rms = s.kind == NormKind::kRmsNorm;
+  constexpr uint32_t kLogSize = std::countr_zero(static_cast<uint32_t>(ir::TypeSize(T::kType)));
   auto f32 = [&](Value<T> v) { return ConvertTo<F32>(b, v); };
   b.SetRequiredThreads(s.block);
   auto x = GlobalParam<T>(b, "x");
@@ -82,24 +89,27 @@ void Body(KernelBuilder& b, const NormSpec& s) {
   Value<U32> cols = b.Param<U32>("cols");
   Value<F32> eps = b.Param<F32>("eps");
   Value<F32> inv_cols = b.Rcp(b.Cvt<F32>(cols));
-  Value<U32> tid = b.TidX();
+  // %tid.x is read where it is used: kept in a register across the row, it costs ptxas 2 more on sm_90.
   b.ForRange<U32>(b.CtaidX(), rows, b.NctaidX(), [&](Value<U32> r) {
+    // Element (r, c) of x and y from one byte offset: row pointers would keep
+    // two more 64-bit registers, and Ptr::At's mul.lo.u64 by the size costs
+    // ptxas 4 registers more than shl on sm_90.
     Value<U64> start = b.MulWide(r, cols);
-    auto xr = x.At(start);
-    auto yr = y.At(start);
+    auto at = [&](Value<U32> c) { return b.Shl(b.Add(start, b.Cvt<U64>(c)), kLogSize); };
+    auto elem = [&](const Ptr<T, Global>& p, Value<U64> offset) { return Ptr<T, Global>(b, b.Add(p.base(), offset)); };
     Value<F32> mean, var;
     if (rms) {
       Var<F32> ss = b.Mutable<F32>(0.0f);
-      b.ForRange<U32>(tid, cols, s.block, [&](Value<U32> c) {
-        Value<F32> v = f32(xr.Load(c));
+      b.ForRange<U32>(b.TidX(), cols, s.block, [&](Value<U32> c) {
+        Value<F32> v = f32(elem(x, at(c)).Load());
         b.Assign(ss, b.Fma(v, v, ss));
       });
       var = b.Mul(BlockReduce(b, ReduceOp::kSum, Value<F32>(ss), s.block), inv_cols);  // mean square
     } else {
       // Welford's update over this thread's elements.
       Var<F32> n = b.Mutable<F32>(0.0f), mu = b.Mutable<F32>(0.0f), m2 = b.Mutable<F32>(0.0f);
-      b.ForRange<U32>(tid, cols, s.block, [&](Value<U32> c) {
-        Value<F32> v = f32(xr.Load(c));
+      b.ForRange<U32>(b.TidX(), cols, s.block, [&](Value<U32> c) {
+        Value<F32> v = f32(elem(x, at(c)).Load());
         b.Assign(n, b.Add(n, 1.0f));
         Value<F32> delta = b.Sub(v, mu);
         b.Assign(mu, b.Add(mu, b.Div(delta, n)));
@@ -111,16 +121,17 @@ void Body(KernelBuilder& b, const NormSpec& s) {
     }
     Value<F32> rstd = b.Rsqrt(b.Add(var, eps));
     if (s.stats) {
-      b.If(b.Eq(tid, 0u), [&] {
+      b.If(b.Eq(b.TidX(), 0u), [&] {
         if (!rms) mean_out.Store(r, mean);
         rstd_out.Store(r, rstd);
       });
     }
-    b.ForRange<U32>(tid, cols, s.block, [&](Value<U32> c) {
-      Value<F32> v = f32(xr.Load(c));
+    b.ForRange<U32>(b.TidX(), cols, s.block, [&](Value<U32> c) {
+      Value<U64> i = at(c);
+      Value<F32> v = f32(elem(x, i).Load());
       Value<F32> scaled = b.Mul(rms ? v : b.Sub(v, mean), rstd);
       Value<F32> w = f32(weight.Load(c));
-      yr.Store(c, ConvertTo<T>(b, rms ? b.Mul(scaled, w) : b.Fma(scaled, w, f32(bias.Load(c)))));
+      elem(y, i).Store(ConvertTo<T>(b, rms ? b.Mul(scaled, w) : b.Fma(scaled, w, f32(bias.Load(c)))));
     });
   });
   b.Ret();
