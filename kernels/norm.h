@@ -30,7 +30,8 @@ enum class NormKind { kLayerNorm, kRmsNorm };
 // (count, mean, M2) over its strided elements, the block merges those with
 // Chan's formula (warp shuffles, then one state per warp through shared
 // memory); rmsnorm: a BlockReduce of the sum of squares. A second pass over
-// the row writes y. rstd is rsqrt.approx (relative error 2^-22.9).
+// the row writes y. rstd is rsqrt.approx (relative error 2^-22.9). Welford
+// counts are f32: exact up to 2^24 columns (longer rows merge with rounded weights).
 struct NormSpec {
   NormKind kind = NormKind::kLayerNorm;
   ir::ScalarType type = ir::ScalarType::kF32;  // f16, bf16, f32
