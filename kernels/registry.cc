@@ -10,6 +10,7 @@
 #include "kernels/lstm.h"
 #include "kernels/moe.h"
 #include "kernels/nf4_gemm.h"
+#include "kernels/norm.h"
 #include "kernels/reduce.h"
 #include "kernels/softmax.h"
 #include "kernels/transpose.h"
@@ -57,7 +58,9 @@ struct Families {
     static const ElementwiseFamily elementwise;
     static const SoftmaxFamily softmax;
     static const TransposeFamily transpose;
-    list.insert(list.end(), {&elementwise, &softmax, &transpose});
+    static const NormFamily layernorm(NormKind::kLayerNorm);
+    static const NormFamily rmsnorm(NormKind::kRmsNorm);
+    list.insert(list.end(), {&elementwise, &softmax, &transpose, &layernorm, &rmsnorm});
     std::sort(list.begin(), list.end(), [](const KernelFamily* a, const KernelFamily* b) { return a->name() < b->name(); });
   }
 };
