@@ -7,6 +7,7 @@
 #include "kernels/attention.h"
 #include "kernels/conv2d.h"
 #include "kernels/elementwise.h"
+#include "kernels/gemm_simt.h"
 #include "kernels/lstm.h"
 #include "kernels/moe.h"
 #include "kernels/nf4_gemm.h"
@@ -58,6 +59,8 @@ struct Families {
     static const SoftmaxFamily softmax;
     static const TransposeFamily transpose;
     list.insert(list.end(), {&elementwise, &softmax, &transpose});
+    static const GemmSimtFamily gemm_simt;
+    list.push_back(&gemm_simt);
     std::sort(list.begin(), list.end(), [](const KernelFamily* a, const KernelFamily* b) { return a->name() < b->name(); });
   }
 };
