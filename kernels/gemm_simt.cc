@@ -18,69 +18,61 @@ constexpr ir::StateSpace kShared = ir::StateSpace::kShared;
 
 void Body(KernelBuilder& b, const GemmSimtSpec& s) {
   const uint32_t bm = s.block_m, bn = s.block_n, tm = s.thread_m, tn = s.thread_n, threads = s.threads();
-  const uint32_t sa = bm + 4;                      // As row stride (floats): the transposed stores hit 32 banks
-  const uint32_t bs = kSlab * sa;                  // Bs' offset in a buffer (floats)
-  const uint32_t buf_bytes = 4 * kSlab * (sa + bn);  // one buffer: As [8][sa], Bs [8][bn]
-  const uint32_t gap_m = bm * 4 / tm, gap_n = bn * 4 / tn;  // between a thread's 4x4 pieces
+  const uint32_t la = bm * kSlab / threads, sa = bm + 4;  // As rows padded by 4 floats: its stores hit 32 banks
+  const uint32_t bs = 4 * kSlab * sa, buf_bytes = bs + 4 * kSlab * bn;  // a buffer: As [8][sa], then Bs [8][bn]
+  const uint32_t gap_m = bm * 4 / tm, gap_n = bn * 4 / tn;               // between a thread's 4x4 pieces
   b.SetRequiredThreads(threads);
-  auto a = GlobalParam<F32>(b, "a");
-  auto bg = GlobalParam<F32>(b, "b");
-  auto c = GlobalParam<F32>(b, "c");
+  auto a = GlobalParam<F32>(b, "a"), bg = GlobalParam<F32>(b, "b"), c = GlobalParam<F32>(b, "c");
   Value<U32> m = b.Param<U32>("m"), n = b.Param<U32>("n"), k = b.Param<U32>("k");
   Value<F32> alpha = b.Param<F32>("alpha"), beta = b.Param<F32>("beta");
-  auto smem = SharedArray<F32>(b, "smem", 2 * buf_bytes / 4, 16);
-  Value<U32> tid = b.TidX();
-  Value<U32> tx4 = b.Shl(b.And(tid, bn / tn - 1), 2u);  // first column (row) of the thread's pieces
-  Value<U32> ty4 = b.Shl(b.Shr(tid, std::countr_zero(bn / tn)), 2u);
-  Value<U32> m0 = b.Mul(b.CtaidY(), bm), n0 = b.Mul(b.CtaidX(), bn);
+  Value<U32> smem = SharedArray<F32>(b, "smem", buf_bytes / 2, 16).base(), tid = b.TidX();
+  Value<U32> tx4 = b.Shl(b.And(tid, bn / tn - 1), 2u), ty4 = b.Shl(b.Shr(tid, std::countr_zero(bn / tn)), 2u);
+  Value<U32> m0 = b.Mul(b.CtaidY(), bm), n0 = b.Mul(b.CtaidX(), bn), a_m = b.Add(m0, b.Shr(tid, 3u));
+  Value<U32> a_k = b.And(tid, kSlab - 1);
 
-  // p[row * cols + col] when row < rows and col < cols, else 0.
+  // The slab at k0 into registers (0 outside the matrices): thread t takes the slab's elements e = t + threads * j,
+  // A's (m, k) = (e / 8, e % 8) and B's (k, n) = (e / bn, e % bn).
   auto load = [&](const Ptr<F32, Global>& p, Value<U32> row, Value<U32> col, Value<U32> rows, Value<U32> cols) {
     Var<F32> v = b.Mutable<F32>(0.0f);
     b.If(InBounds2D(b, row, col, rows, cols), [&] { b.Assign(v, p.At(b.MulWide(row, cols)).Load(col)); });
     return Value<F32>(v);
   };
-  // The slab at k0 into registers: A element (m, k) of the slab is e = m * 8 + k, B's (k, n) is e = k * bn + n,
-  // and thread t takes e = t + threads * j.
-  Value<U32> a_m = b.Add(m0, b.Shr(tid, 3u)), a_k = b.And(tid, kSlab - 1);
   auto fetch = [&](Src<U32> k0) {
     std::vector<Value<F32>> v;
     Value<U32> ak = b.Add(a_k, k0);
-    for (uint32_t j = 0; j < bm * kSlab / threads; ++j) v.push_back(load(a, b.Add(a_m, j * threads / kSlab), ak, m, k));
-    for (uint32_t j = 0; j < bn * kSlab / threads; ++j) {
-      Value<U32> e = b.Add(tid, j * threads);
-      v.push_back(load(bg, b.Add(b.Shr(e, std::countr_zero(bn)), k0), b.Add(n0, b.And(e, bn - 1)), k, n));
+    for (uint32_t j = 0; j < la; ++j) v.push_back(load(a, b.Add(a_m, j * threads / kSlab), ak, m, k));
+    for (uint32_t e = 0; e < kSlab * bn; e += threads) {
+      Value<U32> te = b.Add(tid, e);
+      v.push_back(load(bg, b.Add(b.Shr(te, std::countr_zero(bn)), k0), b.Add(n0, b.And(te, bn - 1)), k, n));
     }
     return v;
   };
-  // ... and from registers into the buffer at byte offset `buf`: As[k][m], Bs[k][n].
-  Value<U32> a_st = b.Mad(a_k, 4 * sa, b.Mad(b.Shr(tid, 3u), 4u, smem.base()));
-  Value<U32> b_st = b.Mad(tid, 4u, b.Add(smem.base(), 4 * bs));
+  // ... and from registers into the buffer at byte offset `buf`: As[k][m] (transposed), Bs[k][n].
+  Value<U32> a_st = b.Mad(a_k, 4 * sa, b.Mad(b.Shr(tid, 3u), 4u, smem)), b_st = b.Mad(tid, 4u, b.Add(smem, bs));
   auto stash = [&](const std::vector<Value<F32>>& v, Src<U32> buf) {
-    const uint32_t la = bm * kSlab / threads;
     Ptr<F32, Shared> pa(b, b.Add(a_st, buf)), pb(b, b.Add(b_st, buf));
     for (uint32_t j = 0; j < v.size(); ++j) (j < la ? pa.At(j * threads / kSlab) : pb.At((j - la) * threads)).Store(v[j]);
   };
-  // 4 * pieces floats from p: pieces of 4 `gap` apart (ld.shared.v4).
-  auto fragment = [&](const Ptr<F32, Shared>& p, uint32_t pieces, uint32_t gap) {
+  // A thread's fragment of a shared row: 4 * pieces floats from p + 4 * offset, in pieces of 4 `gap` apart (v4).
+  auto fragment = [&](Value<U32> p, uint32_t offset, uint32_t pieces, uint32_t gap) {
     std::vector<Value<F32>> f;
     for (uint32_t g = 0; g < pieces; ++g) {
-      for (Value<F32> x : b.LoadVec<F32, 4>(kShared, p.At(g * gap).address())) f.push_back(x);
+      for (Value<F32> x : b.LoadVec<F32, 4>(kShared, Address(p, 4 * (offset + g * gap)))) f.push_back(x);
     }
     return f;
   };
 
   std::vector<Var<F32>> acc;
   for (uint32_t i = 0; i < tm * tn; ++i) acc.push_back(b.Mutable<F32>(0.0f, "acc"));
-  Value<U32> a_rd = b.Mad(ty4, 4u, smem.base()), b_rd = b.Mad(tx4, 4u, b.Add(smem.base(), 4 * bs));
+  Value<U32> a_rd = b.Mad(ty4, 4u, smem), b_rd = b.Mad(tx4, 4u, b.Add(smem, bs));
   Var<U32> buf = b.Mutable<U32>(0u, "buf");
   stash(fetch(0u), 0u);
   b.BarSync();
   b.ForRange<U32>(0u, k, kSlab, [&](Value<U32> k0) {
     std::vector<Value<F32>> next = fetch(b.Add(k0, kSlab));  // zeros past K
-    Ptr<F32, Shared> pa(b, b.Add(a_rd, buf)), pb(b, b.Add(b_rd, buf));
+    Value<U32> pa = b.Add(a_rd, buf), pb = b.Add(b_rd, buf);
     for (uint32_t kk = 0; kk < kSlab; ++kk) {
-      std::vector<Value<F32>> fa = fragment(pa.At(kk * sa), tm / 4, gap_m), fb = fragment(pb.At(kk * bn), tn / 4, gap_n);
+      std::vector<Value<F32>> fa = fragment(pa, kk * sa, tm / 4, gap_m), fb = fragment(pb, kk * bn, tn / 4, gap_n);
       for (uint32_t i = 0; i < tm * tn; ++i) FmaInto(b, acc[i], fa[i / tn], fb[i % tn]);
     }
     Value<U32> other = b.Xor(buf, buf_bytes);
@@ -89,20 +81,17 @@ void Body(KernelBuilder& b, const GemmSimtSpec& s) {
     b.Assign(buf, other);
   });
 
-  // C = alpha * acc + beta * C, C not read when beta == 0.
+  // C = alpha * acc + beta * C; beta == 0 does not read C.
   Value<Pred> read_c = b.Ne(beta, 0.0f);
-  for (uint32_t i = 0; i < tm; ++i) {
-    Value<U32> row = b.Add(b.Add(m0, ty4), i / 4 * gap_m + i % 4);
-    auto c_row = c.At(b.MulWide(row, n));
-    for (uint32_t j = 0; j < tn; ++j) {
-      Value<U32> col = b.Add(b.Add(n0, tx4), j / 4 * gap_n + j % 4);
-      b.If(InBounds2D(b, row, col, m, n), [&] {
-        Value<F32> v = b.Mul(acc[i * tn + j], alpha);
-        Var<F32> out = b.Mutable<F32>(v);
-        b.If(read_c, [&] { b.Assign(out, b.Fma(c_row.Load(col), beta, v)); });
-        c_row.Store(col, out);
-      });
-    }
+  Value<U32> row0 = b.Add(m0, ty4), col0 = b.Add(n0, tx4);
+  for (uint32_t i = 0; i < tm * tn; ++i) {
+    Value<U32> row = b.Add(row0, i / tn / 4 * gap_m + i / tn % 4), col = b.Add(col0, i % tn / 4 * gap_n + i % 4);
+    b.If(InBounds2D(b, row, col, m, n), [&] {
+      Ptr<F32, Global> p = c.At(b.MulWide(row, n)).At(col);
+      Var<F32> v = b.Mutable<F32>(b.Mul(acc[i], alpha));
+      b.If(read_c, [&] { b.Assign(v, b.Fma(p.Load(), beta, v)); });
+      p.Store(v);
+    });
   }
   b.Ret();
 }
