@@ -42,8 +42,8 @@ void Body(KernelBuilder& b, const GemmSimtSpec& s) {
     Value<U32> ak = b.Add(a_k, k0);
     for (uint32_t j = 0; j < la; ++j) v.push_back(load(a, b.Add(a_m, j * threads / kSlab), ak, m, k));
     for (uint32_t e = 0; e < kSlab * bn; e += threads) {
-      Value<U32> te = b.Add(tid, e);
-      v.push_back(load(bg, b.Add(b.Shr(te, std::countr_zero(bn)), k0), b.Add(n0, b.And(te, bn - 1)), k, n));
+      Value<U32> te = b.Add(tid, e), row = b.Add(b.Shr(te, std::countr_zero(bn)), k0);
+      v.push_back(load(bg, row, b.Add(n0, b.And(te, bn - 1)), k, n));
     }
     return v;
   };
