@@ -17,21 +17,22 @@ constexpr uint32_t kSlab = 8;  // K per step
 constexpr ir::StateSpace kShared = ir::StateSpace::kShared;
 
 void Body(KernelBuilder& b, const GemmSimtSpec& s) {
-  const uint32_t bm = s.block_m, bn = s.block_n, tm = s.thread_m, tn = s.thread_n, threads = s.threads();
-  const uint32_t la = bm * kSlab / threads, sa = bm + 4;  // As rows padded by 4 floats: its stores hit 32 banks
+  const uint32_t bm = s.block_m, bn = s.block_n, tm = s.thread_m, tn = s.thread_n, nt = s.threads();
+  const uint32_t la = bm * kSlab / nt, sa = bm + 4;  // As rows padded by 4 floats: its stores hit 32 banks
   const uint32_t bs = 4 * kSlab * sa, buf_bytes = bs + 4 * kSlab * bn;  // a buffer: As [8][sa], then Bs [8][bn]
   const uint32_t gap_m = bm * 4 / tm, gap_n = bn * 4 / tn;               // between a thread's 4x4 pieces
-  b.SetRequiredThreads(threads);
+  b.SetRequiredThreads(nt);
   auto a = GlobalParam<F32>(b, "a"), bg = GlobalParam<F32>(b, "b"), c = GlobalParam<F32>(b, "c");
   Value<U32> m = b.Param<U32>("m"), n = b.Param<U32>("n"), k = b.Param<U32>("k");
   Value<F32> alpha = b.Param<F32>("alpha"), beta = b.Param<F32>("beta");
   Value<U32> smem = SharedArray<F32>(b, "smem", buf_bytes / 2, 16).base(), tid = b.TidX();
   Value<U32> tx4 = b.Shl(b.And(tid, bn / tn - 1), 2u), ty4 = b.Shl(b.Shr(tid, std::countr_zero(bn / tn)), 2u);
-  Value<U32> m0 = b.Mul(b.CtaidY(), bm), n0 = b.Mul(b.CtaidX(), bn), a_m = b.Add(m0, b.Shr(tid, 3u));
-  Value<U32> a_k = b.And(tid, kSlab - 1);
+  Value<U32> m0 = b.Mul(b.CtaidY(), bm), n0 = b.Mul(b.CtaidX(), bn);
+  Value<U32> a_m = b.Add(m0, b.Shr(tid, 3u)), a_k = b.And(tid, kSlab - 1);
+  Value<U32> b_k = b.Shr(tid, std::countr_zero(bn)), b_n = b.Add(n0, b.And(tid, bn - 1));
 
-  // The slab at k0 into registers (0 outside the matrices): thread t takes the slab's elements e = t + threads * j,
-  // A's (m, k) = (e / 8, e % 8) and B's (k, n) = (e / bn, e % bn).
+  // The slab at k0 into registers (0 outside the matrices): thread t takes the slab's elements t + e, e = 0, nt,
+  // 2 * nt, ...: A's (m, k) = (t / 8 + e / 8, t % 8), B's (k, n) = (t / bn + e / bn, t % bn + e % bn).
   auto load = [&](const Ptr<F32, Global>& p, Value<U32> row, Value<U32> col, Value<U32> rows, Value<U32> cols) {
     Var<F32> v = b.Mutable<F32>(0.0f);
     b.If(InBounds2D(b, row, col, rows, cols), [&] { b.Assign(v, p.At(b.MulWide(row, cols)).Load(col)); });
@@ -39,19 +40,16 @@ void Body(KernelBuilder& b, const GemmSimtSpec& s) {
   };
   auto fetch = [&](Src<U32> k0) {
     std::vector<Value<F32>> v;
-    Value<U32> ak = b.Add(a_k, k0);
-    for (uint32_t j = 0; j < la; ++j) v.push_back(load(a, b.Add(a_m, j * threads / kSlab), ak, m, k));
-    for (uint32_t e = 0; e < kSlab * bn; e += threads) {
-      Value<U32> te = b.Add(tid, e), row = b.Add(b.Shr(te, std::countr_zero(bn)), k0);
-      v.push_back(load(bg, row, b.Add(n0, b.And(te, bn - 1)), k, n));
-    }
+    Value<U32> ak = b.Add(a_k, k0), bk = b.Add(b_k, k0);
+    for (uint32_t e = 0; e < kSlab * bm; e += nt) v.push_back(load(a, b.Add(a_m, e / kSlab), ak, m, k));
+    for (uint32_t e = 0; e < kSlab * bn; e += nt) v.push_back(load(bg, b.Add(bk, e / bn), b.Add(b_n, e % bn), k, n));
     return v;
   };
-  // ... and from registers into the buffer at byte offset `buf`: As[k][m] (transposed), Bs[k][n].
+  // ... and from registers into the buffer at byte offset `buf`: As[k][m] (transposed), Bs[k][n] (at t + e).
   Value<U32> a_st = b.Mad(a_k, 4 * sa, b.Mad(b.Shr(tid, 3u), 4u, smem)), b_st = b.Mad(tid, 4u, b.Add(smem, bs));
   auto stash = [&](const std::vector<Value<F32>>& v, Src<U32> buf) {
     Ptr<F32, Shared> pa(b, b.Add(a_st, buf)), pb(b, b.Add(b_st, buf));
-    for (uint32_t j = 0; j < v.size(); ++j) (j < la ? pa.At(j * threads / kSlab) : pb.At((j - la) * threads)).Store(v[j]);
+    for (uint32_t j = 0; j < v.size(); ++j) (j < la ? pa.At(j * nt / kSlab) : pb.At((j - la) * nt)).Store(v[j]);
   };
   // A thread's fragment of a shared row: 4 * pieces floats from p + 4 * offset, in pieces of 4 `gap` apart (v4).
   auto fragment = [&](Value<U32> p, uint32_t offset, uint32_t pieces, uint32_t gap) {
