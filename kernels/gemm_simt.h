@@ -16,7 +16,7 @@ namespace ptxforge::kernels {
 // C = alpha * A * B + beta * C in f32 (f32 only), A [M, K], B [K, N] and
 // C [M, N] packed row-major (the leading dimensions are K, N and N; there are
 // no lda/ldb/ldc params). Params: a, b, c (u64 pointers), m, n, k (u32; any
-// sizes >= 1), alpha, beta (f32). beta == 0 never reads C (NaNs in C are
+// sizes >= 1, k below 2^32 - 8), alpha, beta (f32). beta == 0 never reads C (NaNs in C are
 // overwritten), as in BLAS.
 //
 // Blocks of exactly (block_m / thread_m) * (block_n / thread_n) threads

@@ -109,9 +109,10 @@ TEST_CASE("gemm.simt: beta == 0 overwrites NaNs in C without reading them", "[ge
   RunOnEmulator({{"m", "9"}, {"n", "7"}, {"k", "5"}, {"alpha", "0"}, {"beta", "2.0"}});
 }
 
+// Fewer threads than block_n (32x32 and 32x128 with 8x8: 16 and 64 threads) and more (the others).
 TEST_CASE("gemm.simt: other tile shapes", "[gemm_simt]") {
   for (auto [bm, bn, tm, tn] : std::vector<std::array<std::string, 4>>{
-           {"32", "32", "8", "8"}, {"64", "32", "4", "8"}, {"32", "64", "8", "4"}, {"64", "64", "4", "4"}}) {
+           {"32", "32", "8", "8"}, {"32", "128", "8", "8"}, {"64", "32", "4", "8"}, {"32", "64", "8", "4"}, {"64", "64", "4", "4"}}) {
     RunOnEmulator({{"block_m", bm}, {"block_n", bn}, {"thread_m", tm}, {"thread_n", tn},
                    {"m", "70"}, {"n", "45"}, {"k", "21"}});
   }
