@@ -7,6 +7,7 @@
 #include "kernels/attention.h"
 #include "kernels/conv2d.h"
 #include "kernels/elementwise.h"
+#include "kernels/gemm_simt.h"
 #include "kernels/lstm.h"
 #include "kernels/moe.h"
 #include "kernels/nf4_gemm.h"
@@ -61,6 +62,8 @@ struct Families {
     static const NormFamily layernorm(NormKind::kLayerNorm);
     static const NormFamily rmsnorm(NormKind::kRmsNorm);
     list.insert(list.end(), {&elementwise, &softmax, &transpose, &layernorm, &rmsnorm});
+    static const GemmSimtFamily gemm_simt;
+    list.push_back(&gemm_simt);
     std::sort(list.begin(), list.end(), [](const KernelFamily* a, const KernelFamily* b) { return a->name() < b->name(); });
   }
 };

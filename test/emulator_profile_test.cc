@@ -446,7 +446,7 @@ TEST_CASE("plain global accesses of different blocks to the same bytes race; ato
 
 // Families whose design promises conflict-free shared memory (sequential
 // addressing, padded or swizzled tiles); checked once they are registered.
-constexpr std::string_view kConflictFree[] = {"reduce_sum", "transpose", "gemm.tensor_core"};
+constexpr std::string_view kConflictFree[] = {"reduce_sum", "transpose", "gemm.simt", "gemm.tensor_core"};
 
 TEST_CASE("every registry kernel runs race-free, with zero bank conflicts where its design claims it") {
   auto emu = MakeEmulator({.profile = true, .race_check = true});
