@@ -57,7 +57,8 @@ struct Families {
     static const ElementwiseFamily elementwise;
     static const SoftmaxFamily softmax;
     static const TransposeFamily transpose;
-    list.insert(list.end(), {&elementwise, &softmax, &transpose});
+    static const ReduceFamily reduce;
+    list.insert(list.end(), {&elementwise, &softmax, &transpose, &reduce});
     std::sort(list.begin(), list.end(), [](const KernelFamily* a, const KernelFamily* b) { return a->name() < b->name(); });
   }
 };
