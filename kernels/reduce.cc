@@ -77,12 +77,8 @@ void ReduceBody(KernelBuilder& b, const ReduceSpec& s) {
   auto out_index = tensor && kArgmax ? GlobalParam<U32>(b, "out_index") : out.template As<U32>();
   Value<U32> tid = b.TidX();
   // The element's index: x_index[i] when x_index is not 0 (tensor argmax), else i.
-  Value<Pred> indexed;
-  Value<U64> given_index;
-  if (tensor && kArgmax) {
-    indexed = b.Ne(x_index, uint64_t{0});
-    given_index = b.CvtaToGlobal(x_index);
-  }
+  Value<Pred> indexed = tensor && kArgmax ? b.Ne(x_index, uint64_t{0}) : Value<Pred>();
+  auto given_index = Ptr<U32, Global>(b, tensor && kArgmax ? b.CvtaToGlobal(x_index) : Value<U64>());
   // One element's contribution.
   auto element = [&](Value<T> raw, Value<U32> index) -> Value<A> {
     Value<M> v;
@@ -119,7 +115,7 @@ void ReduceBody(KernelBuilder& b, const ReduceSpec& s) {
       Value<U32> index = i;
       if (tensor && kArgmax) {
         Var<U32> given = b.Mutable<U32>(i);
-        b.If(indexed, [&] { b.Assign(given, Ptr<U32, Global>(b, given_index).Load(i)); });
+        b.If(indexed, [&] { b.Assign(given, given_index.Load(i)); });
         index = given;
       }
       b.Assign(acc, Combine(b, op, Value<A>(acc), element(xs.Load(i), index)));
