@@ -123,15 +123,17 @@ void ReduceBody(KernelBuilder& b, const ReduceSpec& s) {
     Value<A> total = BlockReduce(b, op, Value<A>(acc), s.block);
     b.If(b.Eq(tid, 0u), [&] { store(slot, total); });
   };
+  // Separate statements: C++ leaves the order of argument evaluation open.
+  Value<U32> block_index = b.CtaidX();
+  Value<U32> blocks = b.NctaidX();
   if (tensor) {
     Value<U32> n = b.Param<U32>("n");
-    Value<U32> stride = b.Mul(b.NctaidX(), s.block);
-    reduce(x, b.GlobalThreadIdX(), n, stride, b.CtaidX());
+    Value<U32> start = b.GlobalThreadIdX();
+    reduce(x, start, n, b.Mul(blocks, s.block), block_index);
   } else {
     Value<U32> rows = b.Param<U32>("rows");
     Value<U32> cols = b.Param<U32>("cols");
-    b.ForRange<U32>(b.CtaidX(), rows, b.NctaidX(),
-                    [&](Value<U32> r) { reduce(x.At(b.MulWide(r, cols)), tid, cols, s.block, r); });
+    b.ForRange<U32>(block_index, rows, blocks, [&](Value<U32> r) { reduce(x.At(b.MulWide(r, cols)), tid, cols, s.block, r); });
   }
   b.Ret();
 }
