@@ -64,6 +64,8 @@ struct Families {
     list.insert(list.end(), {&elementwise, &softmax, &transpose, &layernorm, &rmsnorm});
     static const GemmSimtFamily gemm_simt;
     list.push_back(&gemm_simt);
+    static const ReduceFamily reduce;
+    list.push_back(&reduce);
     std::sort(list.begin(), list.end(), [](const KernelFamily* a, const KernelFamily* b) { return a->name() < b->name(); });
   }
 };
