@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <cctype>
 
 #include "ir/canonical_order.h"
@@ -451,7 +452,12 @@ Reg KernelBuilder::CvtaSymbol(uint32_t variable, ir::StateSpace space, Loc loc) 
 Reg KernelBuilder::ElementAddrReg(Reg base, Reg index, bool index64, int elem_size, Loc loc) {
   ir::Modifiers m;
   Reg offset;
-  if (index64) {
+  if (index64 && std::has_single_bit(static_cast<unsigned>(elem_size))) {
+    // A shift, not mul.lo.u64: ptxas keeps fewer registers for it.
+    m.type = ScalarType::kB64;
+    offset = Emit(Opcode::kShl, m, ScalarType::kU64,
+                  {Operand(index), Operand::Imm(ScalarType::kU32, std::countr_zero(static_cast<unsigned>(elem_size)))}, loc);
+  } else if (index64) {
     m.type = ScalarType::kU64;
     offset = Emit(Opcode::kMul, m, ScalarType::kU64, {Operand(index), Operand::Imm(ScalarType::kU64, elem_size)}, loc);
   } else {

@@ -133,8 +133,15 @@ class View2D {
   const Src<U32>& cols() const { return cols_; }
   const Src<U32>& row_stride() const { return stride_; }
 
+  // Global views index in 64 bits (row * row_stride may pass 2^32
+  // elements); shared tiles, which are far smaller, in 32.
   Ptr<T, S> At(Value<U32> row, Value<U32> col, Loc loc = Loc::current()) const {
-    return base_.At(base_.builder().Mad(row, stride_, col, loc), loc);
+    KernelBuilder& b = base_.builder();
+    if constexpr (std::is_same_v<S, Global>) {
+      return base_.At(b.template MadWide<U32>(row, stride_, b.template Cvt<U64>(col, {}, loc), loc), loc);
+    } else {
+      return base_.At(b.Mad(row, stride_, col, loc), loc);
+    }
   }
   Value<T> Load(Value<U32> row, Value<U32> col, MemOpts o = {}, Loc loc = Loc::current()) const {
     return At(row, col, loc).Load(o, loc);
