@@ -486,7 +486,8 @@ TEST_CASE("mov packs two halves and unpacks them") {
         }) == 0x1234ABCDu);
 }
 
-// Issue 11 item 19: setp on packed halves, ex2 and tanh on bf16.
+// Issue 11 item 19: setp on packed halves, ex2 and tanh on bf16. The same
+// values (but for tanh's approximation) came out of an H100 for the same PTX.
 TEST_CASE("setp.f16x2 and .bf16x2 compare each half into its own predicate") {
   // The result as bits: 1 for the low halves' predicate, 2 for the high halves'.
   auto pair = [](auto tag, uint32_t a, uint32_t b, ir::CmpOp cmp, ir::BoolOp bool_op = ir::BoolOp::kNone,
@@ -527,7 +528,9 @@ TEST_CASE("ex2.approx.ftz and tanh.approx on bf16 and bf16x2") {
   CHECK(bf16(0xC302, ex2) == 0x0000);  // 2^-130 is subnormal in bf16 (0x0008): flushed
   CHECK(bf16(0x8001, ex2) == 0x3F80);  // a subnormal input is flushed: 2^-0
   CHECK(bf16x2(0xBF803F80u, ex2) == 0x3F004000u);
-  CHECK(bf16(0x3F00, tanh) == 0x3EED);  // tanh(0.5) = 0.4621... to bf16
+  // tanh(0.5) = 0.46212 rounds to 0x3EED; an H100 gives 0x3EEC (.approx, one bf16 ulp off): the emulator
+  // rounds the exact value, as for every approximate instruction without approx_worst_error.
+  CHECK(bf16(0x3F00, tanh) == 0x3EED);
   CHECK(bf16(0x41A0, tanh) == 0x3F80);  // tanh(20) = 1
   CHECK(bf16x2(0xBF003F00u, tanh) == 0xBEED3EEDu);
 }

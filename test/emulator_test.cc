@@ -751,6 +751,7 @@ TEST_CASE("atom.add.f32 on global memory flushes subnormals") {
 // Issue 11 item 19: forms the verifier used to refuse, built by hand (the
 // builder materialises immediates in registers): st and cvt of immediates,
 // ld.param vectors, atom.cas.b16, atom/red .add.noftz on f16x2 and bf16x2.
+// An H100 running the same PTX wrote the same words.
 TEST_CASE("st and cvt of immediates, ld.param vectors, 16-bit cas and packed-half atomics") {
   using ir::Opcode;
   using ir::Operand;
