@@ -195,6 +195,12 @@ class Verifier {
       if (op.type == ScalarType::kPred || !ir::TypesCompatible(expected, op.type)) {
         return Error(i, StrCat("operand ", n, " is ", OperandDesc(op), ", expected ", ir::TypeName(expected)));
       }
+      // A float operand takes a float literal only (0f..., 0d...): ptxas refuses
+      // the bits of a b32/b64 immediate there, though a b32 register is fine.
+      if (ir::IsFloat(expected) && op.type != expected) {
+        return Error(i, StrCat("operand ", n, " is ", OperandDesc(op), ", expected an ", ir::TypeName(expected),
+                               " immediate (PTX takes only a float literal for a float operand)"));
+      }
       int bits = ir::TypeBits(op.type);
       if (bits < 64 && (op.bits() >> bits) != 0) {
         return Error(i, StrCat("operand ", n, ": immediate 0x", Hex{op.bits()}, " does not fit ",

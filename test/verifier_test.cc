@@ -372,6 +372,20 @@ TEST_CASE("address and state space errors", "[verifier]") {
          m.vec = 2;
          f.Add(Opcode::kSt, m, {}, {Operand::AddrReg(f.u64, 0), f.f32, Imm(T::kF32, 0x3F800000)});
        }},
+      {"instruction 1: st.global.f32 [%0], 0x3F800000: operand 1 is an immediate (b32), expected an f32 immediate "
+       "(PTX takes only a float literal for a float operand)",
+       [](Fixture& f) {
+         Define(f, {f.u64});
+         f.Add(Opcode::kSt, Mem(T::kF32, StateSpace::kGlobal), {}, {Operand::AddrReg(f.u64, 0), Imm(T::kB32, 0x3F800000)});
+       }},
+      {"instruction 0: add.f64 %4, %4, 0x3FF0000000000000: operand 2 is an immediate (b64), expected an f64 immediate "
+       "(PTX takes only a float literal for a float operand)",
+       [](Fixture& f) { f.Add(Opcode::kAdd, Ty(T::kF64), {f.f64}, {f.f64, Imm(T::kB64, 0x3FF0000000000000)}); }},
+      {"OK",  // a float literal where a bit type is expected is fine
+       [](Fixture& f) {
+         Define(f, {f.u64});
+         f.Add(Opcode::kSt, Mem(T::kB32, StateSpace::kGlobal), {}, {Operand::AddrReg(f.u64, 0), Imm(T::kF32, 0x3F800000)});
+       }},
       {"instruction 0: st.global.v2.f32 [%0], {%2, 1}: operand 2 is an immediate (u32), expected f32",
        [](Fixture& f) {
          ir::Modifiers m = Mem(T::kF32, StateSpace::kGlobal);
