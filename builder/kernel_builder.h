@@ -251,8 +251,10 @@ class KernelBuilder {
     return Un<T>(ir::Opcode::kRcp, a, o, loc);
   }
   // 2^a, log2(a), sin(a), cos(a), tanh(a): approximate (PTX .approx).
+  // ex2 on bf16/bf16x2 exists only with .ftz, which it then gets.
   template <ScalarTag T>
   Value<T> Ex2(Value<T> a, FloatOpts o = {}, Loc loc = Loc::current()) {
+    if constexpr (T::kType == ir::ScalarType::kBF16 || T::kType == ir::ScalarType::kBF16x2) o.ftz = true;
     return Un<T>(ir::Opcode::kEx2, a, Approx(o), loc);
   }
   template <ScalarTag T>
@@ -397,6 +399,27 @@ class KernelBuilder {
     m.cmp = cmp;
     m.bool_op = bool_op;
     return Value<Pred>(Emit(ir::Opcode::kSetp, m, ir::ScalarType::kPred, {a.reg, b.operand(), c.reg}, loc));
+  }
+  // setp on packed halves (f16x2, bf16x2): {low halves' comparison, high halves'}.
+  // With a bool_op, each is combined with c (bool_op kNone: no c).
+  template <ScalarTag T>
+    requires(T::kType == ir::ScalarType::kF16x2 || T::kType == ir::ScalarType::kBF16x2)
+  std::array<Value<Pred>, 2> SetpPair(ir::CmpOp cmp, Value<T> a, Value<T> b, bool ftz = false,
+                                      ir::BoolOp bool_op = ir::BoolOp::kNone, Value<Pred> c = {},
+                                      Loc loc = Loc::current()) {
+    ir::Instruction inst;
+    inst.op = ir::Opcode::kSetpPair;
+    inst.mods = Mods(T::kType);
+    inst.mods.cmp = cmp;
+    inst.mods.ftz = ftz;
+    inst.mods.bool_op = bool_op;
+    std::array<Value<Pred>, 2> p = {Value<Pred>(NewReg(ir::ScalarType::kPred)),
+                                    Value<Pred>(NewReg(ir::ScalarType::kPred))};
+    inst.dsts = {p[0].reg, p[1].reg};
+    inst.srcs = {ir::Operand::FromReg(a.reg), ir::Operand::FromReg(b.reg)};
+    if (bool_op != ir::BoolOp::kNone) inst.srcs.push_back(ir::Operand::FromReg(c.reg));
+    EmitInstruction(std::move(inst), loc);
+    return p;
   }
   template <ScalarTag T>
   Value<Pred> Eq(Value<T> a, SrcOf<T> b, Loc loc = Loc::current()) { return Setp(ir::CmpOp::kEq, a, b, false, loc); }

@@ -115,13 +115,13 @@ bool CmpAllowsType(CmpOp cmp, ScalarType t) {
 bool AtomOpAllowsType(AtomOp op, ScalarType t) {
   using T = ScalarType;
   switch (op) {
-    case AtomOp::kAdd:
+    case AtomOp::kAdd:  // f16/bf16 and the packed pairs with .noftz
       return t == T::kU32 || t == T::kS32 || t == T::kU64 || t == T::kF32 || t == T::kF64 ||
-             t == T::kF16 || t == T::kBF16;
+             IsHalfFamily(t);
     case AtomOp::kMin:
     case AtomOp::kMax: return t == T::kU32 || t == T::kS32 || t == T::kU64 || t == T::kS64;
+    case AtomOp::kCas: return t == T::kB16 || t == T::kB32 || t == T::kB64;  // 16-bit: cas only
     case AtomOp::kExch:
-    case AtomOp::kCas:
     case AtomOp::kAnd:
     case AtomOp::kOr:
     case AtomOp::kXor: return t == T::kB32 || t == T::kB64;

@@ -168,9 +168,10 @@ struct Modifiers {
 // types; lt/le/gt/ge: signed, unsigned and float; eq/ne: all; the unordered
 // forms, num and nan: float only.)
 bool CmpAllowsType(CmpOp cmp, ScalarType t);
-// Does atom/red `op` exist for type `t`? (add: u32 s32 u64 f32 f64 f16 bf16;
-// min/max: u32 s32 u64 s64; exch/cas: b32 b64; inc/dec: u32; and/or/xor:
-// b32 b64.)
+// Does atom/red `op` exist for type `t`? (add: u32 s32 u64 f32 f64 f16 bf16
+// f16x2 bf16x2; min/max: u32 s32 u64 s64; cas: b16 b32 b64; exch: b32 b64;
+// inc/dec: u32; and/or/xor: b32 b64.) The opcode table's type masks say which
+// types atom and red take at all.
 bool AtomOpAllowsType(AtomOp op, ScalarType t);
 
 // One instruction. `dsts` are the registers it defines; `srcs` its operands

@@ -190,10 +190,16 @@ class Verifier {
     if (op.is_imm() && allow_imm) {
       if (ir::IsHalfFamily(expected)) {
         return Error(i, StrCat("operand ", n, " is an immediate; PTX has no ", ir::TypeName(expected),
-                                     " immediates (move it to a register with mov.b16 first)"));
+                                     " immediates (move it to a register with mov.b", ir::TypeBits(expected), " first)"));
       }
       if (op.type == ScalarType::kPred || !ir::TypesCompatible(expected, op.type)) {
         return Error(i, StrCat("operand ", n, " is ", OperandDesc(op), ", expected ", ir::TypeName(expected)));
+      }
+      // A float operand takes a float literal only (0f..., 0d...): ptxas refuses
+      // the bits of a b32/b64 immediate there, though a b32 register is fine.
+      if (ir::IsFloat(expected) && op.type != expected) {
+        return Error(i, StrCat("operand ", n, " is ", OperandDesc(op), ", expected an ", ir::TypeName(expected),
+                               " immediate (PTX takes only a float literal for a float operand)"));
       }
       int bits = ir::TypeBits(op.type);
       if (bits < 64 && (op.bits() >> bits) != 0) {
@@ -308,6 +314,11 @@ class Verifier {
                                                          : StrCat(".", c.name);
       return Error(i, StrCat(what, " does not apply to ", info.mnemonic));
     }
+    if (inst.op == Opcode::kSetp && (m.type == ScalarType::kF16x2 || m.type == ScalarType::kBF16x2)) {
+      return Error(i, StrCat("setp.", ir::TypeName(m.type), " compares each half and writes two predicates (p|q): "
+                             "use opcode SetpPair (KernelBuilder::SetpPair); ptxas also takes a single predicate, "
+                             "but the PTX ISA does not define that form, so ptxforge refuses it"));
+    }
     if (info.types != 0 && m.type != ScalarType::kNone && !ir::InMask(info.types, m.type)) {
       return Error(i, StrCat(info.mnemonic, " does not support type ", ir::TypeName(m.type), " (supported: ",
                                    TypeList(info.types), ")"));
@@ -335,16 +346,31 @@ class Verifier {
       if (ir::IsIntegerRounding(m.rounding)) {
         return Error(i, StrCat(".", ir::RoundingName(m.rounding), " (round to integer) applies to cvt only"));
       }
+      if (inst.op == Opcode::kFma && ir::IsBF16Family(t) && m.rounding != ir::Rounding::kRn) {
+        return Error(i, StrCat("fma.", ir::RoundingName(m.rounding), ".", ir::TypeName(t),
+                               ": the PTX ISA defines only .rn for bf16 fma; ptxas also accepts .rz, .rm and .rp, "
+                               "but what they compute is undocumented, so ptxforge refuses them"));
+      }
       if (ir::IsHalfFamily(t) && m.rounding != ir::Rounding::kRn) {
         return Error(i, StrCat(".", ir::RoundingName(m.rounding), " does not apply to ", ir::TypeName(t), " (only .rn)"));
       }
     }
+    if (m.ftz && inst.op == Opcode::kRcp && t == ScalarType::kF64 && m.rounding != ir::Rounding::kNone) {
+      return Error(i, StrCat("rcp.", ir::RoundingName(m.rounding), ".ftz.f64: the PTX ISA defines .ftz on f64 only for "
+                             "rcp.approx.ftz.f64; ptxas also accepts it with a rounding modifier, but what it does "
+                             "there is undocumented, so ptxforge refuses it (rcp.", ir::RoundingName(m.rounding),
+                             ".f64 is exact)"));
+    }
+    if (inst.op == Opcode::kEx2 && ir::IsBF16Family(t) && !m.ftz) {
+      return Error(i, StrCat("ex2.approx.", ir::TypeName(t), " needs .ftz (PTX defines ex2 on bf16 and bf16x2 only "
+                             "with .ftz)"));
+    }
     if (m.ftz && inst.op != Opcode::kCvt && t != ScalarType::kF32 && !ir::IsF16Family(t) &&
-        !(t == ScalarType::kF64 && m.mode == ir::Mode::kApprox)) {
+        !(t == ScalarType::kF64 && m.mode == ir::Mode::kApprox) && !(inst.op == Opcode::kEx2 && ir::IsBF16Family(t))) {
       return Error(i, StrCat(".ftz applies to f32 (and f16) only, not ", ir::TypeName(t)));
     }
-    if (m.ftz && inst.op == Opcode::kEx2 && t != ScalarType::kF32) {
-      return Error(i, StrCat(".ftz applies to ex2.f32 only, not ", ir::TypeName(t)));
+    if (m.ftz && inst.op == Opcode::kEx2 && t != ScalarType::kF32 && !ir::IsBF16Family(t)) {
+      return Error(i, StrCat(".ftz applies to ex2.f32 and ex2.bf16 only, not ", ir::TypeName(t)));
     }
     if (m.sat && inst.op != Opcode::kCvt) {
       bool sat_ok = (is_float && t != ScalarType::kF64 && !ir::IsBF16Family(t)) ||
@@ -435,7 +461,14 @@ class Verifier {
           return Error(i, StrCat("cvt.", pair, " (narrowing) needs a rounding modifier (.rn, .rz, .rm, .rp)"));
         }
       } else if (bt > bf) {
-        if (m.rounding != ir::Rounding::kNone) return Error(i, StrCat("cvt.", pair, " (widening) takes no rounding modifier"));
+        if (m.rounding != ir::Rounding::kNone) {
+          return Error(i, StrCat("cvt.", pair, " (widening) takes no rounding modifier",
+                                 ir::IsBF16Family(from) && ir::IsFloatRounding(m.rounding)
+                                     ? ": the PTX ISA makes rounding illegal where a conversion loses no precision; "
+                                       "ptxas accepts it from bf16, where it changes nothing, but ptxforge refuses it "
+                                       "as for every other widening cvt"
+                                     : ""));
+        }
       } else if (ir::IsFloatRounding(m.rounding)) {
         return Error(i, StrCat("cvt.", pair, " takes only an integer rounding modifier (.rni, .rzi, .rmi, .rpi)"));
       }
@@ -455,7 +488,7 @@ class Verifier {
     }
     if (absl::Status s = ExpectCount(i, 1, 1); !s.ok()) return s;
     if (absl::Status s = ExpectDst(i, 0, to); !s.ok()) return s;
-    return ExpectValue(i, 0, from, /*allow_imm=*/false);
+    return ExpectValue(i, 0, from);  // a register or an immediate (none of the half family)
   }
 
   // Each operand against the row's signature: its class (register, immediate)
@@ -527,7 +560,7 @@ class Verifier {
         break;
       }
       case OpRule::kSetp:
-        if (absl::Status s = ExpectCount(i, 1, inst.mods.bool_op != BoolOp::kNone ? 3 : 2); !s.ok()) return s;
+        if (absl::Status s = ExpectCount(i, info.sig.ndst, inst.mods.bool_op != BoolOp::kNone ? 3 : 2); !s.ok()) return s;
         break;
       case OpRule::kShfl:
         if (nd == 0 || nd > 2 || ns != 4) return Error(i, "shfl.sync takes 1 or 2 destinations and 4 sources");
@@ -644,7 +677,9 @@ class Verifier {
           return Error(i, StrCat("comparison .", ir::CmpOpName(inst.mods.cmp), " does not apply to ",
                                        ir::TypeName(t)));
         }
-        if (absl::Status s = ExpectDst(i, 0, ScalarType::kPred); !s.ok()) return s;
+        for (size_t d = 0; d < inst.dsts.size(); ++d) {  // setp.f16x2 writes p|q
+          if (absl::Status s = ExpectDst(i, d, ScalarType::kPred); !s.ok()) return s;
+        }
         if (absl::Status s = ExpectValue(i, 0, t); !s.ok()) return s;
         if (absl::Status s = ExpectValue(i, 1, t); !s.ok()) return s;
         if (combine) return ExpectValue(i, 2, ScalarType::kPred, false);
@@ -677,7 +712,6 @@ class Verifier {
         if (!load && sp == ir::StateSpace::kParam) return Error(i, "params are read-only");
         if (!load && sp == ir::StateSpace::kConst) return Error(i, "const memory is read-only");
         if (inst.mods.nc && sp != ir::StateSpace::kGlobal) return Error(i, ".nc applies to ld.global only");
-        if (sp == ir::StateSpace::kParam && vec != 1) return Error(i, "ld.param of a vector is not supported");
         ir::CacheOp c = inst.mods.cache;
         if (c != ir::CacheOp::kNone) {
           bool ok = load ? (c == ir::CacheOp::kCa || c == ir::CacheOp::kCg || c == ir::CacheOp::kCs ||
@@ -697,7 +731,7 @@ class Verifier {
         for (int v = 0; v < vec; ++v) {
           if (load) {
             if (absl::Status s = ExpectDst(i, v, t); !s.ok()) return s;
-          } else if (absl::Status s = ExpectValue(i, 1 + v, t, false); !s.ok()) {
+          } else if (absl::Status s = ExpectValue(i, 1 + v, t); !s.ok()) {
             return s;
           }
         }

@@ -486,5 +486,54 @@ TEST_CASE("mov packs two halves and unpacks them") {
         }) == 0x1234ABCDu);
 }
 
+// Issue 11 item 19: setp on packed halves, ex2 and tanh on bf16. The same
+// values (but for tanh's approximation) came out of an H100 for the same PTX.
+TEST_CASE("setp.f16x2 and .bf16x2 compare each half into its own predicate") {
+  // The result as bits: 1 for the low halves' predicate, 2 for the high halves'.
+  auto pair = [](auto tag, uint32_t a, uint32_t b, ir::CmpOp cmp, ir::BoolOp bool_op = ir::BoolOp::kNone,
+                 bool c = false) {
+    using X = decltype(tag);
+    return RunScalar([&](KernelBuilder& k) {
+      std::array<Value<Pred>, 2> p = k.SetpPair(cmp, k.Bitcast<X>(k.Const<U32>(a)), k.Bitcast<X>(k.Const<U32>(b)),
+                                                false, bool_op, k.Setp(ir::CmpOp::kEq, k.Const<U32>(c ? 1 : 0), 1u));
+      return k.Add(k.Select(p[0], k.Const<U32>(1), 0u), k.Select(p[1], k.Const<U32>(2), 0u));
+    });
+  };
+  // f16x2 (1, 3) vs (2, 2).
+  CHECK(pair(F16x2{}, 0x42003C00u, 0x40004000u, ir::CmpOp::kLt) == 1);
+  CHECK(pair(F16x2{}, 0x42003C00u, 0x40004000u, ir::CmpOp::kGt) == 2);
+  CHECK(pair(F16x2{}, 0x42003C00u, 0x42003C00u, ir::CmpOp::kEq) == 3);
+  // (NaN, 1) vs (1, 1): unordered comparisons hold for the NaN half only.
+  CHECK(pair(F16x2{}, 0x3C007E00u, 0x3C003C00u, ir::CmpOp::kLtu) == 1);
+  CHECK(pair(F16x2{}, 0x3C007E00u, 0x3C003C00u, ir::CmpOp::kGe) == 2);
+  CHECK(pair(F16x2{}, 0x3C007E00u, 0x3C003C00u, ir::CmpOp::kNan) == 1);
+  // bf16x2 (1, 3) vs (2, 2), combined with a third predicate.
+  CHECK(pair(BF16x2{}, 0x40403F80u, 0x40004000u, ir::CmpOp::kGt, ir::BoolOp::kAnd, true) == 2);
+  CHECK(pair(BF16x2{}, 0x40403F80u, 0x40004000u, ir::CmpOp::kGt, ir::BoolOp::kAnd, false) == 0);
+  CHECK(pair(BF16x2{}, 0x40403F80u, 0x40004000u, ir::CmpOp::kGt, ir::BoolOp::kXor, true) == 1);
+  CHECK(pair(BF16x2{}, 0x40403F80u, 0x40004000u, ir::CmpOp::kLe, ir::BoolOp::kOr, true) == 3);
+}
+
+TEST_CASE("ex2.approx.ftz and tanh.approx on bf16 and bf16x2") {
+  auto bf16 = [](uint16_t bits, auto op) {
+    return RunScalar([&](KernelBuilder& k) { return op(k, k.Bitcast<BF16>(k.Const<U16>(bits))); });
+  };
+  auto bf16x2 = [](uint32_t bits, auto op) {
+    return RunScalar([&](KernelBuilder& k) { return op(k, k.Bitcast<BF16x2>(k.Const<U32>(bits))); });
+  };
+  auto ex2 = [](KernelBuilder& k, auto x) { return k.Ex2(x); };  // .ftz: the only ex2 on bf16
+  auto tanh = [](KernelBuilder& k, auto x) { return k.Tanh(x); };
+  CHECK(bf16(0x3F80, ex2) == 0x4000);  // 2^1
+  CHECK(bf16(0xBF80, ex2) == 0x3F00);  // 2^-1
+  CHECK(bf16(0xC302, ex2) == 0x0000);  // 2^-130 is subnormal in bf16 (0x0008): flushed
+  CHECK(bf16(0x8001, ex2) == 0x3F80);  // a subnormal input is flushed: 2^-0
+  CHECK(bf16x2(0xBF803F80u, ex2) == 0x3F004000u);
+  // tanh(0.5) = 0.46212 rounds to 0x3EED; an H100 gives 0x3EEC (.approx, one bf16 ulp off): the emulator
+  // rounds the exact value, as for every approximate instruction without approx_worst_error.
+  CHECK(bf16(0x3F00, tanh) == 0x3EED);
+  CHECK(bf16(0x41A0, tanh) == 0x3F80);  // tanh(20) = 1
+  CHECK(bf16x2(0xBF003F00u, tanh) == 0xBEED3EEDu);
+}
+
 }  // namespace
 }  // namespace ptxforge

@@ -1,11 +1,13 @@
 // The emulator as a device: barriers and deadlocks, warp collectives,
 // atomics, memory checking, launch checks, counters, determinism, buffer
 // views, and every registry kernel against its reference.
+#include <bit>
 #include <cfenv>
 #include <limits>
 #include <numeric>
 
 #include "ir/strings.h"
+#include "ir/verify.h"
 #include "kernels/reduce.h"
 #include "kernels/vector_add.h"
 #include "kernels/registry.h"
@@ -744,6 +746,98 @@ TEST_CASE("atom.add.f32 on global memory flushes subnormals") {
   auto loaded = LoadOrDie(*emu, k);
   REQUIRE(emu->Launch(*loaded, {}, {*o}).ok());
   CHECK(*o->ToHost() == std::vector<float>{0.0f, tiny});
+}
+
+// Issue 11 item 19: forms the verifier used to refuse, built by hand (the
+// builder materialises immediates in registers): st and cvt of immediates,
+// ld.param vectors, atom.cas.b16, atom/red .add.noftz on f16x2 and bf16x2.
+// An H100 running the same PTX wrote the same words.
+TEST_CASE("st and cvt of immediates, ld.param vectors, 16-bit cas and packed-half atomics") {
+  using ir::Opcode;
+  using ir::Operand;
+  using T = ir::ScalarType;
+  ir::Kernel k;
+  k.name = "item19";
+  k.target = ir::Target::kSm90;
+  auto reg = [&](T t) {
+    k.regs.push_back(ir::RegInfo{t, false, ""});
+    return ir::Reg{static_cast<uint32_t>(k.regs.size() - 1)};
+  };
+  auto add = [&](Opcode op, ir::Modifiers m, std::vector<ir::Reg> dsts, std::vector<Operand> srcs) {
+    ir::Instruction inst;
+    inst.op = op;
+    inst.mods = m;
+    inst.dsts.assign(dsts.begin(), dsts.end());
+    inst.srcs.assign(srcs.begin(), srcs.end());
+    k.body.push_back(std::move(inst));
+  };
+  auto mem = [](T t, StateSpace space, uint8_t vec = 1) {
+    ir::Modifiers m{.type = t, .space = space};
+    m.vec = vec;
+    return m;
+  };
+  auto imm = [](T t, uint64_t bits) { return Operand::Imm(t, bits); };
+  k.params = {{"out", T::kU64}, {"pair", T::kU64}, {"word", T::kU32}};
+  ir::Reg o = reg(T::kU64), a = reg(T::kU32), b = reg(T::kU32);
+  std::vector<ir::Reg> bytes = {reg(T::kU8), reg(T::kU8), reg(T::kU8), reg(T::kU8)};
+  add(Opcode::kLd, mem(T::kU64, StateSpace::kParam), {o}, {Operand::AddrParam(0)});
+  add(Opcode::kLd, mem(T::kU32, StateSpace::kParam, 2), {a, b}, {Operand::AddrParam(1)});  // the u64 in halves
+  add(Opcode::kLd, mem(T::kU8, StateSpace::kParam, 4), bytes, {Operand::AddrParam(2)});    // the u32 in bytes
+  add(Opcode::kSt, mem(T::kU32, kGlobal, 2), {}, {Operand::AddrReg(o, 0), a, b});
+  add(Opcode::kSt, mem(T::kU32, kGlobal, 2), {}, {Operand::AddrReg(o, 8), imm(T::kU32, 7), imm(T::kU32, 0xFFFFFFFF)});
+  add(Opcode::kSt, mem(T::kF32, kGlobal), {}, {Operand::AddrReg(o, 16), imm(T::kF32, 0x3FC00000)});  // 1.5
+  add(Opcode::kSt, mem(T::kU8, kGlobal, 4), {}, {Operand::AddrReg(o, 20), bytes[0], bytes[1], bytes[2], bytes[3]});
+  ir::Reg f = reg(T::kF32), s = reg(T::kS32), h = reg(T::kU16);
+  add(Opcode::kCvt, ir::Modifiers{.type = T::kF32, .type2 = T::kS32, .rounding = ir::Rounding::kRn}, {f},
+      {imm(T::kS32, 0xFFFFFFFD)});  // -3
+  add(Opcode::kCvt, ir::Modifiers{.type = T::kS32, .type2 = T::kF64, .rounding = ir::Rounding::kRzi}, {s},
+      {imm(T::kF64, std::bit_cast<uint64_t>(-2.5))});
+  add(Opcode::kCvt, ir::Modifiers{.type = T::kU16, .type2 = T::kU32}, {h}, {imm(T::kU32, 70000)});  // truncated
+  add(Opcode::kSt, mem(T::kF32, kGlobal), {}, {Operand::AddrReg(o, 24), f});
+  add(Opcode::kSt, mem(T::kS32, kGlobal), {}, {Operand::AddrReg(o, 28), s});
+  add(Opcode::kSt, mem(T::kU16, kGlobal), {}, {Operand::AddrReg(o, 32), h});
+  // atom.cas.b16 at out+34 (0): the first swaps in 0xBEEF, the second (expecting 1) does not swap.
+  ir::Reg old1 = reg(T::kB16), old2 = reg(T::kB16);
+  ir::Modifiers cas{.type = T::kB16, .space = kGlobal, .atom = ir::AtomOp::kCas};
+  add(Opcode::kAtom, cas, {old1}, {Operand::AddrReg(o, 34), imm(T::kB16, 0), imm(T::kB16, 0xBEEF)});
+  add(Opcode::kAtom, cas, {old2}, {Operand::AddrReg(o, 34), imm(T::kB16, 1), imm(T::kB16, 0x1234)});
+  add(Opcode::kSt, mem(T::kB16, kGlobal), {}, {Operand::AddrReg(o, 36), old2});
+  add(Opcode::kSt, mem(T::kB16, kGlobal), {}, {Operand::AddrReg(o, 38), old1});
+  // Packed-half adds, lane by lane: f16x2 (1, 2) + (0.5, -3) and bf16x2 (1, 256) + (1, 1).
+  ir::Reg x = reg(T::kB32), y = reg(T::kB32), old = reg(T::kF16x2);
+  add(Opcode::kMov, ir::Modifiers{.type = T::kB32}, {x}, {imm(T::kB32, 0xC2003800)});
+  add(Opcode::kMov, ir::Modifiers{.type = T::kB32}, {y}, {imm(T::kB32, 0x3F803F80)});
+  ir::Modifiers add_f16x2{.type = T::kF16x2, .space = kGlobal, .atom = ir::AtomOp::kAdd};
+  add_f16x2.noftz = true;
+  ir::Modifiers add_bf16x2{.type = T::kBF16x2, .space = StateSpace::kGeneric, .atom = ir::AtomOp::kAdd};
+  add_bf16x2.noftz = true;
+  add(Opcode::kAtom, add_f16x2, {old}, {Operand::AddrReg(o, 40), x});
+  add(Opcode::kSt, mem(T::kB32, kGlobal), {}, {Operand::AddrReg(o, 44), old});
+  add(Opcode::kRed, add_bf16x2, {}, {Operand::AddrReg(o, 48), y});
+  add(Opcode::kRet, {}, {}, {});
+  REQUIRE(Msg(ir::VerifyKernel(k)) == "");
+
+  auto emu = MakeEmulator();
+  std::vector<uint32_t> init(13, 0);
+  init[10] = 0x40003C00;  // f16x2 (1, 2)
+  init[12] = 0x43803F80;  // bf16x2 (1, 256)
+  auto out = Buffer<uint32_t>::FromHost(*emu, init);
+  auto loaded = LoadOrDie(*emu, k);
+  absl::Status st = emu->Launch(*loaded, {}, {*out, uint64_t{0x0000000200000001}, uint32_t{0x04030201}});
+  INFO(st.ToString());
+  REQUIRE(st.ok());
+  CHECK(*out->ToHost() == std::vector<uint32_t>{
+                              1, 2,                    // ld.param.v2.u32 of a u64
+                              7, 0xFFFFFFFF,           // st.global.v2.u32 of immediates
+                              0x3FC00000,              // st.global.f32 of 1.5
+                              0x04030201,              // ld.param.v4.u8 of a u32, stored as st.v4.u8
+                              0xC0400000,              // cvt.rn.f32.s32 of -3
+                              0xFFFFFFFE,              // cvt.rzi.s32.f64 of -2.5
+                              0xBEEF0000 | 4464,       // cvt.u16.u32 of 70000; the swapped-in 0xBEEF
+                              0x0000BEEF,              // the failed cas saw 0xBEEF; the first saw 0
+                              0xBC003E00,              // (1.5, -1)
+                              0x40003C00,              // atom returned the old pair
+                              0x43804000});            // (2, 257 -> 256: a tie, to even)
 }
 
 TEST_CASE("RunProblem reports wrong numbers without failing") {

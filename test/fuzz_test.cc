@@ -256,7 +256,7 @@ class ProgramGenerator {
         if (m.atom == ir::AtomOp::kCas) inst.srcs.push_back(Value(t));
         break;
       case ir::OpRule::kSetp:
-        dst(ScalarType::kPred);
+        for (int d = 0; d < info.sig.ndst; ++d) dst(ScalarType::kPred);  // setp.f16x2: p|q
         inst.srcs = {Value(t), Value(t)};
         if (m.bool_op != ir::BoolOp::kNone) inst.srcs.push_back(Value(ScalarType::kPred));
         break;

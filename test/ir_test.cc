@@ -396,6 +396,12 @@ TEST_CASE("comparison and atomic operation legality", "[opcode]") {
   REQUIRE(ir::AtomOpAllowsType(AtomOp::kInc, T::kU32));
   REQUIRE_FALSE(ir::AtomOpAllowsType(AtomOp::kInc, T::kU64));
   REQUIRE(ir::AtomOpAllowsType(AtomOp::kCas, T::kB64));
+  // Issue 11 item 19: atom.cas.b16 (no other 16-bit operation), .add on packed halves.
+  REQUIRE(ir::AtomOpAllowsType(AtomOp::kCas, T::kB16));
+  REQUIRE_FALSE(ir::AtomOpAllowsType(AtomOp::kExch, T::kB16));
+  REQUIRE(ir::AtomOpAllowsType(AtomOp::kAdd, T::kF16x2));
+  REQUIRE(ir::AtomOpAllowsType(AtomOp::kAdd, T::kBF16x2));
+  REQUIRE_FALSE(ir::AtomOpAllowsType(AtomOp::kMax, T::kF16x2));
   REQUIRE_FALSE(ir::AtomOpAllowsType(AtomOp::kXor, T::kU32));
   REQUIRE_FALSE(ir::AtomOpAllowsType(AtomOp::kNone, T::kB32));
 }

@@ -206,6 +206,7 @@ class Coverage {
     ir::Kernel& k = h_.kernel();
     k.target = ir::AllTargets().back().target;
     param_ = h_.Param("p", T::kU64);
+    params_ = {param_, h_.Param("q", T::kU32), h_.Param("h", T::kU16)};  // ld.param vectors of each size
     sbuf_ = h_.Variable(ir::Variable{"sbuf", StateSpace::kShared, T::kB64, 64, 16, false});
     lbuf_ = h_.Variable(ir::Variable{"lbuf", StateSpace::kLocal, T::kB64, 8, 16, false});
     gen_ = h_.Reg(T::kU64);
@@ -230,6 +231,13 @@ class Coverage {
 
   Operand In(ScalarType t) const { return in_[static_cast<int>(t)]; }
   static Operand Imm(ScalarType t, uint64_t bits) { return Operand::Imm(t, bits); }
+  // An immediate of type t worth converting or storing: 1.5 for floats, 5 otherwise.
+  static Operand ImmValue(ScalarType t) {
+    if (t == T::kF32) return Imm(t, 0x3FC00000);
+    if (t == T::kF64) return Imm(t, 0x3FF8000000000000);
+    if (ir::IsHalfFamily(t)) return Imm(t, t == T::kF16 ? 0x3E00 : 0x3FC0);  // refused: PTX has no half immediates
+    return Imm(t, 5);
+  }
 
   // Keeps `inst` (with fresh destinations of `dst_types`) if the verifier accepts it.
   void Try(ir::Instruction inst, const std::vector<ScalarType>& dst_types) {
@@ -321,7 +329,8 @@ class Coverage {
       case StateSpace::kGlobal: return {Operand::AddrReg(gaddr_, 0)};
       case StateSpace::kShared: return {Operand::AddrSymbol(sbuf_, 0), Operand::AddrReg(saddr_, 0)};
       case StateSpace::kLocal: return {Operand::AddrSymbol(lbuf_, 0)};
-      case StateSpace::kParam: return {Operand::AddrParam(param_)};
+      case StateSpace::kParam:
+        return {Operand::AddrParam(params_[0]), Operand::AddrParam(params_[1]), Operand::AddrParam(params_[2])};
       default: return {Operand::AddrReg(gen_, 0)};  // generic, const
     }
   }
@@ -359,15 +368,20 @@ class Coverage {
       case ir::OpRule::kMembar:
         if (!info.has(ir::kTerminator)) TrySignature(op, m);
         return;
-      case ir::OpRule::kSetp:
+      case ir::OpRule::kSetp: {
+        const std::vector<ScalarType> preds(info.sig.ndst, T::kPred);  // setp.f16x2: p|q
         if (m.bool_op == ir::BoolOp::kNone) {
-          Try(Make(op, m, {In(t), In(t)}), {T::kPred});
+          Try(Make(op, m, {In(t), In(t)}), preds);
         } else {
-          Try(Make(op, m, {In(t), In(t), In(T::kPred)}), {T::kPred});
+          Try(Make(op, m, {In(t), In(t), In(T::kPred)}), preds);
         }
         return;
+      }
       case ir::OpRule::kCvt:
-        if (m.type2 != T::kNone) Try(Make(op, m, {In(m.type2)}), {t});
+        if (m.type2 != T::kNone) {
+          Try(Make(op, m, {In(m.type2)}), {t});
+          Try(Make(op, m, {ImmValue(m.type2)}), {t});
+        }
         return;
       case ir::OpRule::kCvta:
         Try(Make(op, m, {In(T::kU64)}), {T::kU64});
@@ -381,9 +395,11 @@ class Coverage {
         return;
       case ir::OpRule::kStore:
         for (const Operand& addr : Addresses(m.space)) {
-          ir::Instruction inst = Make(op, m, {addr});
-          for (int v = 0; v < m.vec; ++v) inst.srcs.push_back(In(t));
-          Try(inst, {});
+          for (bool imm : {false, true}) {  // registers, and immediates
+            ir::Instruction inst = Make(op, m, {addr});
+            for (int v = 0; v < m.vec; ++v) inst.srcs.push_back(imm ? ImmValue(t) : In(t));
+            Try(inst, {});
+          }
         }
         return;
       case ir::OpRule::kAtom:
@@ -415,6 +431,7 @@ class Coverage {
 
   testing::HandKernel h_{"coverage"};
   uint32_t param_ = 0, sbuf_ = 0, lbuf_ = 0;
+  std::array<uint32_t, 3> params_{};
   ir::Reg gen_, gaddr_, saddr_;
   std::array<ir::Reg, ir::kNumScalarTypes> in_{};
   size_t prologue_ = 0;
@@ -459,7 +476,13 @@ TEST_CASE("the coverage module holds the forms the table promises", "[coverage]"
         "mul.wide.s16", "mad.hi.u64", "fma.rn.ftz.sat.f32", "div.full.f32", "rcp.approx.ftz.f64", "tanh.approx.f16x2",
         "ex2.approx.ftz.f32", "cvta.to.shared.u64", "cvta.param.u64", "bfe.s64", "bfi.b32", "popc.b64",
         "prmt.b32", "prmt.b32.f4e", "prmt.b32.rc16", "lop3.b32", "dp4a.u32.s32", "dp4a.s32.s32", "dp2a.lo.u32.u32",
-        "dp2a.hi.s32.u32"}) {
+        "dp2a.hi.s32.u32",
+        // issue 11 item 19: forms the verifier used to refuse
+        "atom.global.cas.b16", "atom.acq_rel.gpu.shared.cas.b16", "atom.global.add.noftz.f16x2",
+        "atom.add.noftz.bf16x2", "red.shared.add.noftz.f16x2", "red.release.sys.global.add.noftz.bf16x2",
+        "setp.eq.f16x2", "setp.ltu.ftz.f16x2", "setp.ge.and.bf16x2", "ld.param.v2.u32", "ld.param.v4.b16",
+        "ld.param.v4.u8", "ld.param.v2.s8", "ex2.approx.ftz.bf16", "ex2.approx.ftz.bf16x2", "tanh.approx.bf16",
+        "tanh.approx.bf16x2"}) {
     INFO("form " << form);
     CHECK(forms.contains(form));
   }
@@ -469,6 +492,27 @@ TEST_CASE("the coverage module holds the forms the table promises", "[coverage]"
                         [&](const ir::Instruction& inst) { return inst.op == op; }) == 2);
   }
   CHECK(cov.accepted().size() > 5000);
+  // st and cvt of immediates (issue 11 item 19): every st type and every non-half cvt source.
+  std::set<std::string> st_imm, cvt_imm;
+  for (const ir::Instruction& inst : cov.accepted()) {
+    if (inst.op != Opcode::kSt && inst.op != Opcode::kCvt) continue;
+    std::string text;
+    ir::AppendOpcode(text, inst);
+    if (inst.op == Opcode::kSt && inst.srcs[1].is_imm()) st_imm.insert(text);
+    if (inst.op == Opcode::kCvt && inst.srcs[0].is_imm()) cvt_imm.insert(text);
+  }
+  for (std::string form : {"st.global.u8", "st.shared.v4.s16", "st.local.v2.f64", "st.f32", "st.global.cs.v4.b32"}) {
+    INFO("st of immediates: " << form);
+    CHECK(st_imm.contains(form));
+  }
+  for (std::string form : {"cvt.rn.f32.s32", "cvt.rzi.s32.f64", "cvt.f64.f32", "cvt.u16.u32", "cvt.rn.bf16.f32",
+                           "cvt.rn.f16.f64", "cvt.sat.s8.u64"}) {
+    INFO("cvt of an immediate: " << form);
+    CHECK(cvt_imm.contains(form));
+  }
+  CHECK(std::none_of(cov.accepted().begin(), cov.accepted().end(), [](const ir::Instruction& inst) {
+    return inst.op == Opcode::kCvt && inst.srcs[0].is_imm() && ir::IsHalfFamily(inst.mods.type2);
+  }));
 }
 
 TEST_CASE("the coverage module assembles for every target", "[ptxas][coverage]") {

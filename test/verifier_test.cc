@@ -48,6 +48,16 @@ struct Fixture {
 };
 
 ir::Modifiers Ty(ScalarType t) { return ir::Modifiers{.type = t}; }
+
+// Defines each register (a mov of 0; halves as their bits) so that a case
+// expected to be OK is complete.
+void Define(Fixture& f, std::initializer_list<ir::Reg> regs) {
+  for (ir::Reg r : regs) {
+    ScalarType t = f.h.kernel().type_of(r);
+    if (ir::IsHalfFamily(t)) t = ir::BitsTypeOfSize(ir::TypeBits(t));
+    f.h.MovImm(r, t, 0);
+  }
+}
 ir::Modifiers Mem(ScalarType t, StateSpace space) { return ir::Modifiers{.type = t, .space = space}; }
 
 struct Case {
@@ -260,10 +270,19 @@ TEST_CASE("operand type and count errors", "[verifier]") {
        }},
       {"instruction 0: add.u32 %1, %1, <none>: operand 2 is empty",
        [](Fixture& f) { f.Add(Opcode::kAdd, Ty(T::kU32), {f.u32}, {f.u32, Operand()}); }},
-      {"instruction 0: cvt.rn.f32.s32 %2, 5: operand 1 is an immediate (s32), expected a register of type s32",
+      {"OK",  // cvt from an immediate (issue 11 item 19)
        [](Fixture& f) {
          f.Add(Opcode::kCvt, ir::Modifiers{.type = T::kF32, .type2 = T::kS32, .rounding = ir::Rounding::kRn},
                {f.f32}, {Imm(T::kS32, 5)});
+       }},
+      {"instruction 0: cvt.f32.f16 %2, 0x3C00: operand 1 is an immediate; PTX has no f16 immediates (move it to a "
+       "register with mov.b16 first)",
+       [](Fixture& f) {
+         f.Add(Opcode::kCvt, ir::Modifiers{.type = T::kF32, .type2 = T::kF16}, {f.f32}, {Imm(T::kF16, 0x3C00)});
+       }},
+      {"instruction 0: cvt.u32.u8 %1, 44: operand 1: immediate 0x12C does not fit u8",
+       [](Fixture& f) {
+         f.Add(Opcode::kCvt, ir::Modifiers{.type = T::kU32, .type2 = T::kU8}, {f.u32}, {Imm(T::kU8, 300)});
        }},
       {"instruction 0: add.u32 %1, %1: add takes 1 destination(s) and 2 source(s), got 1 and 1",
        [](Fixture& f) { f.Add(Opcode::kAdd, Ty(T::kU32), {f.u32}, {f.u32}); }},
@@ -346,12 +365,32 @@ TEST_CASE("address and state space errors", "[verifier]") {
          m.vec = 2;
          f.Add(Opcode::kLd, m, {f.f32}, {Operand::AddrReg(f.u64, 0)});
        }},
-      {"instruction 0: st.global.v2.f32 [%0], {%2, 0f3F800000}: operand 2 is an immediate (f32), expected a "
-       "register of type f32",
+      {"OK",  // st of immediates (issue 11 item 19)
        [](Fixture& f) {
+         Define(f, {f.u64, f.f32});
          ir::Modifiers m = Mem(T::kF32, StateSpace::kGlobal);
          m.vec = 2;
          f.Add(Opcode::kSt, m, {}, {Operand::AddrReg(f.u64, 0), f.f32, Imm(T::kF32, 0x3F800000)});
+       }},
+      {"instruction 1: st.global.f32 [%0], 0x3F800000: operand 1 is an immediate (b32), expected an f32 immediate "
+       "(PTX takes only a float literal for a float operand)",
+       [](Fixture& f) {
+         Define(f, {f.u64});
+         f.Add(Opcode::kSt, Mem(T::kF32, StateSpace::kGlobal), {}, {Operand::AddrReg(f.u64, 0), Imm(T::kB32, 0x3F800000)});
+       }},
+      {"instruction 0: add.f64 %4, %4, 0x3FF0000000000000: operand 2 is an immediate (b64), expected an f64 immediate "
+       "(PTX takes only a float literal for a float operand)",
+       [](Fixture& f) { f.Add(Opcode::kAdd, Ty(T::kF64), {f.f64}, {f.f64, Imm(T::kB64, 0x3FF0000000000000)}); }},
+      {"OK",  // a float literal where a bit type is expected is fine
+       [](Fixture& f) {
+         Define(f, {f.u64});
+         f.Add(Opcode::kSt, Mem(T::kB32, StateSpace::kGlobal), {}, {Operand::AddrReg(f.u64, 0), Imm(T::kF32, 0x3F800000)});
+       }},
+      {"instruction 0: st.global.v2.f32 [%0], {%2, 1}: operand 2 is an immediate (u32), expected f32",
+       [](Fixture& f) {
+         ir::Modifiers m = Mem(T::kF32, StateSpace::kGlobal);
+         m.vec = 2;
+         f.Add(Opcode::kSt, m, {}, {Operand::AddrReg(f.u64, 0), f.f32, Imm(T::kU32, 1)});
        }},
       {"instruction 0: ld.shared.nc.f32 %2, [tile]: .nc applies to ld.global only",
        [](Fixture& f) {
@@ -359,11 +398,18 @@ TEST_CASE("address and state space errors", "[verifier]") {
          m.nc = true;
          f.Add(Opcode::kLd, m, {f.f32}, {Operand::AddrSymbol(f.tile, 0)});
        }},
-      {"instruction 0: ld.param.v2.u32 {%1, %1}, [a]: ld.param of a vector is not supported",
+      {"OK",  // ld.param.v2.u32 of a u64 param: the whole param in two parts (issue 11 item 19)
        [](Fixture& f) {
          ir::Modifiers m = Mem(T::kU32, StateSpace::kParam);
          m.vec = 2;
-         f.Add(Opcode::kLd, m, {f.u32, f.u32}, {Operand::AddrParam(f.param)});
+         f.Add(Opcode::kLd, m, {f.u32, f.h.Reg(T::kU32)}, {Operand::AddrParam(f.param)});
+       }},
+      {"instruction 0: ld.param.v4.u32 {%1, %1, %1, %1}, [a]: ld.param reads 16 bytes at offset 0 of param 'a', "
+       "which is u64 (8 bytes); read a param whole, with its own size",
+       [](Fixture& f) {
+         ir::Modifiers m = Mem(T::kU32, StateSpace::kParam);
+         m.vec = 4;
+         f.Add(Opcode::kLd, m, {f.u32, f.u32, f.u32, f.u32}, {Operand::AddrParam(f.param)});
        }},
       {"instruction 0: ld.global.nc.lu.f32 %2, [%0]: cache operator .lu does not apply to ld.global.nc",
        [](Fixture& f) {
@@ -494,7 +540,7 @@ TEST_CASE("modifier errors", "[verifier]") {
        [](Fixture& f) {
          f.Add(Opcode::kAdd, ir::Modifiers{.type = T::kF16, .rounding = ir::Rounding::kRz}, {f.f16}, {f.f16, f.f16});
        }},
-      {"instruction 0: ex2.approx.ftz.f16 %5, %5: .ftz applies to ex2.f32 only, not f16",
+      {"instruction 0: ex2.approx.ftz.f16 %5, %5: .ftz applies to ex2.f32 and ex2.bf16 only, not f16",
        [](Fixture& f) {
          ir::Modifiers m{.type = T::kF16, .mode = ir::Mode::kApprox};
          m.ftz = true;
@@ -992,6 +1038,139 @@ TEST_CASE("the structural check alone: references, shapes, labels; not types or 
   REQUIRE(Msg(ir::CheckWellFormed(h.h.kernel())) ==
           "kernel k: instruction 0: neg.s32 %6, %6, %77: operand 2 is not a register of this kernel");
   REQUIRE(*ir::FindBadReference(h.h.kernel(), h.h.kernel().body[0]) == "operand 2 is not a register of this kernel");
+}
+
+// Issue 11 item 19: forms ptxas accepts at each target's minimum PTX version.
+// Each is accepted (and emulated: emulator_ops_test, emulator_test) or
+// refused with a message that says why ptxforge refuses it.
+TEST_CASE("over-strict forms: accepted where PTX defines them, refused with the reason where it does not",
+          "[verifier]") {
+  const auto atom = [](ir::AtomOp op, T type, StateSpace space = StateSpace::kGlobal, bool noftz = false) {
+    ir::Modifiers m{.type = type, .space = space, .atom = op};
+    m.noftz = noftz;
+    return m;
+  };
+  const auto sm90 = [](Fixture& f) { f.h.kernel().target = ir::Target::kSm90; };
+  RunCases({
+      // atom.cas.b16: cas only; the other 16-bit operations do not exist.
+      {"OK",
+       [&](Fixture& f) {
+         Define(f, {f.u64, f.u16});
+         f.Add(Opcode::kAtom, atom(ir::AtomOp::kCas, T::kB16), {f.h.Reg(T::kU16)},
+               {Operand::AddrReg(f.u64, 0), f.u16, f.u16});
+         f.Add(Opcode::kAtom, atom(ir::AtomOp::kCas, T::kB16, StateSpace::kShared), {f.h.Reg(T::kB16)},
+               {Operand::AddrSymbol(f.tile, 0), Imm(T::kB16, 1), Imm(T::kB16, 2)});
+       }},
+      {"instruction 0: atom.global.exch.b16 %9, [%0], %9: .exch does not apply to b16",
+       [&](Fixture& f) { f.Add(Opcode::kAtom, atom(ir::AtomOp::kExch, T::kB16), {f.u16}, {Operand::AddrReg(f.u64, 0), f.u16}); }},
+      {"instruction 0: red.global.add.b16 [%0], %9: red does not support type b16 (supported: b32, b64, u32, u64, s32, "
+       "s64, f16, f16x2, bf16, bf16x2, f32, f64)",
+       [&](Fixture& f) { f.Add(Opcode::kRed, atom(ir::AtomOp::kAdd, T::kB16), {}, {Operand::AddrReg(f.u64, 0), f.u16}); }},
+      // atom/red .add.noftz on packed halves.
+      {"OK",
+       [&](Fixture& f) {
+         ir::Reg x2 = f.h.Reg(T::kF16x2);
+         Define(f, {f.u64, f.b32, x2});
+         f.Add(Opcode::kAtom, atom(ir::AtomOp::kAdd, T::kF16x2, StateSpace::kGlobal, true), {f.h.Reg(T::kF16x2)},
+               {Operand::AddrReg(f.u64, 0), x2});
+         f.Add(Opcode::kRed, atom(ir::AtomOp::kAdd, T::kF16x2, StateSpace::kShared, true), {},
+               {Operand::AddrSymbol(f.tile, 0), f.b32});
+       }},
+      {"instruction 0: atom.global.add.f16x2 %7, [%0], %7: .noftz is required for (and only for) f16/bf16 add",
+       [&](Fixture& f) { f.Add(Opcode::kAtom, atom(ir::AtomOp::kAdd, T::kF16x2), {f.b32}, {Operand::AddrReg(f.u64, 0), f.b32}); }},
+      {"instruction 0: atom.global.min.f16x2 %7, [%0], %7: .min does not apply to f16x2",
+       [&](Fixture& f) { f.Add(Opcode::kAtom, atom(ir::AtomOp::kMin, T::kF16x2), {f.b32}, {Operand::AddrReg(f.u64, 0), f.b32}); }},
+      {"instruction 0: red.global.add.noftz.bf16x2 [%0], %7: red.global.add.noftz.bf16x2 requires sm_90 or newer; the "
+       "kernel targets sm_80",
+       [&](Fixture& f) {
+         f.Add(Opcode::kRed, atom(ir::AtomOp::kAdd, T::kBF16x2, StateSpace::kGlobal, true), {}, {Operand::AddrReg(f.u64, 0), f.b32});
+       }},
+      {"OK",
+       [&](Fixture& f) {
+         sm90(f);
+         Define(f, {f.u64, f.b32});
+         f.Add(Opcode::kRed, atom(ir::AtomOp::kAdd, T::kBF16x2, StateSpace::kGlobal, true), {}, {Operand::AddrReg(f.u64, 0), f.b32});
+       }},
+      // setp on packed halves writes p|q (opcode SetpPair).
+      {"OK",
+       [&](Fixture& f) {
+         Define(f, {f.b32, f.pred});
+         f.Add(Opcode::kSetpPair, ir::Modifiers{.type = T::kF16x2, .cmp = ir::CmpOp::kLtu},
+               {f.h.Reg(T::kPred), f.h.Reg(T::kPred)}, {f.b32, f.b32});
+         sm90(f);
+         f.Add(Opcode::kSetpPair, ir::Modifiers{.type = T::kBF16x2, .cmp = ir::CmpOp::kGe, .bool_op = ir::BoolOp::kAnd},
+               {f.h.Reg(T::kPred), f.h.Reg(T::kPred)}, {f.b32, f.b32, f.pred});
+       }},
+      {"instruction 0: setp.eq.f16x2 %3, %7, %7: setp.f16x2 compares each half and writes two predicates (p|q): use "
+       "opcode SetpPair (KernelBuilder::SetpPair); ptxas also takes a single predicate, but the PTX ISA does not "
+       "define that form, so ptxforge refuses it",
+       [&](Fixture& f) { f.Add(Opcode::kSetp, ir::Modifiers{.type = T::kF16x2, .cmp = ir::CmpOp::kEq}, {f.pred}, {f.b32, f.b32}); }},
+      {"instruction 0: setp.eq.f16x2 %3|%1, %7, %7: operand 1 is %1 (u32), expected pred",
+       [&](Fixture& f) {
+         f.Add(Opcode::kSetpPair, ir::Modifiers{.type = T::kF16x2, .cmp = ir::CmpOp::kEq}, {f.pred, f.u32}, {f.b32, f.b32});
+       }},
+      {"instruction 0: setp.eq.f16x2 %3|%10, %7, 0x3C003C00: operand 3 is an immediate; PTX has no f16x2 immediates "
+       "(move it to a register with mov.b32 first)",
+       [&](Fixture& f) {
+         f.Add(Opcode::kSetpPair, ir::Modifiers{.type = T::kF16x2, .cmp = ir::CmpOp::kEq}, {f.pred, f.h.Reg(T::kPred)},
+               {f.b32, Imm(T::kF16x2, 0x3C003C00)});
+       }},
+      {"instruction 0: setp.eq.ftz.bf16x2 %3|%10, %7, %7: .ftz applies to f32 (and f16) only, not bf16x2",
+       [&](Fixture& f) {
+         sm90(f);
+         ir::Modifiers m{.type = T::kBF16x2, .cmp = ir::CmpOp::kEq};
+         m.ftz = true;
+         f.Add(Opcode::kSetpPair, m, {f.pred, f.h.Reg(T::kPred)}, {f.b32, f.b32});
+       }},
+      {"instruction 0: setp.eq.u32 %3|%10, %1, %1: setp does not support type u32 (supported: f16x2, bf16x2)",
+       [&](Fixture& f) {
+         f.Add(Opcode::kSetpPair, ir::Modifiers{.type = T::kU32, .cmp = ir::CmpOp::kEq}, {f.pred, f.h.Reg(T::kPred)},
+               {f.u32, f.u32});
+       }},
+      // ex2 and tanh on bf16 (sm_90); ex2 only with .ftz.
+      {"OK",
+       [&](Fixture& f) {
+         sm90(f);
+         Define(f, {f.bf16, f.b32});
+         ir::Modifiers m{.type = T::kBF16, .mode = ir::Mode::kApprox};
+         m.ftz = true;
+         f.Add(Opcode::kEx2, m, {f.h.Reg(T::kBF16)}, {f.bf16});
+         f.Add(Opcode::kTanh, ir::Modifiers{.type = T::kBF16x2, .mode = ir::Mode::kApprox}, {f.h.Reg(T::kB32)}, {f.b32});
+       }},
+      {"instruction 0: ex2.approx.bf16 %8, %8: ex2.approx.bf16 needs .ftz (PTX defines ex2 on bf16 and bf16x2 only "
+       "with .ftz)",
+       [&](Fixture& f) {
+         sm90(f);
+         f.Add(Opcode::kEx2, ir::Modifiers{.type = T::kBF16, .mode = ir::Mode::kApprox}, {f.bf16}, {f.bf16});
+       }},
+      {"instruction 0: tanh.approx.bf16 %8, %8: tanh.approx.bf16 requires sm_90 or newer; the kernel targets sm_80",
+       [&](Fixture& f) { f.Add(Opcode::kTanh, ir::Modifiers{.type = T::kBF16, .mode = ir::Mode::kApprox}, {f.bf16}, {f.bf16}); }},
+      // Refused on purpose: ptxas takes them, the PTX ISA does not define them.
+      {"instruction 0: rcp.rn.ftz.f64 %4, %4: rcp.rn.ftz.f64: the PTX ISA defines .ftz on f64 only for "
+       "rcp.approx.ftz.f64; ptxas also accepts it with a rounding modifier, but what it does there is undocumented, "
+       "so ptxforge refuses it (rcp.rn.f64 is exact)",
+       [&](Fixture& f) {
+         ir::Modifiers m{.type = T::kF64, .rounding = ir::Rounding::kRn};
+         m.ftz = true;
+         f.Add(Opcode::kRcp, m, {f.f64}, {f.f64});
+       }},
+      {"instruction 0: fma.rz.bf16 %8, %8, %8, %8: fma.rz.bf16: the PTX ISA defines only .rn for bf16 fma; ptxas "
+       "also accepts .rz, .rm and .rp, but what they compute is undocumented, so ptxforge refuses them",
+       [&](Fixture& f) {
+         f.Add(Opcode::kFma, ir::Modifiers{.type = T::kBF16, .rounding = ir::Rounding::kRz}, {f.bf16}, {f.bf16, f.bf16, f.bf16});
+       }},
+      {"instruction 0: fma.rp.bf16x2 %7, %7, %7, %7: fma.rp.bf16x2: the PTX ISA defines only .rn for bf16 fma; ptxas "
+       "also accepts .rz, .rm and .rp, but what they compute is undocumented, so ptxforge refuses them",
+       [&](Fixture& f) {
+         f.Add(Opcode::kFma, ir::Modifiers{.type = T::kBF16x2, .rounding = ir::Rounding::kRp}, {f.b32}, {f.b32, f.b32, f.b32});
+       }},
+      {"instruction 0: cvt.rn.f32.bf16 %2, %8: cvt.f32.bf16 (widening) takes no rounding modifier: the PTX ISA makes "
+       "rounding illegal where a conversion loses no precision; ptxas accepts it from bf16, where it changes nothing, "
+       "but ptxforge refuses it as for every other widening cvt",
+       [&](Fixture& f) {
+         f.Add(Opcode::kCvt, ir::Modifiers{.type = T::kF32, .type2 = T::kBF16, .rounding = ir::Rounding::kRn}, {f.f32}, {f.bf16});
+       }},
+  });
 }
 
 TEST_CASE("one IsIdentifier for builder and verifier", "[verifier]") {

@@ -516,6 +516,19 @@ Action SetpHalf(Block&, Thread& t, const DInst& d) {
   return Action::kNext;
 }
 
+// setp.f16x2 / .bf16x2 p|q: the low halves' comparison to p, the high halves' to q.
+Action SetpHalfPair(Block&, Thread& t, const DInst& d) {
+  const ir::FloatFormat f = HalfFormat(d.mods.type);
+  const uint32_t x = Get<uint32_t>(t, d.src[0]), y = Get<uint32_t>(t, d.src[1]);
+  const bool c = d.nsrc > 2 && t.regs[d.src[2]] != 0;
+  for (int lane = 0; lane < 2; ++lane) {
+    double a = HalfValue(static_cast<uint16_t>(x >> (16 * lane)), f, d.mods.ftz);
+    double b = HalfValue(static_cast<uint16_t>(y >> (16 * lane)), f, d.mods.ftz);
+    t.regs[d.dst[lane]] = Combine(d.mods.bool_op, Compare<double>(d.mods.cmp, a, b), c) ? 1 : 0;
+  }
+  return Action::kNext;
+}
+
 template <typename T>
 Action Selp(Block&, Thread& t, const DInst& d) {
   Set<T>(t, d.dst[0], t.regs[d.src[2]] ? Get<T>(t, d.src[0]) : Get<T>(t, d.src[1]));
@@ -628,6 +641,7 @@ Handler SelectArith(const ir::Instruction& inst) {
         case ScalarType::kS64: return &Setp<int64_t>;
         default: return nullptr;
       }
+    case Opcode::kSetpPair: return &SetpHalfPair;
     case Opcode::kSelp: return BySize(m.type, &Selp<uint16_t>, &Selp<uint32_t>, &Selp<uint64_t>);
     default: return nullptr;
   }

@@ -141,11 +141,13 @@ void StoreRelaxed(uint8_t* p, T v) {
 // 16-bit register class (sign-extended for s8).
 template <typename T, bool kSigned8>
 Action Ld(Block& b, Thread& t, const DInst& d) {
-  if (d.space == Space::kParam) {
-    T v;
-    std::memcpy(&v, b.launch->params + d.imm, sizeof(T));
-    Set<T>(t, d.dst[0], v);
-    if constexpr (kSigned8) t.regs[d.dst[0]] = static_cast<uint16_t>(static_cast<int8_t>(v));
+  if (d.space == Space::kParam) {  // a whole param: one value, or a vector of its parts (ld.param.v2.u32 of a u64)
+    for (int i = 0; i < d.vec; ++i) {
+      T v;
+      std::memcpy(&v, b.launch->params + d.imm + i * sizeof(T), sizeof(T));
+      Set<T>(t, d.dst[i], v);
+      if constexpr (kSigned8) t.regs[d.dst[i]] = static_cast<uint16_t>(static_cast<int8_t>(v));
+    }
     return Action::kNext;
   }
   const uint64_t addr = (d.base == kNoSlot ? 0 : t.regs[d.base]) + static_cast<uint64_t>(d.imm);
@@ -199,11 +201,22 @@ T AtomicApply(ir::AtomOp op, ir::ScalarType type, uint8_t* p, T b, T c, bool flu
       if constexpr (std::is_same_v<T, float>) {
         if (flush) return CasLoop(ref, [&](T old) { return FlushF32(FlushF32(old) + FlushF32(b)); });
         return ref.fetch_add(b, std::memory_order_relaxed);
-      } else if constexpr (sizeof(T) == 2) {
-        const ir::FloatFormat f = HalfFormat(type);  // f16 / bf16 add (.noftz)
-        return CasLoop(ref, [&](T old) {
-          return static_cast<T>(HalfBits(HalfValue(old, f, false) + HalfValue(b, f, false), f, ir::Rounding::kRn, false, false));
-        });
+      } else if constexpr (sizeof(T) <= 4 && std::is_unsigned_v<T>) {
+        if (ir::IsHalfFamily(type)) {
+          // f16 / bf16 add (.noftz), and f16x2 / bf16x2: each 16-bit lane on its own.
+          const ir::FloatFormat f = HalfFormat(type);
+          return CasLoop(ref, [&](T old) {
+            T sum = 0;
+            for (size_t lane = 0; lane < sizeof(T) / 2; ++lane) {
+              const auto part = [&](T v) { return static_cast<uint16_t>(v >> (16 * lane)); };
+              const uint16_t bits =
+                  HalfBits(HalfValue(part(old), f, false) + HalfValue(part(b), f, false), f, ir::Rounding::kRn, false, false);
+              sum = static_cast<T>(sum | (T{bits} << (16 * lane)));
+            }
+            return sum;
+          });
+        }
+        return ref.fetch_add(b, std::memory_order_relaxed);
       } else {
         return ref.fetch_add(b, std::memory_order_relaxed);
       }
@@ -254,7 +267,10 @@ Handler AtomHandler(const ir::Modifiers& m) {
     case ScalarType::kF32: return &Atom<float, kHasResult>;
     case ScalarType::kF64: return &Atom<double, kHasResult>;
     case ScalarType::kF16:
-    case ScalarType::kBF16: return &Atom<uint16_t, kHasResult>;
+    case ScalarType::kBF16:
+    case ScalarType::kB16: return &Atom<uint16_t, kHasResult>;  // half add; b16: cas only
+    case ScalarType::kF16x2:
+    case ScalarType::kBF16x2: return &Atom<uint32_t, kHasResult>;  // packed half add
     case ScalarType::kS32: return &Atom<int32_t, kHasResult>;
     case ScalarType::kS64: return &Atom<int64_t, kHasResult>;
     case ScalarType::kU32:
