@@ -26,8 +26,12 @@ Value<F32> Exp(KernelBuilder& b, Value<F32> x, Precision p, Loc loc) {
   Value<F32> t = b.Mul(x, kLog2e, {}, loc);
   if (p == Precision::kApprox) return b.Ex2(t, {}, loc);
   // t + lo = x log2(e) to about 2^-48 relative; 2^(t + lo) = 2^t (1 + lo ln 2).
-  Value<F32> lo = b.Fma(x, kLog2e, b.Neg(t, {}, loc), {}, loc);
-  lo = b.Fma(x, kLog2eLo, lo, {}, loc);
+  // lo comes from x clamped to where e^x is a finite nonzero float, so that
+  // infinities and NaN reach ex2 alone (fma(inf, log2e, -inf) would be NaN).
+  Value<F32> xc = b.Min(b.Max(x, -104.0f, {}, loc), 89.0f, {}, loc);
+  Value<F32> tc = b.Mul(xc, kLog2e, {}, loc);
+  Value<F32> lo = b.Fma(xc, kLog2e, b.Neg(tc, {}, loc), {}, loc);
+  lo = b.Fma(xc, kLog2eLo, lo, {}, loc);
   Value<F32> scale = b.Fma(lo, kLn2, 1.0f, {}, loc);
   return b.Mul(b.Ex2(t, {}, loc), scale, {}, loc);
 }
@@ -61,7 +65,7 @@ Value<F32> Tanh(KernelBuilder& b, Value<F32> x, Precision p, Loc loc) {
       x,
       Poly(b, x2,
            {1.0f, -1.0f / 3, 2.0f / 15, -17.0f / 315, 62.0f / 2835, -1382.0f / 155925, 21844.0f / 6081075,
-            -929569.0f / 638512875},
+            -929569.0f / 638512875.0f},
            loc),
       {}, loc);
   // Otherwise 1 - 2 / (e^2|x| + 1), which tends to 1 (e^2|x| = inf gives 1).

@@ -43,6 +43,13 @@ class Ptr {
   Ptr(KernelBuilder& b, AddrValue base, int64_t offset = 0) : b_(&b), base_(base), offset_(offset) {}
 
   KernelBuilder& builder() const { return *b_; }
+  // The address register (without the constant offset).
+  AddrValue base() const { return base_; }
+  // The same address seen as elements of another type (for vector access).
+  template <ScalarTag U>
+  Ptr<U, S> As() const {
+    return Ptr<U, S>(*b_, base_, offset_);
+  }
   // The address as an operand of ld/st/atom.
   Address address() const { return Address(base_, offset_); }
 
@@ -53,6 +60,12 @@ class Ptr {
     } else {
       return Ptr(*b_, b_->Mad(i, static_cast<uint32_t>(kElemSize), base_, loc), offset_);
     }
+  }
+  // &p[i] with a 64-bit index (global memory).
+  Ptr At(Value<U64> i, Loc loc = Loc::current()) const
+    requires std::is_same_v<S, Global>
+  {
+    return Ptr(*b_, b_->template ElementAddr<T>(base_, i, loc), offset_);
   }
   Ptr At(uint32_t i) const { return Ptr(*b_, base_, offset_ + int64_t{i} * kElemSize); }
 
@@ -161,14 +174,22 @@ View2D<T, Shared> SharedTile(KernelBuilder& b, std::string name, uint32_t rows, 
   return View2D<T, Shared>(p, rows, cols, cols + pad);
 }
 
-// for (i = global thread index; i < n; i += threads in the grid) body(i) (x dimension).
+// for (i = begin + global thread index; i < end; i += threads in the grid)
+// body(i) (x dimension).
 template <typename F>
-void GridStrideLoop(KernelBuilder& b, Src<U32> n, F&& body, Loc loc = Loc::current()) {
+void GridStrideLoop(KernelBuilder& b, Src<U32> begin, Src<U32> end, F&& body, Loc loc = Loc::current()) {
   Value<U32> start = b.GlobalThreadIdX(loc);
+  const bool from_zero = begin.operand().is_imm() && begin.operand().bits() == 0;
+  if (!from_zero) start = b.Add(start, begin, {}, loc);
   Value<U32> ntid = b.NtidX(loc);
   Value<U32> nctaid = b.NctaidX(loc);
   Value<U32> stride = b.Mul(ntid, nctaid, {}, loc);
-  b.ForRange<U32>(start, n, stride, std::forward<F>(body), loc);
+  b.ForRange<U32>(start, end, stride, std::forward<F>(body), loc);
+}
+// for (i = global thread index; i < n; i += threads in the grid) body(i).
+template <typename F>
+void GridStrideLoop(KernelBuilder& b, Src<U32> n, F&& body, Loc loc = Loc::current()) {
+  GridStrideLoop(b, 0u, n, std::forward<F>(body), loc);
 }
 
 }  // namespace ptxforge

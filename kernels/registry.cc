@@ -6,10 +6,13 @@
 
 #include "kernels/attention.h"
 #include "kernels/conv2d.h"
+#include "kernels/elementwise.h"
 #include "kernels/lstm.h"
 #include "kernels/moe.h"
 #include "kernels/nf4_gemm.h"
 #include "kernels/reduce.h"
+#include "kernels/softmax.h"
+#include "kernels/transpose.h"
 #include "kernels/vector_add.h"
 
 namespace ptxforge::kernels {
@@ -51,6 +54,10 @@ struct Families {
     list = {&vector_add, &reduce_sum, &nf4_gemm, &nf4_gemm_transpose, &attention,
             &moe_topk_gating, &moe_permute, &moe_expert_gemm, &moe_unpermute, &lstm_cell,
             &conv2d_im2col, &conv2d_direct, &conv2d_pointwise, &conv2d_backward_data, &conv2d_backward_filter};
+    static const ElementwiseFamily elementwise;
+    static const SoftmaxFamily softmax;
+    static const TransposeFamily transpose;
+    list.insert(list.end(), {&elementwise, &softmax, &transpose});
     std::sort(list.begin(), list.end(), [](const KernelFamily* a, const KernelFamily* b) { return a->name() < b->name(); });
   }
 };

@@ -39,7 +39,7 @@ DumpResult Dump(std::vector<std::string> args) {
   return {code, out.str(), err.str()};
 }
 
-// ptx-dump FAMILY --set k=v ... [extra]: exit 1, nothing on stdout, exactly "ptx-dump: <message>".
+// ptx-dump FAMILY --set k=v ... [extra]: exit 2 (a bad --set is a usage error), nothing on stdout, exactly "ptx-dump: <message>".
 void RequireDumpError(const std::string& family, const Overrides& overrides, const std::string& message,
                       const std::vector<std::string>& extra = {}) {
   std::vector<std::string> args = {family};
@@ -50,7 +50,7 @@ void RequireDumpError(const std::string& family, const Overrides& overrides, con
   args.insert(args.end(), extra.begin(), extra.end());
   INFO("ptx-dump " << StrJoin(args, " "));
   DumpResult r = Dump(args);
-  CHECK(r.code == 1);
+  CHECK(r.code == 2);
   CHECK(r.out.empty());
   CHECK(r.err == StrCat("ptx-dump: ", message, "\n"));
 }

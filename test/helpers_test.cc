@@ -3,12 +3,14 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <numeric>
 #include <vector>
 
 #include "builder/collectives.h"
+#include "builder/math.h"
 #include "builder/memory.h"
 #include "emit/ir_printer.h"
 #include "ir/strings.h"
@@ -312,6 +314,31 @@ TEST_CASE("helper misuse is a builder error naming the call", "[helpers]") {
     WarpReduce(b, ReduceOp::kXor, b.Const<F32>(1.0f)); const int line = __LINE__;
     CHECK(testing::Msg(b.Finish().status()) ==
           StrCat("kernel k: helpers_test.cc:", line, ": and/or/xor reductions take integer values, not f32"));
+  }
+}
+
+TEST_CASE("the README example builds and computes gelu(a * x + y)", "[helpers]") {
+  KernelBuilder b("saxpy_gelu", ir::Target::kSm80);
+  auto x = GlobalParam<F32>(b, "x");
+  auto y = GlobalParam<F32>(b, "y");
+  Value<F32> a = b.Param<F32>("a");
+  Value<U32> n = b.Param<U32>("n");
+  GridStrideLoop(b, n, [&](Value<U32> i) {
+    Value<F32> xi = x.Load(i);
+    y.Store(i, Gelu(b, b.Fma(a, xi, y.Load(i))));
+  });
+  ir::Kernel k = FinishOrDie(b);
+  auto emu = MakeEmulator({.approx_worst_error = true});
+  std::vector<float> xs = {-3.0f, -1.0f, 0.0f, 0.5f, 2.0f}, ys = {1.0f, 0.5f, 0.0f, -0.25f, 1.0f};
+  auto xb = Buffer<float>::FromHost(*emu, xs);
+  auto yb = Buffer<float>::FromHost(*emu, ys);
+  auto loaded = emu->Load(k);
+  REQUIRE(loaded.ok());
+  REQUIRE(emu->Launch(**loaded, {.grid = {1}, .block = {32}}, {*xb, *yb, 1.5f, 5u}).ok());
+  std::vector<float> out = *yb->ToHost();
+  for (size_t i = 0; i < xs.size(); ++i) {
+    double v = 1.5 * xs[i] + ys[i];
+    REQUIRE(std::fabs(out[i] - 0.5 * v * (1 + std::erf(v / std::sqrt(2.0)))) <= 4e-7);
   }
 }
 

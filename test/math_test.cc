@@ -8,6 +8,7 @@
 #include <bit>
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <vector>
 
 #include "builder/math.h"
@@ -101,6 +102,27 @@ TEST_CASE("Exp2, Exp", "[math]") {
   CHECK(Measure([](KernelBuilder& b, Value<F32> x) { return Exp(b, x, Precision::kApprox); }, Linear(-87, 88, kPoints),
                 std::exp)
             .rel <= 4.0e-6);
+}
+
+TEST_CASE("special values: infinities and NaN", "[math]") {
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  std::vector<float> e = Apply([](KernelBuilder& b, Value<F32> x) { return Exp(b, x); }, {-inf, inf, nan, -200.0f, 200.0f});
+  CHECK(e[0] == 0.0f);
+  CHECK(e[1] == inf);
+  CHECK(std::isnan(e[2]));
+  CHECK(e[3] == 0.0f);
+  CHECK(e[4] == inf);
+  std::vector<float> t = Apply([](KernelBuilder& b, Value<F32> x) { return Tanh(b, x); }, {-inf, inf, nan});
+  CHECK(t[0] == -1.0f);
+  CHECK(t[1] == 1.0f);
+  CHECK(std::isnan(t[2]));
+  std::vector<float> s = Apply([](KernelBuilder& b, Value<F32> x) { return Sigmoid(b, x); }, {-inf, inf, nan});
+  CHECK(s[0] == 0.0f);
+  CHECK(s[1] == 1.0f);
+  CHECK(std::isnan(s[2]));
+  std::vector<float> r = Apply([](KernelBuilder& b, Value<F32> x) { return Erf(b, x); }, {-inf, inf});
+  CHECK(r[0] == -1.0f);
+  CHECK(r[1] == 1.0f);
 }
 
 TEST_CASE("Log2, Log", "[math]") {

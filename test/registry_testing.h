@@ -58,7 +58,7 @@ inline DumpResult PtxDump(const std::vector<std::string>& args) {
   return {code, out.str(), err.str()};
 }
 
-// `ptx-dump family --set k=v ...` fails with exit code 1 and exactly `message`.
+// `ptx-dump family --set k=v ...` fails as a usage error (exit code 2) with exactly `message`.
 inline void RequireDumpError(std::string_view family, const Overrides& overrides, const std::string& message) {
   std::vector<std::string> args = {std::string(family)};
   for (const auto& [key, value] : overrides) {
@@ -67,7 +67,7 @@ inline void RequireDumpError(std::string_view family, const Overrides& overrides
   }
   DumpResult r = PtxDump(args);
   INFO(r.err);
-  CHECK(r.code == 1);
+  CHECK(r.code == 2);
   CHECK(r.out.empty());
   CHECK(r.err == "ptx-dump: " + message + "\n");
 }
