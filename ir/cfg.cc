@@ -1,6 +1,9 @@
 // Control-flow graph construction.
 #include "ir/cfg.h"
 
+#include <algorithm>
+#include <utility>
+
 namespace ptxforge::ir {
 
 bool BitSet::UnionWith(const BitSet& o) {
@@ -69,6 +72,67 @@ Cfg Cfg::Build(const ir::Kernel& kernel) {
     for (uint32_t s : cfg.blocks[b].succs) cfg.blocks[s].preds.push_back(b);
   }
   return cfg;
+}
+
+std::vector<uint32_t> ReversePostOrder(const Cfg& cfg) {
+  const uint32_t nb = static_cast<uint32_t>(cfg.blocks.size());
+  std::vector<uint32_t> order;
+  if (nb == 0) return order;
+  order.reserve(nb);
+  // Iterative depth-first search (kernels have 200k blocks: no recursion).
+  std::vector<bool> seen(nb, false);
+  std::vector<std::pair<uint32_t, uint32_t>> stack;  // block, next successor
+  stack.push_back({0, 0});
+  seen[0] = true;
+  while (!stack.empty()) {
+    auto& [b, next] = stack.back();
+    const auto& succs = cfg.blocks[b].succs;
+    if (next < succs.size()) {
+      uint32_t s = succs[next++];
+      if (!seen[s]) {
+        seen[s] = true;
+        stack.push_back({s, 0});
+      }
+    } else {
+      order.push_back(b);
+      stack.pop_back();
+    }
+  }
+  std::reverse(order.begin(), order.end());
+  return order;
+}
+
+std::vector<uint32_t> ImmediateDominators(const Cfg& cfg) {
+  const uint32_t nb = static_cast<uint32_t>(cfg.blocks.size());
+  std::vector<uint32_t> idom(nb, UINT32_MAX);
+  if (nb == 0) return idom;
+  std::vector<uint32_t> order = ReversePostOrder(cfg);
+  std::vector<uint32_t> rank(nb, UINT32_MAX);
+  for (uint32_t i = 0; i < order.size(); ++i) rank[order[i]] = i;
+  auto intersect = [&](uint32_t a, uint32_t b) {
+    while (a != b) {
+      while (rank[a] > rank[b]) a = idom[a];
+      while (rank[b] > rank[a]) b = idom[b];
+    }
+    return a;
+  };
+  idom[0] = 0;
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (size_t i = 1; i < order.size(); ++i) {
+      const uint32_t b = order[i];
+      uint32_t d = UINT32_MAX;
+      for (uint32_t p : cfg.blocks[b].preds) {
+        if (idom[p] == UINT32_MAX) continue;  // unreachable, or not processed yet
+        d = d == UINT32_MAX ? p : intersect(p, d);
+      }
+      if (d != idom[b]) {
+        idom[b] = d;
+        changed = true;
+      }
+    }
+  }
+  return idom;
 }
 
 }  // namespace ptxforge::ir
