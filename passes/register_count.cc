@@ -81,20 +81,38 @@ ir::KernelStats CountRegisters(const ir::Kernel& kernel) {
   const size_t nb = cfg.blocks.size();
   // use[b]: read before any unconditional write in b; def[b]: unconditionally written.
   std::vector<RegSet> use(nb), def(nb), live_in(nb);
+  // Each block's registers are gathered first and set in increasing order:
+  // SparseBitVector::set walks its element list from the last position, so
+  // setting out of order (a loop-carried register with a low number between
+  // new ones) would cost the list's length each time.
   std::vector<uint32_t> def_stamp(nregs, UINT32_MAX);  // the last block that wrote each register
+  std::vector<uint32_t> use_stamp(nregs, UINT32_MAX);  // the last block that read it first
+  std::vector<uint32_t> block_uses, block_defs;
+  auto fill = [](RegSet& set, std::vector<uint32_t>& regs) {
+    std::sort(regs.begin(), regs.end());
+    for (uint32_t r : regs) set.set(r);
+    regs.clear();
+  };
   for (uint32_t b = 0; b < nb; ++b) {
     for (uint32_t i = cfg.blocks[b].begin; i < cfg.blocks[b].end; ++i) {
       const ir::Instruction& inst = kernel.body[i];
       ir::ForEachUse(inst, [&](ir::Reg r) {
-        if (r.id < nregs && def_stamp[r.id] != b) use[b].set(r.id);
+        if (r.id < nregs && def_stamp[r.id] != b && use_stamp[r.id] != b) {
+          use_stamp[r.id] = b;
+          block_uses.push_back(r.id);
+        }
       });
       if (!inst.guarded()) {
         for (ir::Reg d : inst.dsts) {
-          def_stamp[d.id] = b;
-          def[b].set(d.id);
+          if (def_stamp[d.id] != b) {
+            def_stamp[d.id] = b;
+            block_defs.push_back(d.id);
+          }
         }
       }
     }
+    fill(use[b], block_uses);
+    fill(def[b], block_defs);
   }
   // Backward dataflow to a fixed point; blocks in reverse order, so straight
   // code converges in one sweep and each loop adds a sweep per nesting level.
