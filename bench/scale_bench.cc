@@ -15,6 +15,7 @@
 #include "bench/synthetic_kernel.h"
 #include "emit/ptx_printer.h"
 #include "ir/strings.h"
+#include "ir/verify.h"
 #include "passes/pass.h"
 
 // Heap accounting for the whole program: live bytes and their peak.
@@ -53,57 +54,104 @@ using bench::Shape;
 
 Shape ShapeOf(const benchmark::State& state) { return state.range(1) ? Shape::kBlocks : Shape::kStraight; }
 
-void Report(benchmark::State& state, const ir::Kernel& kernel) {
+// Peak heap of one stage above what was live when it started, in bytes;
+// the largest over the iterations.
+class PeakHeap {
+ public:
+  void Start() {
+    base_ = g_live.load();
+    g_peak.store(base_);
+  }
+  void Stop() { peak_ = std::max(peak_, g_peak.load() - base_); }
+  int64_t bytes() const { return peak_; }
+
+ private:
+  int64_t base_ = 0;
+  int64_t peak_ = 0;
+};
+
+void Report(benchmark::State& state, const ir::Kernel& kernel, const PeakHeap& heap) {
   uint32_t n = 0;
   for (const ir::Instruction& inst : kernel.body) n += inst.op != ir::Opcode::kLabel;
-  // ns per instruction (the time column divided by the instructions).
-  state.counters["ns/inst"] = benchmark::Counter(n * 1e-9, benchmark::Counter::kIsIterationInvariantRate |
-                                                              benchmark::Counter::kInvert);
+  // Seconds per instruction (the time column divided by the instructions),
+  // printed with an SI prefix: "85n" is 85 ns per instruction.
+  state.counters["s/inst"] =
+      benchmark::Counter(n, benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
   state.counters["insts"] = n;
+  state.counters["peak_B/inst"] = static_cast<double>(heap.bytes()) / n;
 }
 
-// KernelBuilder calls and Finish() (verification and canonical order).
+// KernelBuilder calls and Finish() (verification, canonical order, the
+// verified mark).
 void BM_Build(benchmark::State& state) {
   ir::Kernel kernel;
+  PeakHeap heap;
   for (auto _ : state) {
-    kernel = OrDie(bench::BuildSynthetic(static_cast<uint32_t>(state.range(0)), ShapeOf(state)));
+    heap.Start();
+    ir::Kernel built = OrDie(bench::BuildSynthetic(static_cast<uint32_t>(state.range(0)), ShapeOf(state)));
+    heap.Stop();
+    state.PauseTiming();
+    kernel = std::move(built);
+    state.ResumeTiming();
   }
-  Report(state, kernel);
+  Report(state, kernel, heap);
 }
 
-// The standard pipeline (verify, dce, regcount) on the built kernel.
+// The standard pipeline (verify: the mark's check, dce, regcount) on the
+// built kernel.
 void BM_Passes(benchmark::State& state) {
   ir::Kernel kernel = OrDie(bench::BuildSynthetic(static_cast<uint32_t>(state.range(0)), ShapeOf(state)));
   passes::Pipeline pipeline = passes::Pipeline::Standard();
-  for (auto _ : state) OrDie(pipeline.Run(kernel));
-  Report(state, kernel);
+  PeakHeap heap;
+  for (auto _ : state) {
+    heap.Start();
+    OrDie(pipeline.Run(kernel));
+    heap.Stop();
+  }
+  Report(state, kernel, heap);
+}
+
+// The full verifier on the built kernel (what the verify pass costs on a
+// kernel that is not marked, e.g. after a pass changed it).
+void BM_Verify(benchmark::State& state) {
+  ir::Kernel kernel = OrDie(bench::BuildSynthetic(static_cast<uint32_t>(state.range(0)), ShapeOf(state)));
+  PeakHeap heap;
+  for (auto _ : state) {
+    heap.Start();
+    OrDie(ir::VerifyKernel(kernel));
+    heap.Stop();
+  }
+  Report(state, kernel, heap);
 }
 
 void BM_Print(benchmark::State& state) {
   ir::Kernel kernel = OrDie(bench::BuildSynthetic(static_cast<uint32_t>(state.range(0)), ShapeOf(state)));
   OrDie(passes::Pipeline::Standard().Run(kernel));
-  for (auto _ : state) benchmark::DoNotOptimize(OrDie(emit::PrintPtx(kernel)));
-  Report(state, kernel);
+  PeakHeap heap;
+  for (auto _ : state) {
+    heap.Start();
+    benchmark::DoNotOptimize(OrDie(emit::PrintPtx(kernel)));
+    heap.Stop();
+  }
+  Report(state, kernel, heap);
 }
 
-// Build, passes and print; the peak heap above what was live before, per instruction.
+// Build, passes and print: the whole codegen.
 void BM_All(benchmark::State& state) {
   passes::Pipeline pipeline = passes::Pipeline::Standard();
-  int64_t peak_bytes = 0;
+  PeakHeap heap;
   ir::Kernel last;
   for (auto _ : state) {
-    int64_t base = g_live.load();
-    g_peak.store(base);
+    heap.Start();
     ir::Kernel kernel = OrDie(bench::BuildSynthetic(static_cast<uint32_t>(state.range(0)), ShapeOf(state)));
     OrDie(pipeline.Run(kernel));
     benchmark::DoNotOptimize(OrDie(emit::PrintPtx(kernel)));
-    peak_bytes = std::max(peak_bytes, g_peak.load() - base);
+    heap.Stop();
     state.PauseTiming();
     last = std::move(kernel);
     state.ResumeTiming();
   }
-  Report(state, last);
-  state.counters["peak_B/inst"] = static_cast<double>(peak_bytes) / state.counters["insts"];
+  Report(state, last, heap);
 }
 
 void Sizes(benchmark::internal::Benchmark* b) {
@@ -115,6 +163,7 @@ void Sizes(benchmark::internal::Benchmark* b) {
 
 BENCHMARK(BM_Build)->Apply(Sizes);
 BENCHMARK(BM_Passes)->Apply(Sizes);
+BENCHMARK(BM_Verify)->Apply(Sizes);
 BENCHMARK(BM_Print)->Apply(Sizes);
 BENCHMARK(BM_All)->Apply(Sizes);
 
