@@ -104,6 +104,8 @@ struct Nvrtc {
   int (*ptx)(NvrtcProgram, char*) = nullptr;
   int (*destroy)(NvrtcProgram*) = nullptr;
   const char* (*error_string)(int) = nullptr;
+  int (*log_size)(NvrtcProgram, size_t*) = nullptr;
+  int (*log)(NvrtcProgram, char*) = nullptr;
 };
 
 const Nvrtc* LoadNvrtc() {
@@ -118,7 +120,12 @@ const Nvrtc* LoadNvrtc() {
       n->ptx = reinterpret_cast<decltype(n->ptx)>(dlsym(h, "nvrtcGetPTX"));
       n->destroy = reinterpret_cast<decltype(n->destroy)>(dlsym(h, "nvrtcDestroyProgram"));
       n->error_string = reinterpret_cast<decltype(n->error_string)>(dlsym(h, "nvrtcGetErrorString"));
-      if (n->create && n->compile && n->ptx_size && n->ptx && n->destroy && n->error_string) return n;
+      n->log_size = reinterpret_cast<decltype(n->log_size)>(dlsym(h, "nvrtcGetProgramLogSize"));
+      n->log = reinterpret_cast<decltype(n->log)>(dlsym(h, "nvrtcGetProgramLog"));
+      if (n->create && n->compile && n->ptx_size && n->ptx && n->destroy && n->error_string && n->log_size &&
+          n->log) {
+        return n;
+      }
       delete n;
     }
     return nullptr;
@@ -126,19 +133,39 @@ const Nvrtc* LoadNvrtc() {
   return nvrtc;
 }
 
-size_t NvrtcCompile(const Nvrtc& nvrtc, const std::string& source, std::string_view name) {
+// The PTX size, or the error with NVRTC's log. The CUDA toolkit's include
+// directory is passed when it exists (the sources include <cstdint>).
+absl::StatusOr<size_t> NvrtcCompile(const Nvrtc& nvrtc, const std::string& source, std::string_view name) {
   NvrtcProgram prog = nullptr;
   std::string file = StrCat(name, ".cu");
-  const char* options[] = {"--gpu-architecture=compute_80"};
-  auto check = [&](int rc, std::string_view what) {
-    if (rc != 0) OrDie(absl::InternalError(StrCat(what, " of ", file, ": ", nvrtc.error_string(rc))));
+  std::vector<const char*> options = {"--gpu-architecture=compute_80", "--std=c++17"};
+  static const std::string include = [] {
+    const char* home = std::getenv("CUDA_HOME");
+    std::string dir = StrCat(home ? home : "/usr/local/cuda", "/include");
+    return std::ifstream(StrCat(dir, "/cuda.h")).good() ? StrCat("--include-path=", dir) : std::string();
+  }();
+  if (!include.empty()) options.push_back(include.c_str());
+  auto failed = [&](int rc, std::string_view what) {
+    std::string log;
+    size_t size = 0;
+    if (prog != nullptr && nvrtc.log_size(prog, &size) == 0 && size > 1) {
+      log.resize(size);
+      nvrtc.log(prog, log.data());
+      log.resize(size - 1);
+    }
+    if (prog != nullptr) nvrtc.destroy(&prog);
+    return absl::InternalError(StrCat(what, " of ", file, ": ", nvrtc.error_string(rc), log.empty() ? "" : "\n", log));
   };
-  check(nvrtc.create(&prog, source.c_str(), file.c_str(), 0, nullptr, nullptr), "nvrtcCreateProgram");
-  check(nvrtc.compile(prog, 1, options), "nvrtcCompileProgram");
+  if (int rc = nvrtc.create(&prog, source.c_str(), file.c_str(), 0, nullptr, nullptr); rc != 0) {
+    return failed(rc, "nvrtcCreateProgram");
+  }
+  if (int rc = nvrtc.compile(prog, static_cast<int>(options.size()), options.data()); rc != 0) {
+    return failed(rc, "nvrtcCompileProgram");
+  }
   size_t size = 0;
-  check(nvrtc.ptx_size(prog, &size), "nvrtcGetPTXSize");
+  if (int rc = nvrtc.ptx_size(prog, &size); rc != 0) return failed(rc, "nvrtcGetPTXSize");
   std::string ptx(size, '\0');
-  check(nvrtc.ptx(prog, ptx.data()), "nvrtcGetPTX");
+  if (int rc = nvrtc.ptx(prog, ptx.data()); rc != 0) return failed(rc, "nvrtcGetPTX");
   nvrtc.destroy(&prog);
   return ptx.size();
 }
@@ -149,6 +176,11 @@ void BM_Nvrtc(benchmark::State& state, const kernels::KernelFamily* family, std:
   const Nvrtc* nvrtc = LoadNvrtc();
   if (nvrtc == nullptr) {
     state.SkipWithError("libnvrtc not found (skipped)");
+    return;
+  }
+  if (absl::StatusOr<size_t> probe = NvrtcCompile(*nvrtc, source, family->name()); !probe.ok()) {
+    std::fprintf(stderr, "nvrtc_bench: %s\n", std::string(probe.status().message()).c_str());
+    state.SkipWithError("NVRTC cannot compile the CUDA source (its log is on stderr)");
     return;
   }
   std::vector<double> warm, after_work, first;
@@ -167,7 +199,7 @@ void BM_Nvrtc(benchmark::State& state, const kernels::KernelFamily* family, std:
   double nvrtc_total = 0;
   for (auto _ : state) {
     Clock::time_point t = Clock::now();
-    benchmark::DoNotOptimize(NvrtcCompile(*nvrtc, source, family->name()));
+    benchmark::DoNotOptimize(OrDie(NvrtcCompile(*nvrtc, source, family->name())));
     double s = SecondsOf(Clock::now() - t);
     nvrtc_total += s;
     state.SetIterationTime(s);
