@@ -1025,6 +1025,41 @@ TEST_CASE("use before definition: the dominator formulation agrees with set data
   REQUIRE(oks > 300);
 }
 
+TEST_CASE("verified once: Finish() marks the kernel, any change to it drops the mark", "[verifier]") {
+  KernelBuilder b("marked");
+  Value<U64> out = b.CvtaToGlobal(b.Param<U64>("out"));
+  Value<U32> v = b.Add(b.TidX(), 3u);
+  b.Store(StateSpace::kGlobal, out, v);
+  absl::StatusOr<ir::Kernel> built = b.Finish();
+  REQUIRE(Msg(built) == "OK");
+  ir::Kernel k = *std::move(built);
+  REQUIRE(ir::IsMarkedVerified(k));
+  passes::VerifierPass pass;
+  REQUIRE(Msg(pass.Run(k)) == "OK");
+  // Stats are not part of what the verifier reads.
+  k.stats = ir::KernelStats{};
+  REQUIRE(ir::IsMarkedVerified(k));
+  // A change the verifier would refuse: the mark no longer holds, the pass verifies and fails.
+  ir::Kernel broken = k;
+  REQUIRE(ir::IsMarkedVerified(broken));  // a copy keeps the mark
+  for (ir::Instruction& inst : broken.body) {
+    if (inst.op == Opcode::kAdd) inst.mods.type = T::kF64;
+  }
+  REQUIRE_FALSE(ir::IsMarkedVerified(broken));
+  REQUIRE(Msg(pass.Run(broken)).find("add.f64") != std::string::npos);
+  REQUIRE_FALSE(ir::IsMarkedVerified(broken));
+  // A valid change: verified again, then marked.
+  ir::Kernel renamed = k;
+  renamed.name = "renamed";
+  REQUIRE_FALSE(ir::IsMarkedVerified(renamed));
+  REQUIRE(Msg(ir::VerifyKernelOnce(renamed)) == "OK");
+  REQUIRE(ir::IsMarkedVerified(renamed));
+  // Hand-built kernels start unmarked.
+  HandKernel h("hand");
+  h.Ret();
+  REQUIRE_FALSE(ir::IsMarkedVerified(h.kernel()));
+}
+
 TEST_CASE("the target decides which instructions are allowed and the PTX version", "[verifier]") {
   auto kernel_with = [](ir::Target target, ScalarType to, ScalarType from) {
     HandKernel h("conv", target);
