@@ -38,15 +38,16 @@ Cfg Cfg::Build(const ir::Kernel& kernel) {
     if (inst.op == ir::Opcode::kLabel) leader[i] = true;
     if (inst.op == ir::Opcode::kBra || inst.info().has(ir::kTerminator)) leader[i + 1] = true;
   }
-  std::vector<uint32_t> block_at(n, 0);
+  size_t num_blocks = 0;
+  for (uint32_t i = 0; i < n; ++i) num_blocks += leader[i];
+  cfg.blocks.reserve(num_blocks);
   for (uint32_t i = 0; i < n; ++i) {
     if (leader[i]) cfg.blocks.push_back(BasicBlock{i, i, {}, {}});
     cfg.blocks.back().end = i + 1;
-    block_at[i] = static_cast<uint32_t>(cfg.blocks.size() - 1);
     const ir::Instruction& inst = body[i];
     if (inst.op == ir::Opcode::kLabel && !inst.srcs.empty() && inst.srcs[0].id < kernel.labels.size() &&
         cfg.block_of_label[inst.srcs[0].id] == UINT32_MAX) {
-      cfg.block_of_label[inst.srcs[0].id] = block_at[i];
+      cfg.block_of_label[inst.srcs[0].id] = static_cast<uint32_t>(cfg.blocks.size() - 1);
     }
   }
   for (uint32_t b = 0; b < cfg.blocks.size(); ++b) {

@@ -260,6 +260,67 @@ void RequireSameStats(const ir::KernelStats& got, const ir::KernelStats& want) {
   REQUIRE(got.instructions == want.instructions);
 }
 
+// Dead-register removal as it was before the backward sweep: a worklist from
+// the instructions with effects. RemoveDeadRegisters must keep exactly these.
+std::vector<bool> ReferenceLiveInstructions(const ir::Kernel& kernel) {
+  const auto& body = kernel.body;
+  std::vector<std::vector<uint32_t>> defs(kernel.regs.size());
+  for (uint32_t i = 0; i < body.size(); ++i) {
+    for (ir::Reg d : body[i].dsts) defs[d.id].push_back(i);
+  }
+  std::vector<bool> live(body.size(), false), reg_live(kernel.regs.size(), false);
+  std::vector<uint32_t> work;
+  for (uint32_t i = 0; i < body.size(); ++i) {
+    if (!body[i].info().has(ir::kPure) || body[i].info().has(ir::kPseudo)) {
+      live[i] = true;
+      work.push_back(i);
+    }
+  }
+  while (!work.empty()) {
+    uint32_t i = work.back();
+    work.pop_back();
+    ir::ForEachUse(body[i], [&](ir::Reg r) {
+      if (reg_live[r.id]) return;
+      reg_live[r.id] = true;
+      for (uint32_t j : defs[r.id]) {
+        if (!live[j]) {
+          live[j] = true;
+          work.push_back(j);
+        }
+      }
+    });
+  }
+  return live;
+}
+
+void RequireSameDce(ir::Kernel kernel) {
+  std::vector<bool> live = ReferenceLiveInstructions(kernel);
+  ir::Kernel expected = kernel;
+  expected.body.clear();
+  for (size_t i = 0; i < live.size(); ++i) {
+    if (live[i]) expected.body.push_back(kernel.body[i]);
+  }
+  size_t removed = passes::RemoveDeadRegisters(kernel);
+  REQUIRE(removed == live.size() - expected.body.size());
+  REQUIRE(emit::PrintIr(kernel) == emit::PrintIr(expected));
+}
+
+TEST_CASE("dead-register removal keeps what the worklist reference keeps", "[dce]") {
+  RequireSameDce(StraightLine());
+  RequireSameDce(Loop());
+  int kernels_checked = 0;
+  for (const kernels::KernelFamily* family : kernels::AllFamilies()) {
+    absl::StatusOr<kernels::Config> config = family->MakeConfig();
+    REQUIRE(Msg(config) == "OK");
+    absl::StatusOr<ir::Kernel> built = family->Build(*config, ir::Target::kSm80);
+    REQUIRE(Msg(built) == "OK");
+    INFO(family->name());
+    RequireSameDce(*std::move(built));
+    ++kernels_checked;
+  }
+  REQUIRE(kernels_checked >= 10);
+}
+
 TEST_CASE("register counting gives the dense reference's numbers on every registry kernel", "[regcount]") {
   int kernels_checked = 0;
   for (const kernels::KernelFamily* family : kernels::AllFamilies()) {
