@@ -31,39 +31,38 @@ Cfg Cfg::Build(const ir::Kernel& kernel) {
   const auto& body = kernel.body;
   const uint32_t n = static_cast<uint32_t>(body.size());
   cfg.block_of_label.assign(kernel.labels.size(), UINT32_MAX);
-  std::vector<bool> leader(n + 1, false);
-  leader[0] = true;
+  // One sweep of the body (it is the large thing to read): blocks, label
+  // bindings, and how each block ends.
+  struct Exit {
+    uint32_t label = UINT32_MAX;  // the branch target's label, if the block ends in bra
+    bool falls_through = true;
+  };
+  std::vector<Exit> exits;
+  bool starts_block = true;
   for (uint32_t i = 0; i < n; ++i) {
     const ir::Instruction& inst = body[i];
-    if (inst.op == ir::Opcode::kLabel) leader[i] = true;
-    if (inst.op == ir::Opcode::kBra || inst.info().has(ir::kTerminator)) leader[i + 1] = true;
-  }
-  size_t num_blocks = 0;
-  for (uint32_t i = 0; i < n; ++i) num_blocks += leader[i];
-  cfg.blocks.reserve(num_blocks);
-  for (uint32_t i = 0; i < n; ++i) {
-    if (leader[i]) cfg.blocks.push_back(BasicBlock{i, i, {}, {}});
+    if (starts_block || inst.op == ir::Opcode::kLabel) {
+      cfg.blocks.push_back(BasicBlock{i, i, {}, {}});
+      exits.emplace_back();
+    }
     cfg.blocks.back().end = i + 1;
-    const ir::Instruction& inst = body[i];
     if (inst.op == ir::Opcode::kLabel && !inst.srcs.empty() && inst.srcs[0].id < kernel.labels.size() &&
         cfg.block_of_label[inst.srcs[0].id] == UINT32_MAX) {
       cfg.block_of_label[inst.srcs[0].id] = static_cast<uint32_t>(cfg.blocks.size() - 1);
     }
+    starts_block = inst.op == ir::Opcode::kBra || inst.info().has(ir::kTerminator);
+    if (starts_block) {  // the last instruction of its block
+      if (inst.op == ir::Opcode::kBra) exits.back().label = inst.srcs.empty() ? UINT32_MAX : inst.srcs[0].id;
+      exits.back().falls_through = inst.guarded();
+    }
   }
   for (uint32_t b = 0; b < cfg.blocks.size(); ++b) {
     BasicBlock& bb = cfg.blocks[b];
-    const ir::Instruction& last = body[bb.end - 1];
-    bool falls_through = true;
-    if (last.op == ir::Opcode::kBra) {
-      uint32_t label = last.srcs.empty() ? UINT32_MAX : last.srcs[0].id;
-      if (label < cfg.block_of_label.size() && cfg.block_of_label[label] != UINT32_MAX) {
-        bb.succs.push_back(cfg.block_of_label[label]);
-      }
-      falls_through = last.guarded();
-    } else if (last.info().has(ir::kTerminator)) {
-      falls_through = last.guarded();
+    const uint32_t label = exits[b].label;
+    if (label < cfg.block_of_label.size() && cfg.block_of_label[label] != UINT32_MAX) {
+      bb.succs.push_back(cfg.block_of_label[label]);
     }
-    if (falls_through && b + 1 < cfg.blocks.size()) {
+    if (exits[b].falls_through && b + 1 < cfg.blocks.size()) {
       bool dup = false;
       for (uint32_t s : bb.succs) dup |= s == b + 1;
       if (!dup) bb.succs.push_back(b + 1);

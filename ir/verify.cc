@@ -279,37 +279,61 @@ class Verifier {
     struct Check {
       ir::ModSlot slot;
       bool set;
-      std::string_view name;  // printed after a '.'; "" for the type slots
     };
     const Check checks[] = {
-        {ir::ModSlot::kSem, m.sem != ir::MemSem::kNone, ir::MemSemName(m.sem)},
-        {ir::ModSlot::kScope, m.scope != ir::Scope::kNone && !HasSlot(info, ir::ModSlot::kLevel), ir::ScopeName(m.scope)},
-        {ir::ModSlot::kSpace, m.space != ir::StateSpace::kGeneric, ir::StateSpaceName(m.space)},
-        {ir::ModSlot::kTo, m.cvta_to, "to"},
-        {ir::ModSlot::kNc, m.nc, "nc"},
-        {ir::ModSlot::kCache, m.cache != ir::CacheOp::kNone, ir::CacheOpName(m.cache)},
-        {ir::ModSlot::kVec, m.vec != 1, "v"},
-        {ir::ModSlot::kAtom, m.atom != ir::AtomOp::kNone, ir::AtomOpName(m.atom)},
-        {ir::ModSlot::kShfl, m.shfl != ir::ShflMode::kNone, ir::ShflModeName(m.shfl)},
-        {ir::ModSlot::kVote, m.vote != ir::VoteMode::kNone, ir::VoteModeName(m.vote)},
-        {ir::ModSlot::kCmp, m.cmp != ir::CmpOp::kNone, ir::CmpOpName(m.cmp)},
-        {ir::ModSlot::kBool, m.bool_op != ir::BoolOp::kNone, ir::BoolOpName(m.bool_op)},
-        {ir::ModSlot::kMode, m.mode != ir::Mode::kNone, ir::ModeName(m.mode)},
-        {ir::ModSlot::kRnd, m.rounding != ir::Rounding::kNone, ir::RoundingName(m.rounding)},
-        {ir::ModSlot::kFtz, m.ftz, "ftz"},
-        {ir::ModSlot::kSat, m.sat, "sat"},
-        {ir::ModSlot::kNoftz, m.noftz, "noftz"},
-        {ir::ModSlot::kUni, m.uni, "uni"},
-        {ir::ModSlot::kType, m.type != ScalarType::kNone, ""},
-        {ir::ModSlot::kType2, m.type2 != ScalarType::kNone, ""},
-        {ir::ModSlot::kVariant, m.variant != 0, ir::VariantName(info, m.variant)},
+        {ir::ModSlot::kSem, m.sem != ir::MemSem::kNone},
+        {ir::ModSlot::kScope, m.scope != ir::Scope::kNone && !HasSlot(info, ir::ModSlot::kLevel)},
+        {ir::ModSlot::kSpace, m.space != ir::StateSpace::kGeneric},
+        {ir::ModSlot::kTo, m.cvta_to},
+        {ir::ModSlot::kNc, m.nc},
+        {ir::ModSlot::kCache, m.cache != ir::CacheOp::kNone},
+        {ir::ModSlot::kVec, m.vec != 1},
+        {ir::ModSlot::kAtom, m.atom != ir::AtomOp::kNone},
+        {ir::ModSlot::kShfl, m.shfl != ir::ShflMode::kNone},
+        {ir::ModSlot::kVote, m.vote != ir::VoteMode::kNone},
+        {ir::ModSlot::kCmp, m.cmp != ir::CmpOp::kNone},
+        {ir::ModSlot::kBool, m.bool_op != ir::BoolOp::kNone},
+        {ir::ModSlot::kMode, m.mode != ir::Mode::kNone},
+        {ir::ModSlot::kRnd, m.rounding != ir::Rounding::kNone},
+        {ir::ModSlot::kFtz, m.ftz},
+        {ir::ModSlot::kSat, m.sat},
+        {ir::ModSlot::kNoftz, m.noftz},
+        {ir::ModSlot::kUni, m.uni},
+        {ir::ModSlot::kType, m.type != ScalarType::kNone},
+        {ir::ModSlot::kType2, m.type2 != ScalarType::kNone},
+        {ir::ModSlot::kVariant, m.variant != 0},
+    };
+    // The name printed after a '.', looked up only for the message.
+    auto name_of = [&](ir::ModSlot slot) -> std::string_view {
+      switch (slot) {
+        case ir::ModSlot::kSem: return ir::MemSemName(m.sem);
+        case ir::ModSlot::kScope: return ir::ScopeName(m.scope);
+        case ir::ModSlot::kSpace: return ir::StateSpaceName(m.space);
+        case ir::ModSlot::kTo: return "to";
+        case ir::ModSlot::kNc: return "nc";
+        case ir::ModSlot::kCache: return ir::CacheOpName(m.cache);
+        case ir::ModSlot::kVec: return "v";
+        case ir::ModSlot::kAtom: return ir::AtomOpName(m.atom);
+        case ir::ModSlot::kShfl: return ir::ShflModeName(m.shfl);
+        case ir::ModSlot::kVote: return ir::VoteModeName(m.vote);
+        case ir::ModSlot::kCmp: return ir::CmpOpName(m.cmp);
+        case ir::ModSlot::kBool: return ir::BoolOpName(m.bool_op);
+        case ir::ModSlot::kMode: return ir::ModeName(m.mode);
+        case ir::ModSlot::kRnd: return ir::RoundingName(m.rounding);
+        case ir::ModSlot::kFtz: return "ftz";
+        case ir::ModSlot::kSat: return "sat";
+        case ir::ModSlot::kNoftz: return "noftz";
+        case ir::ModSlot::kUni: return "uni";
+        case ir::ModSlot::kVariant: return ir::VariantName(info, m.variant);
+        default: return "";
+      }
     };
     for (const Check& c : checks) {
       if (!c.set || HasSlot(info, c.slot)) continue;
       std::string what = c.slot == ir::ModSlot::kType    ? std::string("a type")
                          : c.slot == ir::ModSlot::kType2 ? std::string("a second type")
                          : c.slot == ir::ModSlot::kVec   ? StrCat(".v", m.vec)
-                                                         : StrCat(".", c.name);
+                                                         : StrCat(".", name_of(c.slot));
       return Error(i, StrCat(what, " does not apply to ", info.mnemonic));
     }
     if (info.types != 0 && m.type != ScalarType::kNone && !ir::InMask(info.types, m.type)) {
@@ -847,18 +871,23 @@ class Verifier {
         if (idom[b] != UINT32_MAX) children[fill[idom[b]]++] = b;
       }
     }
-    // Blocks holding an unguarded definition of each mutable register.
+    // Blocks holding an unguarded definition of each mutable register, made
+    // on the first search (most kernels need none).
     absl::flat_hash_set<uint64_t> mutable_def_blocks;
+    bool have_mutable_def_blocks = false;
     auto key = [](uint32_t reg, uint32_t block) { return (uint64_t{reg} << 32) | block; };
-    for (uint32_t b = 0; b < nb; ++b) {
-      for (uint32_t i = cfg.blocks[b].begin; i < cfg.blocks[b].end; ++i) {
-        const Instruction& inst = k_.body[i];
-        if (inst.guarded()) continue;
-        for (ir::Reg d : inst.dsts) {
-          if (k_.regs[d.id].is_mutable) mutable_def_blocks.insert(key(d.id, b));
+    auto find_mutable_def_blocks = [&] {
+      have_mutable_def_blocks = true;
+      for (uint32_t b = 0; b < nb; ++b) {
+        for (uint32_t i = cfg.blocks[b].begin; i < cfg.blocks[b].end; ++i) {
+          const Instruction& inst = k_.body[i];
+          if (inst.guarded()) continue;
+          for (ir::Reg d : inst.dsts) {
+            if (k_.regs[d.id].is_mutable) mutable_def_blocks.insert(key(d.id, b));
+          }
         }
       }
-    }
+    };
     // Whether mutable register r is defined at the top of reachable block b
     // although no block dominating b defines it: no path from the entry to b
     // avoids its definitions.
@@ -870,6 +899,7 @@ class Verifier {
       if (b == 0 || !k_.regs[r].is_mutable) return false;
       auto [it, inserted] = defined_memo.try_emplace(key(r, b), true);
       if (!inserted) return it->second;
+      if (!have_mutable_def_blocks) find_mutable_def_blocks();
       ++search;
       work.assign(1, b);
       seen[b] = search;
