@@ -618,6 +618,11 @@ void KernelBuilder::Membar(ir::Scope scope, Loc loc) {
   Emit(Opcode::kMembar, m, ScalarType::kNone, std::initializer_list<Operand>{}, loc);
 }
 
+void KernelBuilder::SyncWarp(uint32_t member_mask, Loc loc) {
+  if (member_mask == 0) Fail(loc, "bar.warp.sync needs a non-empty member mask");
+  Emit(Opcode::kBarWarpSync, ir::Modifiers{}, ScalarType::kNone, {Operand::Imm(ScalarType::kU32, member_mask)}, loc);
+}
+
 Value<U32> KernelBuilder::VoteBallot(Value<Pred> p, uint32_t member_mask, Loc loc) {
   ir::Modifiers m;
   m.vote = ir::VoteMode::kBallot;

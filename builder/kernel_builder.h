@@ -590,6 +590,11 @@ class KernelBuilder {
   // bar.sync id (all threads of the block), or bar.sync id, count.
   void BarSync(uint32_t barrier = 0, Loc loc = Loc::current());
   void BarSync(uint32_t barrier, uint32_t thread_count, Loc loc = Loc::current());
+  // bar.warp.sync (CUDA's __syncwarp): the lanes of `member_mask` wait for
+  // each other, and their memory accesses before it are ordered before their
+  // accesses after it. Every lane of the mask must reach a bar.warp.sync with
+  // the same mask, the calling lane included.
+  void SyncWarp(uint32_t member_mask = 0xFFFFFFFFu, Loc loc = Loc::current());
   // membar.cta / membar.gl / membar.sys.
   void Membar(ir::Scope scope, Loc loc = Loc::current());
   // shfl.sync.<mode>.b32 on a 32-bit value; `c` is the clamp/segment operand

@@ -1,7 +1,12 @@
 // RunProblem: allocate, copy, launch, copy back, compare.
 #include "kernels/problem_runner.h"
 
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
 #include "ir/strings.h"
+#include "runtime/cuda_device.h"
 
 namespace ptxforge::kernels {
 
@@ -29,10 +34,50 @@ std::string ProblemResult::Report() const {
       StrAppend(&out, c.mismatches, " mismatches, first ", c.first_mismatch, "\n");
     }
   }
+  if (!launch_us.empty()) {
+    std::vector<double> sorted = launch_us;
+    std::sort(sorted.begin(), sorted.end());
+    StrAppend(&out, "time: median ", std::round(sorted[sorted.size() / 2] * 10) / 10, " us, min ",
+              std::round(sorted.front() * 10) / 10, " us over ", sorted.size(), " launches (", timer, ")\n");
+  }
   return out;
 }
 
-absl::StatusOr<ProblemResult> RunProblem(runtime::Device& device, const ir::Kernel& kernel, const kernels::TestProblem& problem) {
+namespace {
+
+// Launches `kernel` `count` times, timing each launch.
+absl::Status TimeLaunches(runtime::Device& device, LoadedKernel& kernel, const LaunchConfig& config,
+                          std::span<const KernelArg> args, int count, ProblemResult& result) {
+  if (auto* cuda = dynamic_cast<runtime::CudaDevice*>(&device)) {
+    result.timer = "CUDA events";
+    absl::StatusOr<runtime::CudaEvent> start = cuda->CreateEvent();
+    if (!start.ok()) return start.status();
+    absl::StatusOr<runtime::CudaEvent> end = cuda->CreateEvent();
+    if (!end.ok()) return end.status();
+    for (int i = 0; i < count; ++i) {
+      if (absl::Status s = start->Record(); !s.ok()) return s;
+      if (absl::Status s = device.Launch(kernel, config, args); !s.ok()) return s;
+      if (absl::Status s = end->Record(); !s.ok()) return s;
+      absl::StatusOr<float> ms = runtime::CudaEvent::ElapsedMs(*start, *end);
+      if (!ms.ok()) return ms.status();
+      result.launch_us.push_back(*ms * 1000.0);
+    }
+    return absl::OkStatus();
+  }
+  result.timer = "host clock";
+  for (int i = 0; i < count; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    if (absl::Status s = device.Launch(kernel, config, args); !s.ok()) return s;
+    if (absl::Status s = device.Synchronize(); !s.ok()) return s;
+    result.launch_us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<ProblemResult> RunProblem(runtime::Device& device, const ir::Kernel& kernel, const kernels::TestProblem& problem,
+                                         const RunOptions& options) {
   absl::StatusOr<std::unique_ptr<LoadedKernel>> loaded = device.Load(kernel);
   if (!loaded.ok()) return loaded.status();
   std::vector<Buffer<uint8_t>> buffers;
@@ -67,6 +112,9 @@ absl::StatusOr<ProblemResult> RunProblem(runtime::Device& device, const ir::Kern
     absl::StatusOr<std::vector<uint8_t>> actual = buffers[i].ToHost();
     if (!actual.ok()) return actual.status();
     result.outputs.push_back(OutputResult{hb.name, hb.tolerance, kernels::CompareOutput(hb, *actual)});
+  }
+  if (options.timed_launches > 0) {
+    if (absl::Status s = TimeLaunches(device, **loaded, config, args, options.timed_launches, result); !s.ok()) return s;
   }
   return result;
 }

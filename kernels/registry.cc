@@ -7,9 +7,11 @@
 #include "kernels/attention.h"
 #include "kernels/conv2d.h"
 #include "kernels/elementwise.h"
+#include "kernels/gemm_simt.h"
 #include "kernels/lstm.h"
 #include "kernels/moe.h"
 #include "kernels/nf4_gemm.h"
+#include "kernels/norm.h"
 #include "kernels/reduce.h"
 #include "kernels/softmax.h"
 #include "kernels/transpose.h"
@@ -57,7 +59,13 @@ struct Families {
     static const ElementwiseFamily elementwise;
     static const SoftmaxFamily softmax;
     static const TransposeFamily transpose;
-    list.insert(list.end(), {&elementwise, &softmax, &transpose});
+    static const NormFamily layernorm(NormKind::kLayerNorm);
+    static const NormFamily rmsnorm(NormKind::kRmsNorm);
+    list.insert(list.end(), {&elementwise, &softmax, &transpose, &layernorm, &rmsnorm});
+    static const GemmSimtFamily gemm_simt;
+    list.push_back(&gemm_simt);
+    static const ReduceFamily reduce;
+    list.push_back(&reduce);
     std::sort(list.begin(), list.end(), [](const KernelFamily* a, const KernelFamily* b) { return a->name() < b->name(); });
   }
 };

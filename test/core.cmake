@@ -2,3 +2,6 @@
 ptxforge_add_test(helpers_test SOURCES helpers_test.cc)
 ptxforge_add_test(math_test SOURCES math_test.cc)
 ptxforge_add_test(core_kernels_test SOURCES core_kernels_test.cc DEPS ptxforge_ptx_dump)
+ptxforge_add_test(norm_test SOURCES norm_test.cc DEPS ptxforge_ptx_dump)
+ptxforge_add_test(gemm_simt_test SOURCES gemm_simt_test.cc DEPS ptxforge_ptx_dump)
+ptxforge_add_test(reduce_test SOURCES reduce_test.cc DEPS ptxforge_ptx_dump)

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "builder/kernel_builder.h"
+#include "emit/ptx_printer.h"
 #include "ir/strings.h"
 #include "kernels/problem_runner.h"
 #include "kernels/registry.h"
@@ -314,6 +315,80 @@ TEST_CASE("lanes of one warp exchanging through shared memory without a barrier 
                          "[%r2], %r0;` (emulator_profile_test.cc:", store, ")"));
 }
 
+// Lanes exchange tile[lane ^ partner] through shared memory, ordered by
+// bar.warp.sync: over the whole warp, or per half warp (lanes 0-15 with
+// mask 0x0000FFFF, lanes 16-31 with 0xFFFF0000).
+struct WarpExchange {
+  ir::Kernel kernel;
+  int store = 0, load = 0;
+};
+WarpExchange SyncedExchange(uint32_t partner, bool half_masks) {
+  WarpExchange w;
+  KernelBuilder b("warp_exchange_synced");
+  Value<U64> out = b.CvtaToGlobal(b.Param<U64>("out"));
+  Symbol<U32> tile = b.Shared<U32>("tile", 64);
+  Value<U32> tid = b.TidX();
+  b.Store(kShared, b.ElementAddr(tile, tid), tid); w.store = __LINE__;
+  if (half_masks) {
+    b.IfElse(b.Lt(b.And(tid, 31u), 16u), [&] { b.SyncWarp(0x0000FFFFu); }, [&] { b.SyncWarp(0xFFFF0000u); });
+  } else {
+    b.SyncWarp();
+  }
+  Value<U32> v = b.Load<U32>(kShared, b.ElementAddr(tile, b.Xor(tid, partner))); w.load = __LINE__;
+  b.Store(kGlobal, b.ElementAddr<U32>(out, tid), v);
+  w.kernel = FinishOrDie(b);
+  return w;
+}
+
+TEST_CASE("bar.warp.sync orders the shared accesses of the lanes it names") {
+  std::vector<uint32_t> expected(64);
+  for (uint32_t i = 0; i < 64; ++i) expected[i] = i ^ 1;
+  for (bool half : {false, true}) {
+    INFO("half masks " << half);
+    WarpExchange w = SyncedExchange(1, half);
+    std::vector<uint32_t> out;
+    absl::Status s = RaceCheck(w.kernel, {.grid = {1}, .block = {64}}, {64}, &out);
+    INFO(s.ToString());
+    REQUIRE(s.ok());
+    CHECK(out == expected);
+  }
+  // Lanes 0 and 16 synchronise with different masks: nothing orders lane
+  // 16's store before lane 0's load.
+  WarpExchange across = SyncedExchange(16, true);
+  CHECK(Msg(RaceCheck(across.kernel, {.grid = {1}, .block = {32}}, {32})) ==
+        StrCat("kernel warp_exchange_synced: shared-memory data race in block (0,0,0) on shared address 64 (two "
+               "threads, at least one writing, no barrier between): thread (16,0,0) stores at `st.shared.u32 [%r2], "
+               "%r0;` (emulator_profile_test.cc:", across.store, "); thread (0,0,0) loads at `ld.shared.u32 %r7, "
+               "[%r6];` (emulator_profile_test.cc:", across.load, ")"));
+  // A barrier between warps is still needed: bar.warp.sync orders one warp.
+  WarpExchange warps = SyncedExchange(32, false);
+  CHECK(Msg(RaceCheck(warps.kernel, {.grid = {1}, .block = {64}}, {64})) ==
+        StrCat("kernel warp_exchange_synced: shared-memory data race in block (0,0,0) on shared address 128 (two "
+               "threads, at least one writing, no barrier between): thread (32,0,0) stores at `st.shared.u32 [%r2], "
+               "%r0;` (emulator_profile_test.cc:", warps.store, "); thread (0,0,0) loads at `ld.shared.u32 %r6, "
+               "[%r5];` (emulator_profile_test.cc:", warps.load, ")"));
+}
+
+TEST_CASE("bar.warp.sync: its PTX, and the lanes of its mask must all reach it") {
+  KernelBuilder b("warp_sync_first_lane");
+  b.SyncWarp(0x1u); const int line = __LINE__;
+  b.Ret();
+  ir::Kernel k = FinishOrDie(b);
+  absl::StatusOr<std::string> ptx = emit::PrintPtx(k);
+  REQUIRE(ptx.ok());
+  CHECK(ptx->find("\tbar.warp.sync 1;\n") != std::string::npos);
+  // Every lane runs it with mask 0x1: lane 1 is not in the mask.
+  CHECK(Msg(Run({}, k, {.grid = {1}, .block = {32}}, {})) ==
+        StrCat("kernel warp_sync_first_lane: the member mask 0x00000001 does not include the calling lane 1; block "
+               "(0,0,0) thread (1,0,0) at `bar.warp.sync 1;` (emulator_profile_test.cc:", line, ")"));
+  KernelBuilder empty("warp_sync_empty");
+  empty.SyncWarp(0u); const int empty_line = __LINE__;
+  empty.Ret();
+  CHECK(Msg(empty.Finish().status()) ==
+        StrCat("kernel warp_sync_empty: emulator_profile_test.cc:", empty_line, ": bar.warp.sync needs a non-empty "
+               "member mask"));
+}
+
 TEST_CASE("atomics do not race with atomics, but do with plain accesses") {
   auto kernel = [](bool plain_read, int* atom_line, int* read_line) {
     KernelBuilder b(plain_read ? "count_then_read" : "count");
@@ -371,7 +446,7 @@ TEST_CASE("plain global accesses of different blocks to the same bytes race; ato
 
 // Families whose design promises conflict-free shared memory (sequential
 // addressing, padded or swizzled tiles); checked once they are registered.
-constexpr std::string_view kConflictFree[] = {"reduce_sum", "transpose", "gemm.tensor_core"};
+constexpr std::string_view kConflictFree[] = {"reduce_sum", "transpose", "gemm.simt", "gemm.tensor_core"};
 
 TEST_CASE("every registry kernel runs race-free, with zero bank conflicts where its design claims it") {
   auto emu = MakeEmulator({.profile = true, .race_check = true});

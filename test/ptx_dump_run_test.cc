@@ -107,6 +107,30 @@ TEST_CASE("ptx-dump --profile and --race-check need the emulator") {
   CHECK(race.err == "ptx-dump: --race-check needs --run=emulator\n");
 }
 
+TEST_CASE("ptx-dump --run --time=N times N more launches after the checked one") {
+  Result r = Dump({"vector_add", "--run=emulator", "--time=3"});
+  CHECK(r.code == 0);
+  CHECK(r.err.empty());
+  const std::string head =
+      "vector_add_f32 on ptxforge CPU emulator: n=1000, grid 4x1x1, block 256x1x1\n"
+      "c: 1000 elements, max abs error 0, max rel error 0 (tolerance 1e-05): ok\ntime: median ";
+  REQUIRE(r.out.substr(0, head.size()) == head);
+  const size_t time_end = r.out.find('\n', head.size());
+  const std::string time_line = r.out.substr(head.size(), time_end - head.size());
+  CHECK(time_line.ends_with(" us over 3 launches (host clock)"));
+  CHECK(time_line.find(" us, min ") != std::string::npos);
+  // The counters are those of the last launch: the same kernel on the same data.
+  CHECK(r.out.substr(time_end + 1, 25) == "counters: instructions=24");
+  for (std::string bad : {"0", "-1", "100001", "x", ""}) {
+    Result e = Dump({"vector_add", "--run=emulator", "--time=" + bad});
+    CHECK(e.code == 2);
+    CHECK(e.err == "ptx-dump: --time must be a number of launches in 1..100000, not '" + bad + "'\n");
+  }
+  Result no_run = Dump({"vector_add", "--time=5"});
+  CHECK(no_run.code == 2);
+  CHECK(no_run.err == "ptx-dump: --time needs --run=emulator or --run=cuda\n");
+}
+
 TEST_CASE("two seeds give different inputs, one seed the same output") {
   Result a = Dump({"reduce_sum", "--run=emulator", "--seed=5"});
   Result b = Dump({"reduce_sum", "--run=emulator", "--seed=5"});

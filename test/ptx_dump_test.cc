@@ -300,7 +300,7 @@ TEST_CASE("ptx-dump --help documents every option", "[ptx_dump]") {
 TEST_CASE("ptx-dump usage errors exit 2 with one line", "[ptx_dump]") {
   RequireError({}, 2, "no kernel name given (ptx-dump --list shows them; --help for usage)");
   RequireError({"vector_ad"}, 2, "unknown kernel 'vector_ad'; did you mean vector_add? (ptx-dump --list shows all)");
-  RequireError({"reduce"}, 2, "unknown kernel 'reduce'; did you mean reduce_sum? (ptx-dump --list shows all)");
+  RequireError({"reduc"}, 2, "unknown kernel 'reduc'; did you mean reduce or reduce_sum? (ptx-dump --list shows all)");
   RequireError({"zzzzzzzzzzzzzzzz"}, 2, "unknown kernel 'zzzzzzzzzzzzzzzz' (ptx-dump --list shows all)");
   RequireError({"vector_add", "--frob"}, 2, "unknown option '--frob' (see --help)");
   RequireError({"vector_add", "reduce_sum"}, 2, "more than one kernel name given ('vector_add' and 'reduce_sum')");

@@ -61,6 +61,10 @@ Builds the library kernel NAME with ptxforge and prints its PTX.
   --race-check         with --run=emulator: fail on a shared-memory data race
                        in a block or a global one between blocks, naming both
                        accesses
+  --time=N             with --run: after the checked launch, launch the
+                       kernel N more times (1..100000) and print the median
+                       and minimum time (CUDA events on a GPU, the host
+                       clock on the emulator)
   --seed=N             seed for the generated inputs (default 1)
   --help               this text
 
@@ -83,6 +87,7 @@ struct Options {
   bool profile = false;
   bool race_check = false;
   uint64_t seed = 1;
+  int time_launches = 0;
   std::chrono::milliseconds ptxas_timeout = runtime::kDefaultPtxasTimeout;
   bool list = false;
   bool help = false;
@@ -154,6 +159,12 @@ std::string ParseArgs(std::span<const std::string> args, Options& o) {
       if (!absl::SimpleAtoi(ToAbsl(*v), &o.seed)) {
         return StrCat("--seed must be an unsigned integer, not '", ForMessage(*v), "'");
       }
+    } else if (is("--time")) {
+      std::optional<std::string> v = TakeValue(args, i, "--time", error);
+      if (!v) return error;
+      if (!absl::SimpleAtoi(ToAbsl(*v), &o.time_launches) || o.time_launches < 1 || o.time_launches > 100000) {
+        return StrCat("--time must be a number of launches in 1..100000, not '", ForMessage(*v), "'");
+      }
     } else if (is("--ptxas-timeout")) {
       std::optional<std::string> v = TakeValue(args, i, "--ptxas-timeout", error);
       if (!v) return error;
@@ -180,6 +191,7 @@ std::string ParseArgs(std::span<const std::string> args, Options& o) {
       return StrCat("more than one kernel name given ('", ForMessage(o.kernel), "' and '", ForMessage(a), "')");
     }
   }
+  if (o.time_launches > 0 && o.run.empty()) return "--time needs --run=emulator or --run=cuda";
   if ((o.profile || o.race_check) && o.run != "emulator") {
     return StrCat(o.profile ? "--profile" : "--race-check", " needs --run=emulator");
   }
@@ -246,7 +258,7 @@ int Run(const Options& o, const kernels::KernelFamily& family, const kernels::Co
     err << "ptx-dump: --run=" << o.run << ": " << device.status().message() << "\n";
     return kFailure;
   }
-  absl::StatusOr<kernels::ProblemResult> result = kernels::RunProblem(**device, kernel, *problem);
+  absl::StatusOr<kernels::ProblemResult> result = kernels::RunProblem(**device, kernel, *problem, {.timed_launches = o.time_launches});
   if (!result.ok()) {
     err << "ptx-dump: " << result.status().message() << "\n";
     return kFailure;

@@ -120,6 +120,7 @@ absl::StatusOr<Program> Decode(const ir::Kernel& kernel, bool check_init, bool a
     }
   }
 
+  std::vector<size_t> operands_at;  // by pc: where its slots start in p.operand_slots
   for (uint32_t index = 0; index < kernel.body.size(); ++index) {
     const ir::Instruction& inst = kernel.body[index];
     if (inst.op == ir::Opcode::kLabel) continue;
@@ -133,8 +134,11 @@ absl::StatusOr<Program> Decode(const ir::Kernel& kernel, bool check_init, bool a
       d.guard = inst.guard.id;
       d.guard_negated = inst.guard_negated;
     }
+    // The slots go to p.operand_slots; `at` (fixed up below, once the pool
+    // stops growing) remembers where.
+    operands_at.push_back(p.operand_slots.size());
     d.ndst = static_cast<uint16_t>(inst.dsts.size());
-    for (ir::Reg r : inst.dsts) d.dst.push_back(r.id);
+    for (ir::Reg r : inst.dsts) p.operand_slots.push_back(r.id);
     for (const ir::Operand& op : inst.srcs) {
       uint32_t slot = kNoSlot;
       switch (op.kind) {
@@ -152,9 +156,9 @@ absl::StatusOr<Program> Decode(const ir::Kernel& kernel, bool check_init, bool a
           continue;
         case ir::OperandKind::kNone: return absl::InternalError("empty operand");
       }
-      d.src.push_back(slot);
+      p.operand_slots.push_back(slot);
+      ++d.nsrc;
     }
-    d.nsrc = static_cast<uint16_t>(d.src.size());
     if ((inst.op == ir::Opcode::kAtom || inst.op == ir::Opcode::kRed) &&
         (inst.mods.space == ir::StateSpace::kGlobal || inst.mods.space == ir::StateSpace::kGeneric)) {
       p.has_global_atomics = true;
@@ -164,6 +168,7 @@ absl::StatusOr<Program> Decode(const ir::Kernel& kernel, bool check_init, bool a
       case ir::Opcode::kShfl: d.collective = Collective::kShfl; break;
       case ir::Opcode::kVote: d.collective = Collective::kVote; break;
       case ir::Opcode::kActiveMask: d.collective = Collective::kActiveMask; break;
+      case ir::Opcode::kBarWarpSync: d.collective = Collective::kWarpSync; break;
       default: break;
     }
     Handler h = approx_worst_error ? SelectApproxWorst(inst, d) : nullptr;
@@ -184,6 +189,11 @@ absl::StatusOr<Program> Decode(const ir::Kernel& kernel, bool check_init, bool a
   end.index = static_cast<uint32_t>(kernel.body.size());
   end.op_class = static_cast<uint8_t>(ir::OpClass::kControl);
   p.code.push_back(end);
+  for (size_t pc = 0; pc < operands_at.size(); ++pc) {
+    DInst& d = p.code[pc];
+    d.dst = p.operand_slots.data() + operands_at[pc];
+    d.src = d.dst + d.ndst;
+  }
   p.num_slots = p.num_regs + static_cast<uint32_t>(p.initial_slots.size());
   return p;
 }

@@ -226,9 +226,9 @@ void Deadlock(Block& b) {
 // Completes warp collectives whose lanes have all arrived; returns whether
 // any did. Only called when no thread can run, so every lane of a warp has
 // either exited or waits somewhere.
-//  - shfl.sync / vote.sync: every lane of the member mask must wait at an
-//    instruction of the same kind with the same mask (on sm_70+ it may be a
-//    different instruction). A mask naming an exited or absent lane, or
+//  - shfl.sync / vote.sync / bar.warp.sync: every lane of the member mask
+//    must wait at an instruction of the same kind with the same mask (on
+//    sm_70+ it may be a different instruction). A mask naming an exited or absent lane, or
 //    lanes passing different masks, is an error.
 //  - activemask: the lanes waiting at that instruction form the mask.
 bool ReleaseWarps(Block& b) {
@@ -257,9 +257,14 @@ bool ReleaseWarps(Block& b) {
         progressed = true;
         continue;
       }
-      // The member mask: shfl.sync d, a, b, c, mask; vote.sync d, p, mask.
+      // The member mask: shfl.sync d, a, b, c, mask; vote.sync d, p, mask;
+      // bar.warp.sync mask.
       auto mask_of = [&](const Thread& t, const DInst& inst) {
-        return Get<uint32_t>(t, inst.src[inst.collective == emu::Collective::kShfl ? 3 : 1]);
+        switch (inst.collective) {
+          case emu::Collective::kShfl: return Get<uint32_t>(t, inst.src[3]);
+          case emu::Collective::kWarpSync: return Get<uint32_t>(t, inst.src[0]);
+          default: return Get<uint32_t>(t, inst.src[1]);
+        }
       };
       const uint32_t mask = mask_of(first, d);
       if ((mask >> lane & 1) == 0) {

@@ -88,7 +88,11 @@ Observer::Observer(const Program& program, const Launch& launch, bool profile, b
     warp_max_.resize(size_t{nwarps_} * ncode_);
     queues_.resize(size_t{nwarps_} * group_pcs_.size());
   }
-  if (race_check_) shared_.resize(launch.shared_bytes);
+  if (race_check_) {
+    shared_.resize(launch.shared_bytes);
+    warp_syncs_.resize(nwarps_);
+    warp_sync_epoch_.assign(nwarps_, UINT32_MAX);
+  }
 }
 
 Observer::~Observer() = default;
@@ -220,14 +224,26 @@ bool Observer::CheckShared(Block& b, Thread& t, uint32_t pc, uint64_t offset, ui
   const uint16_t me = static_cast<uint16_t>(t.linear + 1);
   const bool write = kind != SiteKind::kLoad;
   const bool atomic = kind == SiteKind::kAtomic;
+  const uint32_t my_syncs = static_cast<uint32_t>(WarpSyncs(t.linear / 32).size());
   for (uint64_t byte = offset; byte < offset + bytes; ++byte) {
     SharedCell& c = shared_[byte];
     if (c.epoch != epoch_) {
       c = SharedCell();
       c.epoch = epoch_;
     }
+    // The earlier accesses that a bar.warp.sync of both threads orders
+    // before this one do not race with it.
+    AccessCell<uint16_t> unordered = c;
+    if (my_syncs > 0) {
+      if (unordered.writer != 0 && SyncedSince(unordered.writer - 1u, c.writer_sync, t.linear)) unordered.writer = 0;
+      for (int r = 0; r < 2; ++r) {
+        if (unordered.reader[r] != 0 && SyncedSince(unordered.reader[r] - 1u, c.reader_sync[r], t.linear)) {
+          unordered.reader[r] = 0;
+        }
+      }
+    }
     uint32_t other_pc = 0;
-    const uint16_t other = c.Conflict(me, write, atomic && c.writer_atomic, &other_pc);
+    const uint16_t other = unordered.Conflict(me, write, atomic && c.writer_atomic, &other_pc);
     if (other != 0) {
       b.error = absl::FailedPreconditionError(StrCat(
           "kernel ", program_.kernel.name, ": shared-memory data race in block (", b.ctaid[0], ",", b.ctaid[1], ",",
@@ -236,9 +252,37 @@ bool Observer::CheckShared(Block& b, Thread& t, uint32_t pc, uint64_t offset, ui
       return false;
     }
     c.Note(me, pc, write);
-    if (write) c.writer_atomic = atomic;
+    if (write) {
+      c.writer_atomic = atomic;
+      c.writer_sync = my_syncs;
+    }
+    for (int r = 0; r < 2 && !write; ++r) {
+      if (c.reader[r] == me) c.reader_sync[r] = my_syncs;
+    }
   }
   return true;
+}
+
+void Observer::WarpSynced(uint32_t warp, uint32_t members) {
+  if (race_check_) WarpSyncs(warp).push_back(members);
+}
+
+std::vector<uint32_t>& Observer::WarpSyncs(uint32_t warp) {
+  if (warp_sync_epoch_[warp] != epoch_) {
+    warp_syncs_[warp].clear();
+    warp_sync_epoch_[warp] = epoch_;
+  }
+  return warp_syncs_[warp];
+}
+
+bool Observer::SyncedSince(uint32_t a, uint32_t since, uint32_t b) {
+  if (a / 32 != b / 32) return false;
+  const uint32_t both = (uint32_t{1} << (a % 32)) | (uint32_t{1} << (b % 32));
+  const std::vector<uint32_t>& syncs = WarpSyncs(b / 32);
+  for (size_t i = since; i < syncs.size(); ++i) {
+    if ((syncs[i] & both) == both) return true;
+  }
+  return false;
 }
 
 bool Observer::CheckGlobal(Block& b, Thread& t, uint32_t pc, uint64_t address, uint32_t bytes, SiteKind kind) {

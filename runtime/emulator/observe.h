@@ -92,6 +92,9 @@ class Observer {
   // A barrier released threads: later shared accesses are ordered after
   // earlier ones.
   void BarrierReleased() { ++epoch_; }
+  // bar.warp.sync completed for the lanes `members` of `warp`: their shared
+  // accesses before it are ordered before their accesses after it.
+  void WarpSynced(uint32_t warp, uint32_t members);
   void EndBlock();
 
   // The profile of a launch from its workers' observers.
@@ -119,9 +122,13 @@ class Observer {
     std::vector<Group> groups;
   };
   // Who: thread + 1; at: pc. Valid in its epoch (between two barriers).
+  // *_sync: how many bar.warp.syncs the accessor's warp had completed in
+  // the epoch when it accessed.
   struct SharedCell : AccessCell<uint16_t> {
     uint32_t epoch = 0;
     bool writer_atomic = false;
+    uint32_t writer_sync = 0;
+    uint32_t reader_sync[2] = {0, 0};
   };
 
   // Counts the visit of t to its pc; returns how many earlier visits it made.
@@ -142,6 +149,11 @@ class Observer {
   void Record(uint32_t warp, uint32_t lane, uint64_t k, uint32_t pc, bool active, uint64_t value);
   void Finish(uint32_t pc, const Group& g);
   bool CheckShared(Block& b, Thread& t, uint32_t pc, uint64_t offset, uint32_t bytes, SiteKind kind);
+  // The member masks of the bar.warp.syncs `warp` completed in this epoch.
+  std::vector<uint32_t>& WarpSyncs(uint32_t warp);
+  // Whether threads `a` and `b` (linear ids) took part in one bar.warp.sync
+  // after a's first `since` ones of this epoch.
+  bool SyncedSince(uint32_t a, uint32_t since, uint32_t b);
   bool CheckGlobal(Block& b, Thread& t, uint32_t pc, uint64_t address, uint32_t bytes, SiteKind kind);
   // "thread (3,0,0) stores at `st.shared.f32 [%r4], %f1;` (reduce.cc:40)"
   std::string Describe(uint32_t thread, uint32_t pc) const;
@@ -164,6 +176,8 @@ class Observer {
   // Race checking.
   std::vector<SharedCell> shared_;
   uint32_t epoch_ = 0;
+  std::vector<std::vector<uint32_t>> warp_syncs_;  // by warp
+  std::vector<uint32_t> warp_sync_epoch_;           // by warp: the epoch warp_syncs_ belongs to
   uint32_t block_plus1_ = 0;
 };
 

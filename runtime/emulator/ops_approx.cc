@@ -69,14 +69,19 @@ double Exact(Opcode op, double a, double b) {
 }
 
 // The exact result moved by the worst error; special values (NaN, infinities,
-// zeros) are left exact, and results bounded by 1 in magnitude stay so.
+// zeros, and results that round to zero) are left exact, a result never
+// changes sign, and results bounded by 1 in magnitude stay so.
 float Perturb(const ApproxError& e, double exact, double direction) {
   float nearest = static_cast<float>(exact);
-  if (!std::isfinite(exact) || exact == 0 || !std::isfinite(nearest)) return nearest;
+  if (!std::isfinite(exact) || nearest == 0 || !std::isfinite(nearest)) return nearest;
   if (e.bound == Bound::kUlps) {
     float v = nearest;
-    for (int i = 0; i < static_cast<int>(e.amount); ++i) v = std::nextafter(v, direction > 0 ? INFINITY : -INFINITY);
-    return std::isfinite(v) ? v : nearest;
+    for (int i = 0; i < static_cast<int>(e.amount); ++i) {
+      float next = std::nextafter(v, direction > 0 ? INFINITY : -INFINITY);
+      if (next == 0 || !std::isfinite(next)) break;  // ex2 of -200 stays +0, not -denormal
+      v = next;
+    }
+    return v;
   }
   double error = std::exp2(e.amount);
   double moved = e.bound == Bound::kRelative ? exact * (1 + direction * error) : exact + direction * error;

@@ -1,6 +1,8 @@
 // Emulator handlers: branches, ret/exit, bar.sync, membar, and the warp
-// collectives (shfl.sync, vote.sync) that the scheduler completes.
+// collectives (shfl.sync, vote.sync, activemask, bar.warp.sync) that the
+// scheduler completes.
 #include "ir/strings.h"
+#include "runtime/emulator/observe.h"
 #include "runtime/emulator/program.h"
 
 namespace ptxforge::runtime::emu {
@@ -36,12 +38,13 @@ Handler SelectControl(const ir::Instruction& inst) {
     case ir::Opcode::kBarSync: return &WaitBarrier;
     case ir::Opcode::kShfl:
     case ir::Opcode::kVote:
-    case ir::Opcode::kActiveMask: return &WaitWarp;
+    case ir::Opcode::kActiveMask:
+    case ir::Opcode::kBarWarpSync: return &WaitWarp;
     default: return nullptr;
   }
 }
 
-Action RunCollective(Block& /*b*/, Thread* const* lanes, const DInst* const* insts, int count) {
+Action RunCollective(Block& b, Thread* const* lanes, const DInst* const* insts, int count) {
   Thread* by_lane[32] = {};
   uint32_t members = 0;
   for (int i = 0; i < count; ++i) {
@@ -99,6 +102,8 @@ Action RunCollective(Block& /*b*/, Thread* const* lanes, const DInst* const* ins
     }
   } else if (kind == Collective::kActiveMask) {
     for (int i = 0; i < count; ++i) Set<uint32_t>(*lanes[i], insts[i]->dst[0], members);
+  } else if (kind == Collective::kWarpSync && b.observer != nullptr) {
+    b.observer->WarpSynced(lanes[0]->linear / 32, members);  // orders the lanes' shared accesses
   }
   for (int i = 0; i < count; ++i) {
     Thread& t = *lanes[i];

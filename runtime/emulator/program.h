@@ -9,7 +9,6 @@
 #include <string>
 #include <vector>
 
-#include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "ir/kernel.h"
@@ -45,14 +44,17 @@ struct DInst;
 using Handler = Action (*)(Block& b, Thread& t, const DInst& d);
 
 // Collective operations the scheduler completes once every lane arrived.
-enum class Collective : uint8_t { kNone, kBarrier, kShfl, kVote, kActiveMask };
+enum class Collective : uint8_t { kNone, kBarrier, kShfl, kVote, kActiveMask, kWarpSync };
 
 // One decoded instruction. Sources are register-file slots; immediates are
 // constant slots after the registers, so every operand is a slot read.
+// dst and src point into Program::operand_slots (any number of operands:
+// register groups of mma have 4 + 10) at the cost of one plain load, no
+// branch, on the handlers' hot path.
 struct DInst {
   Handler fn = nullptr;
-  absl::InlinedVector<uint32_t, 2> dst;  // any number (register groups: mma has 4 + 10)
-  absl::InlinedVector<uint32_t, 4> src;
+  const uint32_t* dst = nullptr;  // ndst slots
+  const uint32_t* src = nullptr;  // nsrc slots
   uint32_t guard = kNoSlot;
   uint32_t base = kNoSlot;  // address base slot (kNoSlot: absolute `imm`)
   int64_t imm = 0;          // address offset/absolute address, branch target, param offset
@@ -81,9 +83,18 @@ struct Thread {
 };
 
 struct Program {
+  Program() = default;
+  // Move-only: the instructions point into operand_slots, whose buffer a
+  // move keeps and a copy would not.
+  Program(Program&&) = default;
+  Program& operator=(Program&&) = default;
+  Program(const Program&) = delete;
+  Program& operator=(const Program&) = delete;
+
   ir::Kernel kernel;  // for messages
   ir::RegisterNumbering numbering;
   std::vector<DInst> code;
+  std::vector<uint32_t> operand_slots;  // every instruction's dst then src slots
   uint32_t num_regs = 0;
   uint32_t num_slots = 0;
   std::vector<uint64_t> initial_slots;  // constants in [num_regs, num_slots)
