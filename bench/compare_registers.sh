@@ -23,14 +23,23 @@ registers() {
   sed -n 's/.*Used \([0-9]*\) registers.*/\1/p' <<<"$log" | head -1
 }
 printf "%-12s %-6s %8s %6s %s\n" kernel arch ptxforge nvcc ptxforge/nvcc
+# NAME.cu is the twin of the registry family NAME, or of NAME with its first
+# '_' as '.' (gemm_simt.cu: gemm.simt). A file with several kernels (templates
+# instantiated for several operations) has no single twin and is listed only.
 for cu in "$root"/bench/cuda/*.cu; do
   name="$(basename "$cu" .cu)"
+  family="$name"
+  if ! "$build/tools/ptx-dump" "$family" --emit=ir >/dev/null 2>&1; then family="${name/_/.}"; fi
   for arch in sm_80 sm_90; do
-    "$build/tools/ptx-dump" "$name" --target="$arch" -o "$tmp/ours.ptx"
     "$nvcc" -arch="$arch" -ptx "$cu" -o "$tmp/nvcc.ptx"
+    if (( $(grep -c '^[.a-z ]*\.entry' "$tmp/nvcc.ptx") != 1 )); then
+      printf "%-12s %-6s %8s %6s %s\n" "$name" "$arch" - - "several kernels in $name.cu: not compared"
+      continue
+    fi
+    "$build/tools/ptx-dump" "$family" --target="$arch" -o "$tmp/ours.ptx"
     ours="$(registers "$arch" "$tmp/ours.ptx")"
     theirs="$(registers "$arch" "$tmp/nvcc.ptx")"
     ratio="$(awk -v a="$ours" -v b="$theirs" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }')"
-    printf "%-12s %-6s %8s %6s %s\n" "$name" "$arch" "$ours" "$theirs" "$ratio"
+    printf "%-12s %-6s %8s %6s %s\n" "$family" "$arch" "$ours" "$theirs" "$ratio"
   done
 done

@@ -213,8 +213,12 @@ void BM_Nvrtc(benchmark::State& state, const kernels::KernelFamily* family, std:
   state.counters["ratio_first"] = nvrtc_mean / Median(first);
 }
 
+// bench/cuda/NAME.cu, or with the family's '.' as '_' (gemm.simt: gemm_simt.cu).
 std::string ReadCudaSource(std::string_view name) {
+  std::string file(name);
+  std::replace(file.begin(), file.end(), '.', '_');
   std::ifstream in(StrCat(PTXFORGE_SOURCE_DIR, "/bench/cuda/", name, ".cu"));
+  if (!in) in.open(StrCat(PTXFORGE_SOURCE_DIR, "/bench/cuda/", file, ".cu"));
   if (!in) return "";
   std::stringstream s;
   s << in.rdbuf();
