@@ -123,6 +123,25 @@ class Orderer {
   uint32_t begin_ = 0;
 };
 
+// items[i] = old items[order[i]] for every i, in place (order is a
+// permutation), by following its cycles: no second array of the items.
+template <typename T>
+void PermuteInPlace(std::vector<T>& items, const std::vector<uint32_t>& order) {
+  std::vector<bool> done(items.size(), false);
+  for (uint32_t start = 0; start < items.size(); ++start) {
+    if (done[start] || order[start] == start) continue;
+    T first = std::move(items[start]);
+    uint32_t j = start;
+    while (order[j] != start) {
+      items[j] = std::move(items[order[j]]);
+      done[j] = true;
+      j = order[j];
+    }
+    items[j] = std::move(first);
+    done[j] = true;
+  }
+}
+
 // Renumbers registers by first appearance in the body.
 void RenumberRegisters(Kernel& kernel) {
   const size_t nregs = kernel.regs.size();
@@ -150,9 +169,7 @@ void RenumberRegisters(Kernel& kernel) {
     for (Reg& d : inst.dsts) map(d);
     if (inst.guard.valid()) map(inst.guard);
   }
-  std::vector<RegInfo> regs(nregs);
-  for (uint32_t r = 0; r < nregs; ++r) regs[r] = std::move(kernel.regs[old_of[r]]);
-  kernel.regs = std::move(regs);
+  PermuteInPlace(kernel.regs, old_of);
 }
 
 }  // namespace
@@ -161,12 +178,7 @@ void CanonicalizeOrder(Kernel& kernel) {
   std::vector<uint32_t> order = Orderer(kernel).Run();
   bool moved = false;
   for (uint32_t i = 0; i < order.size() && !moved; ++i) moved = order[i] != i;
-  if (moved) {
-    std::vector<Instruction> body;
-    body.reserve(order.size());
-    for (uint32_t i : order) body.push_back(std::move(kernel.body[i]));
-    kernel.body = std::move(body);
-  }
+  if (moved) PermuteInPlace(kernel.body, order);
   RenumberRegisters(kernel);
 }
 

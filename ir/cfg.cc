@@ -1,6 +1,9 @@
 // Control-flow graph construction.
 #include "ir/cfg.h"
 
+#include <algorithm>
+#include <utility>
+
 namespace ptxforge::ir {
 
 bool BitSet::UnionWith(const BitSet& o) {
@@ -28,38 +31,38 @@ Cfg Cfg::Build(const ir::Kernel& kernel) {
   const auto& body = kernel.body;
   const uint32_t n = static_cast<uint32_t>(body.size());
   cfg.block_of_label.assign(kernel.labels.size(), UINT32_MAX);
-  std::vector<bool> leader(n + 1, false);
-  leader[0] = true;
+  // One sweep of the body (it is the large thing to read): blocks, label
+  // bindings, and how each block ends.
+  struct Exit {
+    uint32_t label = UINT32_MAX;  // the branch target's label, if the block ends in bra
+    bool falls_through = true;
+  };
+  std::vector<Exit> exits;
+  bool starts_block = true;
   for (uint32_t i = 0; i < n; ++i) {
     const ir::Instruction& inst = body[i];
-    if (inst.op == ir::Opcode::kLabel) leader[i] = true;
-    if (inst.op == ir::Opcode::kBra || inst.info().has(ir::kTerminator)) leader[i + 1] = true;
-  }
-  std::vector<uint32_t> block_at(n, 0);
-  for (uint32_t i = 0; i < n; ++i) {
-    if (leader[i]) cfg.blocks.push_back(BasicBlock{i, i, {}, {}});
+    if (starts_block || inst.op == ir::Opcode::kLabel) {
+      cfg.blocks.push_back(BasicBlock{i, i, {}, {}});
+      exits.emplace_back();
+    }
     cfg.blocks.back().end = i + 1;
-    block_at[i] = static_cast<uint32_t>(cfg.blocks.size() - 1);
-    const ir::Instruction& inst = body[i];
     if (inst.op == ir::Opcode::kLabel && !inst.srcs.empty() && inst.srcs[0].id < kernel.labels.size() &&
         cfg.block_of_label[inst.srcs[0].id] == UINT32_MAX) {
-      cfg.block_of_label[inst.srcs[0].id] = block_at[i];
+      cfg.block_of_label[inst.srcs[0].id] = static_cast<uint32_t>(cfg.blocks.size() - 1);
+    }
+    starts_block = inst.op == ir::Opcode::kBra || inst.info().has(ir::kTerminator);
+    if (starts_block) {  // the last instruction of its block
+      if (inst.op == ir::Opcode::kBra) exits.back().label = inst.srcs.empty() ? UINT32_MAX : inst.srcs[0].id;
+      exits.back().falls_through = inst.guarded();
     }
   }
   for (uint32_t b = 0; b < cfg.blocks.size(); ++b) {
     BasicBlock& bb = cfg.blocks[b];
-    const ir::Instruction& last = body[bb.end - 1];
-    bool falls_through = true;
-    if (last.op == ir::Opcode::kBra) {
-      uint32_t label = last.srcs.empty() ? UINT32_MAX : last.srcs[0].id;
-      if (label < cfg.block_of_label.size() && cfg.block_of_label[label] != UINT32_MAX) {
-        bb.succs.push_back(cfg.block_of_label[label]);
-      }
-      falls_through = last.guarded();
-    } else if (last.info().has(ir::kTerminator)) {
-      falls_through = last.guarded();
+    const uint32_t label = exits[b].label;
+    if (label < cfg.block_of_label.size() && cfg.block_of_label[label] != UINT32_MAX) {
+      bb.succs.push_back(cfg.block_of_label[label]);
     }
-    if (falls_through && b + 1 < cfg.blocks.size()) {
+    if (exits[b].falls_through && b + 1 < cfg.blocks.size()) {
       bool dup = false;
       for (uint32_t s : bb.succs) dup |= s == b + 1;
       if (!dup) bb.succs.push_back(b + 1);
@@ -69,6 +72,67 @@ Cfg Cfg::Build(const ir::Kernel& kernel) {
     for (uint32_t s : cfg.blocks[b].succs) cfg.blocks[s].preds.push_back(b);
   }
   return cfg;
+}
+
+std::vector<uint32_t> ReversePostOrder(const Cfg& cfg) {
+  const uint32_t nb = static_cast<uint32_t>(cfg.blocks.size());
+  std::vector<uint32_t> order;
+  if (nb == 0) return order;
+  order.reserve(nb);
+  // Iterative depth-first search (kernels have 200k blocks: no recursion).
+  std::vector<bool> seen(nb, false);
+  std::vector<std::pair<uint32_t, uint32_t>> stack;  // block, next successor
+  stack.push_back({0, 0});
+  seen[0] = true;
+  while (!stack.empty()) {
+    auto& [b, next] = stack.back();
+    const auto& succs = cfg.blocks[b].succs;
+    if (next < succs.size()) {
+      uint32_t s = succs[next++];
+      if (!seen[s]) {
+        seen[s] = true;
+        stack.push_back({s, 0});
+      }
+    } else {
+      order.push_back(b);
+      stack.pop_back();
+    }
+  }
+  std::reverse(order.begin(), order.end());
+  return order;
+}
+
+std::vector<uint32_t> ImmediateDominators(const Cfg& cfg) {
+  const uint32_t nb = static_cast<uint32_t>(cfg.blocks.size());
+  std::vector<uint32_t> idom(nb, UINT32_MAX);
+  if (nb == 0) return idom;
+  std::vector<uint32_t> order = ReversePostOrder(cfg);
+  std::vector<uint32_t> rank(nb, UINT32_MAX);
+  for (uint32_t i = 0; i < order.size(); ++i) rank[order[i]] = i;
+  auto intersect = [&](uint32_t a, uint32_t b) {
+    while (a != b) {
+      while (rank[a] > rank[b]) a = idom[a];
+      while (rank[b] > rank[a]) b = idom[b];
+    }
+    return a;
+  };
+  idom[0] = 0;
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (size_t i = 1; i < order.size(); ++i) {
+      const uint32_t b = order[i];
+      uint32_t d = UINT32_MAX;
+      for (uint32_t p : cfg.blocks[b].preds) {
+        if (idom[p] == UINT32_MAX) continue;  // unreachable, or not processed yet
+        d = d == UINT32_MAX ? p : intersect(p, d);
+      }
+      if (d != idom[b]) {
+        idom[b] = d;
+        changed = true;
+      }
+    }
+  }
+  return idom;
 }
 
 }  // namespace ptxforge::ir

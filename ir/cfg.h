@@ -56,6 +56,14 @@ struct Cfg {
   static Cfg Build(const Kernel& kernel);
 };
 
+// The blocks reachable from block 0 in reverse post order (block 0 first).
+std::vector<uint32_t> ReversePostOrder(const Cfg& cfg);
+
+// Immediate dominators, by Cooper, Harvey and Kennedy's iterative algorithm
+// over reverse post order (one or two sweeps for structured code): idom[0] is
+// 0, and blocks that block 0 cannot reach get UINT32_MAX.
+std::vector<uint32_t> ImmediateDominators(const Cfg& cfg);
+
 }  // namespace ptxforge::ir
 
 #endif  // PTXFORGE_IR_CFG_H_

@@ -74,6 +74,10 @@ struct Kernel {
   std::vector<RawPtxBlock> raw_ptx;  // bodies of kRaw instructions
   LaunchBounds bounds;
   std::optional<KernelStats> stats;
+  // ir::Fingerprint(*this) when the kernel last passed the verifier, as
+  // recorded by ir::MarkVerified (ir/verify.h); 0: never. Any change to what
+  // the verifier reads changes the fingerprint, so a stale mark is ignored.
+  uint64_t verified_fingerprint = 0;
 
   const RegInfo& reg(Reg r) const { return regs[r.id]; }
   ScalarType type_of(Reg r) const { return regs[r.id].type; }

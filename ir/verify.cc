@@ -4,9 +4,13 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstring>
+#include <type_traits>
 #include <optional>
 #include <string>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "ir/cfg.h"
 #include "ir/enum_ranges.h"
 #include "ir/format.h"
@@ -281,37 +285,61 @@ class Verifier {
     struct Check {
       ir::ModSlot slot;
       bool set;
-      std::string_view name;  // printed after a '.'; "" for the type slots
     };
     const Check checks[] = {
-        {ir::ModSlot::kSem, m.sem != ir::MemSem::kNone, ir::MemSemName(m.sem)},
-        {ir::ModSlot::kScope, m.scope != ir::Scope::kNone && !HasSlot(info, ir::ModSlot::kLevel), ir::ScopeName(m.scope)},
-        {ir::ModSlot::kSpace, m.space != ir::StateSpace::kGeneric, ir::StateSpaceName(m.space)},
-        {ir::ModSlot::kTo, m.cvta_to, "to"},
-        {ir::ModSlot::kNc, m.nc, "nc"},
-        {ir::ModSlot::kCache, m.cache != ir::CacheOp::kNone, ir::CacheOpName(m.cache)},
-        {ir::ModSlot::kVec, m.vec != 1, "v"},
-        {ir::ModSlot::kAtom, m.atom != ir::AtomOp::kNone, ir::AtomOpName(m.atom)},
-        {ir::ModSlot::kShfl, m.shfl != ir::ShflMode::kNone, ir::ShflModeName(m.shfl)},
-        {ir::ModSlot::kVote, m.vote != ir::VoteMode::kNone, ir::VoteModeName(m.vote)},
-        {ir::ModSlot::kCmp, m.cmp != ir::CmpOp::kNone, ir::CmpOpName(m.cmp)},
-        {ir::ModSlot::kBool, m.bool_op != ir::BoolOp::kNone, ir::BoolOpName(m.bool_op)},
-        {ir::ModSlot::kMode, m.mode != ir::Mode::kNone, ir::ModeName(m.mode)},
-        {ir::ModSlot::kRnd, m.rounding != ir::Rounding::kNone, ir::RoundingName(m.rounding)},
-        {ir::ModSlot::kFtz, m.ftz, "ftz"},
-        {ir::ModSlot::kSat, m.sat, "sat"},
-        {ir::ModSlot::kNoftz, m.noftz, "noftz"},
-        {ir::ModSlot::kUni, m.uni, "uni"},
-        {ir::ModSlot::kType, m.type != ScalarType::kNone, ""},
-        {ir::ModSlot::kType2, m.type2 != ScalarType::kNone, ""},
-        {ir::ModSlot::kVariant, m.variant != 0, ir::VariantName(info, m.variant)},
+        {ir::ModSlot::kSem, m.sem != ir::MemSem::kNone},
+        {ir::ModSlot::kScope, m.scope != ir::Scope::kNone && !HasSlot(info, ir::ModSlot::kLevel)},
+        {ir::ModSlot::kSpace, m.space != ir::StateSpace::kGeneric},
+        {ir::ModSlot::kTo, m.cvta_to},
+        {ir::ModSlot::kNc, m.nc},
+        {ir::ModSlot::kCache, m.cache != ir::CacheOp::kNone},
+        {ir::ModSlot::kVec, m.vec != 1},
+        {ir::ModSlot::kAtom, m.atom != ir::AtomOp::kNone},
+        {ir::ModSlot::kShfl, m.shfl != ir::ShflMode::kNone},
+        {ir::ModSlot::kVote, m.vote != ir::VoteMode::kNone},
+        {ir::ModSlot::kCmp, m.cmp != ir::CmpOp::kNone},
+        {ir::ModSlot::kBool, m.bool_op != ir::BoolOp::kNone},
+        {ir::ModSlot::kMode, m.mode != ir::Mode::kNone},
+        {ir::ModSlot::kRnd, m.rounding != ir::Rounding::kNone},
+        {ir::ModSlot::kFtz, m.ftz},
+        {ir::ModSlot::kSat, m.sat},
+        {ir::ModSlot::kNoftz, m.noftz},
+        {ir::ModSlot::kUni, m.uni},
+        {ir::ModSlot::kType, m.type != ScalarType::kNone},
+        {ir::ModSlot::kType2, m.type2 != ScalarType::kNone},
+        {ir::ModSlot::kVariant, m.variant != 0},
+    };
+    // The name printed after a '.', looked up only for the message.
+    auto name_of = [&](ir::ModSlot slot) -> std::string_view {
+      switch (slot) {
+        case ir::ModSlot::kSem: return ir::MemSemName(m.sem);
+        case ir::ModSlot::kScope: return ir::ScopeName(m.scope);
+        case ir::ModSlot::kSpace: return ir::StateSpaceName(m.space);
+        case ir::ModSlot::kTo: return "to";
+        case ir::ModSlot::kNc: return "nc";
+        case ir::ModSlot::kCache: return ir::CacheOpName(m.cache);
+        case ir::ModSlot::kVec: return "v";
+        case ir::ModSlot::kAtom: return ir::AtomOpName(m.atom);
+        case ir::ModSlot::kShfl: return ir::ShflModeName(m.shfl);
+        case ir::ModSlot::kVote: return ir::VoteModeName(m.vote);
+        case ir::ModSlot::kCmp: return ir::CmpOpName(m.cmp);
+        case ir::ModSlot::kBool: return ir::BoolOpName(m.bool_op);
+        case ir::ModSlot::kMode: return ir::ModeName(m.mode);
+        case ir::ModSlot::kRnd: return ir::RoundingName(m.rounding);
+        case ir::ModSlot::kFtz: return "ftz";
+        case ir::ModSlot::kSat: return "sat";
+        case ir::ModSlot::kNoftz: return "noftz";
+        case ir::ModSlot::kUni: return "uni";
+        case ir::ModSlot::kVariant: return ir::VariantName(info, m.variant);
+        default: return "";
+      }
     };
     for (const Check& c : checks) {
       if (!c.set || HasSlot(info, c.slot)) continue;
       std::string what = c.slot == ir::ModSlot::kType    ? std::string("a type")
                          : c.slot == ir::ModSlot::kType2 ? std::string("a second type")
                          : c.slot == ir::ModSlot::kVec   ? StrCat(".v", m.vec)
-                                                         : StrCat(".", c.name);
+                                                         : StrCat(".", name_of(c.slot));
       return Error(i, StrCat(what, " does not apply to ", info.mnemonic));
     }
     if (inst.op == Opcode::kSetp && (m.type == ScalarType::kF16x2 || m.type == ScalarType::kBF16x2)) {
@@ -846,71 +874,160 @@ class Verifier {
         if (def_at[d.id] == UINT32_MAX) def_at[d.id] = static_cast<uint32_t>(i);
       }
     }
-    Cfg cfg = Cfg::Build(k_);
-    const size_t nb = cfg.blocks.size();
-    // Must-defined: IN[b] = intersection of OUT[preds]; entry IN is empty.
-    std::vector<BitSet> gen(nb, BitSet(nregs));
-    for (size_t b = 0; b < nb; ++b) {
-      for (uint32_t i = cfg.blocks[b].begin; i < cfg.blocks[b].end; ++i) {
-        const Instruction& inst = k_.body[i];
-        if (inst.guarded()) continue;  // may not execute
-        for (ir::Reg d : inst.dsts) gen[b].Set(d.id);
+    return CheckDefinedBeforeUse(def_at);
+  }
+
+  // Must-defined analysis without a register set per block. A register is
+  // defined at the top of block b when every path from the entry to b passes
+  // an unguarded definition of it (b unreachable: vacuously). For a register
+  // defined once that is exactly "its defining block strictly dominates b";
+  // for a mutable register a dominating definition suffices, and otherwise a
+  // backward search from b looks for a path to the entry that avoids every
+  // block defining it. The blocks are visited in dominator-tree preorder with
+  // a count per register of the blocks on the tree path that define it, so
+  // the cost is linear in the body (plus those searches, which only registers
+  // assigned on several paths with no dominating assignment need). The first
+  // error in body order is reported, as a block-order walk would.
+  absl::Status CheckDefinedBeforeUse(const std::vector<uint32_t>& def_at) const {
+    const size_t nregs = k_.regs.size();
+    const Cfg cfg = Cfg::Build(k_);
+    const uint32_t nb = static_cast<uint32_t>(cfg.blocks.size());
+    const std::vector<uint32_t> idom = ImmediateDominators(cfg);
+    // Dominator-tree children, flattened.
+    std::vector<uint32_t> child_begin(nb + 1, 0), children(nb, 0);
+    for (uint32_t b = 1; b < nb; ++b) {
+      if (idom[b] != UINT32_MAX) ++child_begin[idom[b] + 1];
+    }
+    for (uint32_t b = 0; b < nb; ++b) child_begin[b + 1] += child_begin[b];
+    {
+      std::vector<uint32_t> fill(child_begin.begin(), child_begin.end() - 1);
+      for (uint32_t b = 1; b < nb; ++b) {
+        if (idom[b] != UINT32_MAX) children[fill[idom[b]]++] = b;
       }
     }
-    std::vector<BitSet> out(nb, BitSet(nregs, true));
-    BitSet empty(nregs);
-    bool changed = true;
-    while (changed) {
-      changed = false;
-      for (size_t b = 0; b < nb; ++b) {
-        BitSet in = b == 0 ? empty : BitSet(nregs, true);
-        for (uint32_t p : cfg.blocks[b].preds) in.IntersectWith(out[p]);
-        in.UnionWith(gen[b]);
-        if (!(in == out[b])) {
-          out[b] = std::move(in);
-          changed = true;
+    // Blocks holding an unguarded definition of each mutable register, made
+    // on the first search (most kernels need none).
+    absl::flat_hash_set<uint64_t> mutable_def_blocks;
+    bool have_mutable_def_blocks = false;
+    auto key = [](uint32_t reg, uint32_t block) { return (uint64_t{reg} << 32) | block; };
+    auto find_mutable_def_blocks = [&] {
+      have_mutable_def_blocks = true;
+      for (uint32_t b = 0; b < nb; ++b) {
+        for (uint32_t i = cfg.blocks[b].begin; i < cfg.blocks[b].end; ++i) {
+          const Instruction& inst = k_.body[i];
+          if (inst.guarded()) continue;
+          for (ir::Reg d : inst.dsts) {
+            if (k_.regs[d.id].is_mutable) mutable_def_blocks.insert(key(d.id, b));
+          }
         }
       }
-    }
-    for (size_t b = 0; b < nb; ++b) {
-      BitSet defined = b == 0 ? empty : BitSet(nregs, true);
-      for (uint32_t p : cfg.blocks[b].preds) defined.IntersectWith(out[p]);
-      // Registers defined in this block under a guard (`@%p mov %r, 1`): a
-      // later use under the same guard is fine while %p is unchanged.
-      struct GuardedDef {
-        uint32_t reg, guard;
-        bool negated;
-      };
-      std::vector<GuardedDef> guarded_defs;
+    };
+    // Whether mutable register r is defined at the top of reachable block b
+    // although no block dominating b defines it: no path from the entry to b
+    // avoids its definitions.
+    absl::flat_hash_map<uint64_t, bool> defined_memo;
+    std::vector<uint32_t> seen(nb, UINT32_MAX);
+    uint32_t search = 0;
+    std::vector<uint32_t> work;
+    auto defined_on_all_paths = [&](uint32_t r, uint32_t b) {
+      if (b == 0 || !k_.regs[r].is_mutable) return false;
+      auto [it, inserted] = defined_memo.try_emplace(key(r, b), true);
+      if (!inserted) return it->second;
+      if (!have_mutable_def_blocks) find_mutable_def_blocks();
+      ++search;
+      work.assign(1, b);
+      seen[b] = search;
+      while (!work.empty()) {
+        uint32_t x = work.back();
+        work.pop_back();
+        for (uint32_t p : cfg.blocks[x].preds) {
+          if (seen[p] == search || idom[p] == UINT32_MAX || mutable_def_blocks.contains(key(r, p))) continue;
+          if (p == 0) return it->second = false;
+          seen[p] = search;
+          work.push_back(p);
+        }
+      }
+      return true;
+    };
+
+    std::vector<uint32_t> on_path(nregs, 0);          // dominating (or earlier in-block) blocks defining it
+    std::vector<uint32_t> entered(nregs, UINT32_MAX);  // the last block that counted it in on_path
+    std::vector<uint32_t> counted;                      // what the blocks on the tree path counted
+    size_t first_error = SIZE_MAX;
+    absl::Status error;
+    // Registers defined in the current block under a guard (`@%p mov %r, 1`):
+    // a later use under the same guard is fine while %p is unchanged.
+    struct GuardedDef {
+      uint32_t reg, guard;
+      bool negated;
+    };
+    std::vector<GuardedDef> guarded_defs;
+    // Checks the uses of block b before the first error found so far, and
+    // counts every unguarded definition of b (its dominator-tree descendants
+    // may come earlier in the body).
+    auto enter_block = [&](uint32_t b) {
+      guarded_defs.clear();
       for (uint32_t i = cfg.blocks[b].begin; i < cfg.blocks[b].end; ++i) {
         const Instruction& inst = k_.body[i];
-        auto defined_under_guard = [&](ir::Reg r) {
-          if (!inst.guarded() || inst.guard == r) return false;
-          for (const GuardedDef& g : guarded_defs) {
-            if (g.reg == r.id && g.guard == inst.guard.id && g.negated == inst.guard_negated) return true;
+        if (i < first_error) {
+          auto defined_under_guard = [&](ir::Reg r) {
+            if (!inst.guarded() || inst.guard == r) return false;
+            for (const GuardedDef& g : guarded_defs) {
+              if (g.reg == r.id && g.guard == inst.guard.id && g.negated == inst.guard_negated) return true;
+            }
+            return false;
+          };
+          absl::Status status;
+          ir::ForEachUse(inst, [&](ir::Reg r) {
+            if (status.ok() && on_path[r.id] == 0 && !defined_under_guard(r) && !defined_on_all_paths(r.id, b)) {
+              status = Error(i, StrCat("%", r.id, " is used before it is defined",
+                                             def_at[r.id] == UINT32_MAX ? " (it is never defined)"
+                                                                         : " on some path"));
+            }
+          });
+          if (!status.ok()) {
+            first_error = i;
+            error = std::move(status);
           }
-          return false;
-        };
-        absl::Status status;
-        ir::ForEachUse(inst, [&](ir::Reg r) {
-          if (status.ok() && !defined.Test(r.id) && !defined_under_guard(r)) {
-            status = Error(i, StrCat("%", r.id, " is used before it is defined",
-                                           def_at[r.id] == UINT32_MAX ? " (it is never defined)"
-                                                                       : " on some path"));
-          }
-        });
-        if (!status.ok()) return status;
+        }
         for (ir::Reg d : inst.dsts) {
           // Redefining a guard forgets what was defined under it.
-          std::erase_if(guarded_defs, [&](const GuardedDef& g) { return g.guard == d.id; });
+          if (!guarded_defs.empty()) {
+            std::erase_if(guarded_defs, [&](const GuardedDef& g) { return g.guard == d.id; });
+          }
           if (inst.guarded()) {
             guarded_defs.push_back({d.id, inst.guard.id, inst.guard_negated});
-          } else {
-            defined.Set(d.id);
+          } else if (entered[d.id] != b) {
+            entered[d.id] = b;
+            ++on_path[d.id];
+            counted.push_back(d.id);
           }
         }
       }
+    };
+    // Preorder over the dominator tree; unreachable blocks are not visited
+    // (everything counts as defined there).
+    struct Frame {
+      uint32_t block, next_child, counted_mark;
+    };
+    std::vector<Frame> stack;
+    auto push = [&](uint32_t b) {
+      const uint32_t mark = static_cast<uint32_t>(counted.size());
+      enter_block(b);
+      stack.push_back({b, child_begin[b], mark});
+    };
+    if (nb > 0) push(0);
+    while (!stack.empty()) {
+      Frame& top = stack.back();
+      if (top.next_child < child_begin[top.block + 1]) {
+        push(children[top.next_child++]);
+      } else {
+        for (size_t j = top.counted_mark; j < counted.size(); ++j) --on_path[counted[j]];
+        counted.resize(top.counted_mark);
+        stack.pop_back();
+      }
     }
+    if (first_error != SIZE_MAX) return error;
     return absl::OkStatus();
   }
 
@@ -953,6 +1070,114 @@ std::optional<std::string> FindBadReference(const Kernel& kernel, const Instruct
   }
   if (inst.op == Opcode::kRaw && inst.raw_index >= kernel.raw_ptx.size()) return "raw PTX block does not exist";
   return std::nullopt;
+}
+
+namespace {
+
+// A sequential 64-bit hash: each word is mixed in with a multiply and an
+// xor-shift (the finaliser of MurmurHash3's 64-bit mix, applied per word).
+class Hasher {
+ public:
+  void Word(uint64_t w) {
+    h_ = (h_ ^ w) * 0x9E3779B97F4A7C15ull;
+    h_ ^= h_ >> 29;
+  }
+  void Bytes(std::string_view s) {
+    Word(s.size());
+    size_t i = 0;
+    for (; i + 8 <= s.size(); i += 8) {
+      uint64_t w;
+      std::memcpy(&w, s.data() + i, 8);
+      Word(w);
+    }
+    if (i < s.size()) {
+      uint64_t w = 0;
+      std::memcpy(&w, s.data() + i, s.size() - i);
+      Word(w);
+    }
+  }
+  void Requirement(const TargetRequirement& r) {
+    Word(static_cast<uint64_t>(static_cast<uint32_t>(r.sm)) | uint64_t{r.arch_specific} << 32);
+    Word(static_cast<uint64_t>(static_cast<uint32_t>(r.ptx.value)));
+  }
+  uint64_t value() const {
+    uint64_t h = h_ * 0xFF51AFD7ED558CCDull;
+    h ^= h >> 33;
+    return h == 0 ? 1 : h;
+  }
+
+ private:
+  uint64_t h_ = 0x243F6A8885A308D3ull;
+};
+
+static_assert(std::is_trivially_copyable_v<Modifiers> && std::has_unique_object_representations_v<Modifiers> &&
+                  sizeof(Modifiers) <= 24,
+              "Fingerprint reads Modifiers as three words");
+
+}  // namespace
+
+uint64_t Fingerprint(const Kernel& kernel) {
+  Hasher h;
+  h.Bytes(kernel.name);
+  h.Word(static_cast<uint64_t>(kernel.target));
+  h.Word(kernel.params.size());
+  for (const Param& p : kernel.params) {
+    h.Bytes(p.name);
+    h.Word(static_cast<uint64_t>(p.type));
+  }
+  h.Word(kernel.variables.size());
+  for (const Variable& v : kernel.variables) {
+    h.Bytes(v.name);
+    h.Word(static_cast<uint64_t>(v.space) | static_cast<uint64_t>(v.elem) << 8 | uint64_t{v.is_extern} << 16 |
+           uint64_t{v.count} << 32);
+    h.Word(v.align);
+  }
+  h.Word(kernel.regs.size());
+  for (const RegInfo& r : kernel.regs) {
+    h.Word(static_cast<uint64_t>(r.type) | uint64_t{r.is_mutable} << 8 | uint64_t{r.hint.size()} << 16);
+    if (!r.hint.empty()) h.Bytes(r.hint);
+  }
+  h.Word(kernel.labels.size());
+  for (const LabelInfo& l : kernel.labels) h.Bytes(l.hint);
+  h.Word(kernel.body.size());
+  for (const Instruction& inst : kernel.body) {
+    uint64_t mods[3] = {0, 0, 0};
+    std::memcpy(mods, &inst.mods, sizeof(Modifiers));
+    h.Word(static_cast<uint64_t>(inst.op) | uint64_t{inst.guard_negated} << 8 | uint64_t{inst.dsts.size()} << 16 |
+           uint64_t{inst.srcs.size()} << 24 | uint64_t{inst.guard.id} << 32);
+    h.Word(mods[0]);
+    h.Word(mods[1]);
+    h.Word(mods[2]);
+    h.Word(inst.raw_index);
+    for (Reg d : inst.dsts) h.Word(d.id);
+    for (const Operand& o : inst.srcs) {
+      h.Word(static_cast<uint64_t>(o.kind) | static_cast<uint64_t>(o.base) << 8 | static_cast<uint64_t>(o.type) << 16 |
+             uint64_t{o.id} << 32);
+      h.Word(static_cast<uint64_t>(o.value));
+    }
+  }
+  h.Word(kernel.raw_ptx.size());
+  for (const RawPtxBlock& r : kernel.raw_ptx) {
+    h.Bytes(r.text);
+    h.Requirement(r.requirement);
+  }
+  for (uint32_t v : kernel.bounds.maxntid) h.Word(v);
+  for (uint32_t v : kernel.bounds.reqntid) h.Word(v);
+  h.Word(kernel.bounds.minnctapersm);
+  return h.value();
+}
+
+void MarkVerified(Kernel& kernel) { kernel.verified_fingerprint = Fingerprint(kernel); }
+
+bool IsMarkedVerified(const Kernel& kernel) {
+  return kernel.verified_fingerprint != 0 && kernel.verified_fingerprint == Fingerprint(kernel);
+}
+
+absl::Status VerifyKernelOnce(Kernel& kernel) {
+  if (IsMarkedVerified(kernel)) return absl::OkStatus();
+  absl::Status s = VerifyKernel(kernel);
+  if (s.ok()) MarkVerified(kernel);
+  return s;
 }
 
 absl::Status CheckWellFormed(const Kernel& kernel) { return Verifier(kernel).RunWellFormed(); }

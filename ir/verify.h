@@ -39,6 +39,24 @@ absl::Status CheckWellFormed(const Kernel& kernel);
 // target; registers defined before use on every path and defined once
 // unless mutable; the body ends in ret, exit or a branch.
 absl::Status VerifyKernel(const Kernel& kernel);
+
+// Verify once per codegen: KernelBuilder::Finish() verifies and marks the
+// kernel, and the pipeline's verify pass (VerifyKernelOnce) then only checks
+// that the kernel is unchanged since, which costs a hash of the kernel.
+//
+// A 64-bit digest of everything VerifyKernel reads: the name, target,
+// params, variables, register table, labels, body (not source locations),
+// raw PTX and launch bounds. Not `stats` nor the mark. Never 0.
+uint64_t Fingerprint(const Kernel& kernel);
+// Records that `kernel`, as it is now, passed VerifyKernel. Only code that
+// has just verified it (or derived it from a verified kernel by a
+// transformation that keeps it valid, such as canonical ordering) calls this.
+void MarkVerified(Kernel& kernel);
+// Whether MarkVerified was called and the kernel has not changed since.
+bool IsMarkedVerified(const Kernel& kernel);
+// VerifyKernel unless IsMarkedVerified; marks the kernel when it passes.
+absl::Status VerifyKernelOnce(Kernel& kernel);
+
 // VerifyKernel on each kernel, plus: kernels share the module's target and
 // have distinct names; a pinned PTX version is high enough.
 absl::Status VerifyModule(const Module& module);

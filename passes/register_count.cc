@@ -1,13 +1,26 @@
-// Register counts and liveness-based pressure.
+// Register counts and liveness-based pressure, linear in the kernel's size.
+//
+// Block-level sets (upward-exposed uses, definitions, live-in) are
+// llvm::SparseBitVector: their memory follows what they hold, not the
+// number of registers, so a kernel of 200k blocks costs what its live ranges
+// cost. Each block is then walked backwards once with one dense scratch set
+// and per-class counters updated on insertion and removal: no set is copied
+// per instruction and no set is scanned to count it.
 #include "passes/register_count.h"
 
 #include <algorithm>
+#include <array>
+#include <cstdint>
+#include <vector>
 
-#include "ir/cfg.h"
 #include "ir/register_numbering.h"
+#include "llvm/ADT/SparseBitVector.h"
+#include "ir/cfg.h"
 
 namespace ptxforge::passes {
 namespace {
+
+using RegSet = llvm::SparseBitVector<128>;
 
 int Units(ir::RegClass c) {
   switch (c) {
@@ -18,6 +31,40 @@ int Units(ir::RegClass c) {
   }
 }
 
+// The live set of the backward walk: a dense bit per register plus the
+// number live per class, and the members, to clear it cheaply.
+class LiveSet {
+ public:
+  LiveSet(const std::vector<uint8_t>& cls, size_t nregs) : cls_(cls), bits_((nregs + 63) / 64, 0) {}
+  bool Test(uint32_t r) const { return (bits_[r / 64] >> (r % 64)) & 1; }
+  void Insert(uint32_t r) {
+    uint64_t& w = bits_[r / 64];
+    uint64_t bit = uint64_t{1} << (r % 64);
+    if (w & bit) return;
+    w |= bit;
+    ++count_[cls_[r]];
+    members_.push_back(r);
+  }
+  void Erase(uint32_t r) {
+    uint64_t& w = bits_[r / 64];
+    uint64_t bit = uint64_t{1} << (r % 64);
+    if (!(w & bit)) return;
+    w &= ~bit;
+    --count_[cls_[r]];
+  }
+  void Clear() {
+    for (uint32_t r : members_) Erase(r);
+    members_.clear();
+  }
+  const std::array<uint32_t, ir::kNumRegClasses>& counts() const { return count_; }
+
+ private:
+  const std::vector<uint8_t>& cls_;
+  std::vector<uint64_t> bits_;
+  std::vector<uint32_t> members_;  // inserted since the last Clear (a superset of the live ones)
+  std::array<uint32_t, ir::kNumRegClasses> count_{};
+};
+
 }  // namespace
 
 ir::KernelStats CountRegisters(const ir::Kernel& kernel) {
@@ -27,47 +74,68 @@ ir::KernelStats CountRegisters(const ir::Kernel& kernel) {
   for (const ir::Instruction& inst : kernel.body) stats.instructions += inst.op != ir::Opcode::kLabel;
 
   const size_t nregs = kernel.regs.size();
-  std::vector<ir::RegClass> cls(nregs);
-  for (size_t r = 0; r < nregs; ++r) cls[r] = ir::RegClassOf(kernel.regs[r].type);
+  std::vector<uint8_t> cls(nregs);
+  for (size_t r = 0; r < nregs; ++r) cls[r] = static_cast<uint8_t>(ir::RegClassOf(kernel.regs[r].type));
 
   ir::Cfg cfg = ir::Cfg::Build(kernel);
   const size_t nb = cfg.blocks.size();
   // use[b]: read before any unconditional write in b; def[b]: unconditionally written.
-  std::vector<ir::BitSet> use(nb, ir::BitSet(nregs)), def(nb, ir::BitSet(nregs)), live_in(nb, ir::BitSet(nregs)),
-      live_out(nb, ir::BitSet(nregs));
-  for (size_t b = 0; b < nb; ++b) {
+  std::vector<RegSet> use(nb), def(nb), live_in(nb);
+  // Each block's registers are gathered first and set in increasing order:
+  // SparseBitVector::set walks its element list from the last position, so
+  // setting out of order (a loop-carried register with a low number between
+  // new ones) would cost the list's length each time.
+  std::vector<uint32_t> def_stamp(nregs, UINT32_MAX);  // the last block that wrote each register
+  std::vector<uint32_t> use_stamp(nregs, UINT32_MAX);  // the last block that read it first
+  std::vector<uint32_t> block_uses, block_defs;
+  auto fill = [](RegSet& set, std::vector<uint32_t>& regs) {
+    std::sort(regs.begin(), regs.end());
+    for (uint32_t r : regs) set.set(r);
+    regs.clear();
+  };
+  for (uint32_t b = 0; b < nb; ++b) {
     for (uint32_t i = cfg.blocks[b].begin; i < cfg.blocks[b].end; ++i) {
       const ir::Instruction& inst = kernel.body[i];
       ir::ForEachUse(inst, [&](ir::Reg r) {
-        if (r.id < nregs && !def[b].Test(r.id)) use[b].Set(r.id);
+        if (r.id < nregs && def_stamp[r.id] != b && use_stamp[r.id] != b) {
+          use_stamp[r.id] = b;
+          block_uses.push_back(r.id);
+        }
       });
       if (!inst.guarded()) {
-        for (ir::Reg d : inst.dsts) def[b].Set(d.id);
+        for (ir::Reg d : inst.dsts) {
+          if (def_stamp[d.id] != b) {
+            def_stamp[d.id] = b;
+            block_defs.push_back(d.id);
+          }
+        }
       }
     }
+    fill(use[b], block_uses);
+    fill(def[b], block_defs);
   }
-  bool changed = true;
-  while (changed) {
+  // Backward dataflow to a fixed point; blocks in reverse order, so straight
+  // code converges in one sweep and each loop adds a sweep per nesting level.
+  for (bool changed = true; changed;) {
     changed = false;
-    for (size_t bi = nb; bi-- > 0;) {
-      ir::BitSet out(nregs);
-      for (uint32_t s : cfg.blocks[bi].succs) out.UnionWith(live_in[s]);
-      ir::BitSet in = out;
-      def[bi].ForEach([&](size_t r) { in.Reset(r); });
-      in.UnionWith(use[bi]);
-      live_out[bi] = std::move(out);
-      if (!(in == live_in[bi])) {
-        live_in[bi] = std::move(in);
+    for (size_t b = nb; b-- > 0;) {
+      RegSet in;
+      for (uint32_t s : cfg.blocks[b].succs) in |= live_in[s];
+      in.intersectWithComplement(def[b]);
+      in |= use[b];
+      if (in != live_in[b]) {
+        live_in[b] = std::move(in);
         changed = true;
       }
     }
   }
+  def.clear();
+  use.clear();
+
   // Walk each block backwards, measuring the live set after each instruction
   // (plus the instruction's own definitions, which occupy registers too).
   std::array<uint32_t, ir::kNumRegClasses> per_class{};
-  auto measure = [&](const ir::BitSet& live) {
-    std::array<uint32_t, ir::kNumRegClasses> counts{};
-    live.ForEach([&](size_t r) { counts[static_cast<int>(cls[r])]++; });
+  auto measure = [&](const std::array<uint32_t, ir::kNumRegClasses>& counts) {
     uint32_t units = 0;
     for (int c = 0; c < ir::kNumRegClasses; ++c) {
       per_class[c] = std::max(per_class[c], counts[c]);
@@ -75,21 +143,30 @@ ir::KernelStats CountRegisters(const ir::Kernel& kernel) {
     }
     stats.max_live = std::max(stats.max_live, units);
   };
+  LiveSet live(cls, nregs);
   for (size_t b = 0; b < nb; ++b) {
-    ir::BitSet live = live_out[b];
+    for (uint32_t s : cfg.blocks[b].succs) {
+      for (unsigned r : live_in[s]) live.Insert(r);
+    }
     for (uint32_t i = cfg.blocks[b].end; i-- > cfg.blocks[b].begin;) {
       const ir::Instruction& inst = kernel.body[i];
-      ir::BitSet at = live;
-      for (ir::Reg d : inst.dsts) at.Set(d.id);
+      std::array<uint32_t, ir::kNumRegClasses> at = live.counts();
+      for (size_t k = 0; k < inst.dsts.size(); ++k) {
+        uint32_t d = inst.dsts[k].id;
+        bool repeated = false;
+        for (size_t j = 0; j < k; ++j) repeated |= inst.dsts[j].id == d;
+        if (!repeated && !live.Test(d)) ++at[cls[d]];
+      }
       measure(at);
       if (!inst.guarded()) {
-        for (ir::Reg d : inst.dsts) live.Reset(d.id);
+        for (ir::Reg d : inst.dsts) live.Erase(d.id);
       }
       ir::ForEachUse(inst, [&](ir::Reg r) {
-        if (r.id < nregs) live.Set(r.id);
+        if (r.id < nregs) live.Insert(r.id);
       });
     }
-    measure(live);
+    measure(live.counts());
+    live.Clear();
   }
   stats.max_live_per_class = per_class;
   return stats;

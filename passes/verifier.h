@@ -1,4 +1,5 @@
-// The verifier as a pass: runs ir::VerifyKernel (ir/verify.h) between passes.
+// The verifier as a pass: runs ir::VerifyKernel (ir/verify.h) between passes,
+// unless the kernel is marked verified and unchanged since (ir::VerifyKernelOnce).
 #ifndef PTXFORGE_PASSES_VERIFIER_H_
 #define PTXFORGE_PASSES_VERIFIER_H_
 
@@ -17,7 +18,10 @@ using ir::VerifyModule;
 class VerifierPass : public Pass {
  public:
   std::string_view name() const override { return "verify"; }
-  absl::Status Run(ir::Kernel& kernel) override { return ir::VerifyKernel(kernel); }
+  // A kernel from KernelBuilder::Finish() is verified there and marked: the
+  // pass then costs one ir::Fingerprint. After a pass changed it, it is
+  // verified again.
+  absl::Status Run(ir::Kernel& kernel) override { return ir::VerifyKernelOnce(kernel); }
 };
 
 }  // namespace ptxforge::passes

@@ -1,11 +1,16 @@
 // Tests of the passes: dead-register removal, register counting and the pipeline.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <array>
 #include <string>
 #include <vector>
 
 #include "builder/kernel_builder.h"
 #include "emit/ir_printer.h"
+#include "ir/cfg.h"
+#include "ir/register_numbering.h"
+#include "kernels/registry.h"
 #include "passes/dead_register_removal.h"
 #include "passes/pass.h"
 #include "passes/register_count.h"
@@ -172,6 +177,191 @@ passes::Pipeline Recording(std::string_view dump_after, std::vector<std::string>
   REQUIRE(Msg(p.DumpAfter(dump_after, [&seen](std::string_view pass, const ir::Kernel&) { seen.emplace_back(pass); })) ==
           "OK");
   return p;
+}
+
+// Register counting as it was before the sparse sets and per-class counters:
+// dense sets per block and a copy of the live set at every instruction,
+// counted by scanning it. CountRegisters must give exactly these numbers.
+ir::KernelStats ReferenceCountRegisters(const ir::Kernel& kernel) {
+  auto units = [](ir::RegClass c) {
+    return c == ir::RegClass::kPred ? 0 : (c == ir::RegClass::kB64 || c == ir::RegClass::kF64) ? 2 : 1;
+  };
+  ir::KernelStats stats;
+  stats.regs_per_class = ir::RegisterNumbering::Compute(kernel).count;
+  for (const ir::Instruction& inst : kernel.body) stats.instructions += inst.op != ir::Opcode::kLabel;
+  const size_t nregs = kernel.regs.size();
+  std::vector<ir::RegClass> cls(nregs);
+  for (size_t r = 0; r < nregs; ++r) cls[r] = ir::RegClassOf(kernel.regs[r].type);
+  ir::Cfg cfg = ir::Cfg::Build(kernel);
+  const size_t nb = cfg.blocks.size();
+  std::vector<ir::BitSet> use(nb, ir::BitSet(nregs)), def(nb, ir::BitSet(nregs)), live_in(nb, ir::BitSet(nregs)),
+      live_out(nb, ir::BitSet(nregs));
+  for (size_t b = 0; b < nb; ++b) {
+    for (uint32_t i = cfg.blocks[b].begin; i < cfg.blocks[b].end; ++i) {
+      const ir::Instruction& inst = kernel.body[i];
+      ir::ForEachUse(inst, [&](ir::Reg r) {
+        if (r.id < nregs && !def[b].Test(r.id)) use[b].Set(r.id);
+      });
+      if (!inst.guarded()) {
+        for (ir::Reg d : inst.dsts) def[b].Set(d.id);
+      }
+    }
+  }
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (size_t bi = nb; bi-- > 0;) {
+      ir::BitSet out(nregs);
+      for (uint32_t s : cfg.blocks[bi].succs) out.UnionWith(live_in[s]);
+      ir::BitSet in = out;
+      def[bi].ForEach([&](size_t r) { in.Reset(r); });
+      in.UnionWith(use[bi]);
+      live_out[bi] = std::move(out);
+      if (!(in == live_in[bi])) {
+        live_in[bi] = std::move(in);
+        changed = true;
+      }
+    }
+  }
+  std::array<uint32_t, ir::kNumRegClasses> per_class{};
+  auto measure = [&](const ir::BitSet& live) {
+    std::array<uint32_t, ir::kNumRegClasses> counts{};
+    live.ForEach([&](size_t r) { counts[static_cast<int>(cls[r])]++; });
+    uint32_t u = 0;
+    for (int c = 0; c < ir::kNumRegClasses; ++c) {
+      per_class[c] = std::max(per_class[c], counts[c]);
+      u += counts[c] * units(static_cast<ir::RegClass>(c));
+    }
+    stats.max_live = std::max(stats.max_live, u);
+  };
+  for (size_t b = 0; b < nb; ++b) {
+    ir::BitSet live = live_out[b];
+    for (uint32_t i = cfg.blocks[b].end; i-- > cfg.blocks[b].begin;) {
+      const ir::Instruction& inst = kernel.body[i];
+      ir::BitSet at = live;
+      for (ir::Reg d : inst.dsts) at.Set(d.id);
+      measure(at);
+      if (!inst.guarded()) {
+        for (ir::Reg d : inst.dsts) live.Reset(d.id);
+      }
+      ir::ForEachUse(inst, [&](ir::Reg r) {
+        if (r.id < nregs) live.Set(r.id);
+      });
+    }
+    measure(live);
+  }
+  stats.max_live_per_class = per_class;
+  return stats;
+}
+
+void RequireSameStats(const ir::KernelStats& got, const ir::KernelStats& want) {
+  REQUIRE(got.regs_per_class == want.regs_per_class);
+  REQUIRE(got.max_live_per_class == want.max_live_per_class);
+  REQUIRE(got.max_live == want.max_live);
+  REQUIRE(got.instructions == want.instructions);
+}
+
+// Dead-register removal as it was before the backward sweep: a worklist from
+// the instructions with effects. RemoveDeadRegisters must keep exactly these.
+std::vector<bool> ReferenceLiveInstructions(const ir::Kernel& kernel) {
+  const auto& body = kernel.body;
+  std::vector<std::vector<uint32_t>> defs(kernel.regs.size());
+  for (uint32_t i = 0; i < body.size(); ++i) {
+    for (ir::Reg d : body[i].dsts) defs[d.id].push_back(i);
+  }
+  std::vector<bool> live(body.size(), false), reg_live(kernel.regs.size(), false);
+  std::vector<uint32_t> work;
+  for (uint32_t i = 0; i < body.size(); ++i) {
+    if (!body[i].info().has(ir::kPure) || body[i].info().has(ir::kPseudo)) {
+      live[i] = true;
+      work.push_back(i);
+    }
+  }
+  while (!work.empty()) {
+    uint32_t i = work.back();
+    work.pop_back();
+    ir::ForEachUse(body[i], [&](ir::Reg r) {
+      if (reg_live[r.id]) return;
+      reg_live[r.id] = true;
+      for (uint32_t j : defs[r.id]) {
+        if (!live[j]) {
+          live[j] = true;
+          work.push_back(j);
+        }
+      }
+    });
+  }
+  return live;
+}
+
+void RequireSameDce(ir::Kernel kernel) {
+  std::vector<bool> live = ReferenceLiveInstructions(kernel);
+  ir::Kernel expected = kernel;
+  expected.body.clear();
+  for (size_t i = 0; i < live.size(); ++i) {
+    if (live[i]) expected.body.push_back(kernel.body[i]);
+  }
+  size_t removed = passes::RemoveDeadRegisters(kernel);
+  REQUIRE(removed == live.size() - expected.body.size());
+  REQUIRE(emit::PrintIr(kernel) == emit::PrintIr(expected));
+}
+
+TEST_CASE("dead-register removal keeps what the worklist reference keeps", "[dce]") {
+  RequireSameDce(StraightLine());
+  RequireSameDce(Loop());
+  int kernels_checked = 0;
+  for (const kernels::KernelFamily* family : kernels::AllFamilies()) {
+    absl::StatusOr<kernels::Config> config = family->MakeConfig();
+    REQUIRE(Msg(config) == "OK");
+    absl::StatusOr<ir::Kernel> built = family->Build(*config, ir::Target::kSm80);
+    REQUIRE(Msg(built) == "OK");
+    INFO(family->name());
+    RequireSameDce(*std::move(built));
+    ++kernels_checked;
+  }
+  REQUIRE(kernels_checked >= 10);
+}
+
+TEST_CASE("register counting gives the dense reference's numbers on every registry kernel", "[regcount]") {
+  int kernels_checked = 0;
+  for (const kernels::KernelFamily* family : kernels::AllFamilies()) {
+    for (ir::Target target : {ir::Target::kSm80, ir::Target::kSm90}) {
+      absl::StatusOr<kernels::Config> config = family->MakeConfig();
+      REQUIRE(Msg(config) == "OK");
+      absl::StatusOr<ir::Kernel> built = family->Build(*config, target);
+      if (!built.ok()) continue;  // a family that does not support this target
+      ir::Kernel kernel = *std::move(built);
+      INFO(family->name() << " on " << ir::TargetName(target));
+      // Before and after dead-register removal, as the pipeline sees it.
+      RequireSameStats(passes::CountRegisters(kernel), ReferenceCountRegisters(kernel));
+      passes::RemoveDeadRegisters(kernel);
+      RequireSameStats(passes::CountRegisters(kernel), ReferenceCountRegisters(kernel));
+      ++kernels_checked;
+    }
+  }
+  REQUIRE(kernels_checked >= 10);
+}
+
+TEST_CASE("register counting gives the dense reference's numbers on guarded and looping code", "[regcount]") {
+  RequireSameStats(passes::CountRegisters(StraightLine()), ReferenceCountRegisters(StraightLine()));
+  RequireSameStats(passes::CountRegisters(Loop()), ReferenceCountRegisters(Loop()));
+  // Guarded definitions (they do not kill), a nested loop, and f64/b64/pred
+  // registers live across the back edges.
+  KernelBuilder b("nested");
+  Value<U64> out = b.CvtaToGlobal(b.Param<U64>("out"));
+  Value<U32> n = b.Param<U32>("n");
+  Var<F64> acc = b.Mutable<F64>(0.0, "acc");
+  Var<U64> ptr = b.Mutable<U64>(out, "ptr");
+  b.ForRange<U32>(0u, n, 1u, [&](Value<U32> i) {
+    Value<Pred> odd = b.Ne(b.And(i, 1u), 0u);
+    b.ForRange<U32>(0u, i, 1u, [&](Value<U32> j) {
+      b.If(odd, [&] { b.Assign(acc, b.Add<F64>(acc, 1.5)); });
+      b.Assign(ptr, b.Add<U64>(ptr, b.Cvt<U64>(j)));
+      b.Assign(ptr, b.Add<U64>(ptr, 8u));
+    });
+  });
+  b.Store(StateSpace::kGlobal, Value<U64>(ptr), Value<F64>(acc));
+  ir::Kernel k = Finished(b);
+  RequireSameStats(passes::CountRegisters(k), ReferenceCountRegisters(k));
 }
 
 TEST_CASE("the pipeline dumps after the chosen pass", "[pipeline]") {

@@ -2,11 +2,14 @@
 #include <catch2/catch.hpp>
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "builder/kernel_builder.h"
+#include "ir/cfg.h"
 #include "ir/format.h"
+#include "ir/register_numbering.h"
 #include "ir/verify.h"
 #include "passes/verifier.h"
 #include "test/test_util.h"
@@ -895,6 +898,212 @@ TEST_CASE("a typed builder kernel: used before defined on one branch", "[verifie
   b.Store(StateSpace::kGlobal, Address(b.Param<U64>("out")), w);
   REQUIRE(Msg(b.Finish()) == StrCat("kernel branchy: verifier_test.cc:", line,
                                     ": add.u32 %3, %1, 1: %1 is used before it is defined on some path"));
+}
+
+// The must-defined analysis as it was before the dominator formulation: a
+// register set per block, intersected over predecessors to a fixed point.
+// Returns the first use of an undefined register in body order as
+// (instruction, register, never defined), or nothing.
+struct UseError {
+  size_t inst;
+  uint32_t reg;
+  bool never;
+};
+std::optional<UseError> ReferenceUseBeforeDef(const ir::Kernel& k) {
+  const size_t nregs = k.regs.size();
+  std::vector<uint32_t> def_at(nregs, UINT32_MAX);
+  for (size_t i = 0; i < k.body.size(); ++i) {
+    for (ir::Reg d : k.body[i].dsts) {
+      if (def_at[d.id] == UINT32_MAX) def_at[d.id] = static_cast<uint32_t>(i);
+    }
+  }
+  ir::Cfg cfg = ir::Cfg::Build(k);
+  const size_t nb = cfg.blocks.size();
+  std::vector<ir::BitSet> gen(nb, ir::BitSet(nregs));
+  for (size_t b = 0; b < nb; ++b) {
+    for (uint32_t i = cfg.blocks[b].begin; i < cfg.blocks[b].end; ++i) {
+      if (k.body[i].guarded()) continue;
+      for (ir::Reg d : k.body[i].dsts) gen[b].Set(d.id);
+    }
+  }
+  std::vector<ir::BitSet> out(nb, ir::BitSet(nregs, true));
+  const ir::BitSet empty(nregs);
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (size_t b = 0; b < nb; ++b) {
+      ir::BitSet in = b == 0 ? empty : ir::BitSet(nregs, true);
+      for (uint32_t p : cfg.blocks[b].preds) in.IntersectWith(out[p]);
+      in.UnionWith(gen[b]);
+      if (!(in == out[b])) {
+        out[b] = std::move(in);
+        changed = true;
+      }
+    }
+  }
+  for (size_t b = 0; b < nb; ++b) {
+    ir::BitSet defined = b == 0 ? empty : ir::BitSet(nregs, true);
+    for (uint32_t p : cfg.blocks[b].preds) defined.IntersectWith(out[p]);
+    struct GuardedDef {
+      uint32_t reg, guard;
+      bool negated;
+    };
+    std::vector<GuardedDef> guarded_defs;
+    for (uint32_t i = cfg.blocks[b].begin; i < cfg.blocks[b].end; ++i) {
+      const ir::Instruction& inst = k.body[i];
+      std::optional<UseError> found;
+      ir::ForEachUse(inst, [&](ir::Reg r) {
+        if (found || defined.Test(r.id)) return;
+        bool under_guard = false;
+        if (inst.guarded() && inst.guard != r) {
+          for (const GuardedDef& g : guarded_defs) {
+            under_guard |= g.reg == r.id && g.guard == inst.guard.id && g.negated == inst.guard_negated;
+          }
+        }
+        if (!under_guard) found = UseError{i, r.id, def_at[r.id] == UINT32_MAX};
+      });
+      if (found) return found;
+      for (ir::Reg d : inst.dsts) {
+        std::erase_if(guarded_defs, [&](const GuardedDef& g) { return g.guard == d.id; });
+        if (inst.guarded()) {
+          guarded_defs.push_back({d.id, inst.guard.id, inst.guard_negated});
+        } else {
+          defined.Set(d.id);
+        }
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+TEST_CASE("use before definition: the dominator formulation agrees with set dataflow on random CFGs", "[verifier]") {
+  // Random bodies of movs, adds, setps, branches forward and backward
+  // (guarded or not), labels, guarded definitions and early returns, over
+  // mutable and once-defined registers. The verdict and message must be what
+  // the per-block set dataflow gives.
+  uint64_t seed = 0x9E3779B97F4A7C15ull;
+  auto next = [&](uint32_t n) {
+    seed ^= seed << 13;
+    seed ^= seed >> 7;
+    seed ^= seed << 17;
+    return static_cast<uint32_t>(seed % n);
+  };
+  int errors = 0, oks = 0;
+  for (int round = 0; round < 4000; ++round) {
+    HandKernel h("k");
+    const uint32_t nvals = 2 + next(6), npreds = 1 + next(2), nlabels = next(5);
+    std::vector<ir::Reg> vals, preds;
+    std::vector<bool> defined_once(nvals + npreds, false);
+    for (uint32_t v = 0; v < nvals; ++v) vals.push_back(h.Reg(T::kU32, /*is_mutable=*/next(3) != 0));
+    for (uint32_t p = 0; p < npreds; ++p) preds.push_back(h.Reg(T::kPred, /*is_mutable=*/true));
+    std::vector<ir::Label> labels;
+    for (uint32_t l = 0; l < nlabels; ++l) labels.push_back(h.NewLabel());
+    const uint32_t length = 4 + next(28);
+    // Where each label is bound: a random position, once.
+    std::vector<uint32_t> bind_at(nlabels);
+    for (uint32_t& at : bind_at) at = next(length);
+    auto maybe_guard = [&](ir::Instruction& inst) {
+      if (next(4) == 0) {
+        inst.guard = preds[next(npreds)];
+        inst.guard_negated = next(2) != 0;
+      }
+    };
+    auto def_ok = [&](ir::Reg r) { return h.kernel().regs[r.id].is_mutable || !defined_once[r.id]; };
+    for (uint32_t pos = 0; pos < length; ++pos) {
+      for (uint32_t l = 0; l < nlabels; ++l) {
+        if (bind_at[l] == pos) h.Bind(labels[l]);
+      }
+      switch (next(7)) {
+        case 0:
+        case 1: {
+          ir::Reg d = vals[next(nvals)];
+          if (!def_ok(d)) break;
+          defined_once[d.id] = true;
+          maybe_guard(h.MovImm(d, T::kU32, pos));
+          break;
+        }
+        case 2: {
+          ir::Reg d = vals[next(nvals)];
+          if (!def_ok(d)) break;
+          defined_once[d.id] = true;
+          maybe_guard(h.Add(Opcode::kAdd, Ty(T::kU32), {d}, {vals[next(nvals)], vals[next(nvals)]}));
+          break;
+        }
+        case 3:
+          maybe_guard(h.Add(Opcode::kSetp, ir::Modifiers{.type = T::kU32, .cmp = ir::CmpOp::kLt},
+                            {preds[next(npreds)]}, {vals[next(nvals)], Imm(T::kU32, 7)}));
+          break;
+        case 4:
+        case 5:
+          if (nlabels > 0) maybe_guard(h.Bra(labels[next(nlabels)]));
+          break;
+        default:
+          if (next(3) == 0) {
+            ir::Instruction& ret = h.Ret();
+            ret.guard = preds[next(npreds)];
+          }
+          break;
+      }
+    }
+    h.Ret();
+    const ir::Kernel& k = h.kernel();
+    std::optional<UseError> expected = ReferenceUseBeforeDef(k);
+    absl::Status s = passes::VerifyKernel(k);
+    std::string body;
+    for (const ir::Instruction& inst : k.body) body += ir::InstructionText(k, inst) + "\n";
+    INFO("round " << round << ":\n" << body << "got: " << Msg(s));
+    if (!expected) {
+      REQUIRE(s.ok());
+      ++oks;
+    } else {
+      ++errors;
+      REQUIRE(!s.ok());
+      const std::string want_head = StrCat("kernel k: instruction ", expected->inst, ": ");
+      const std::string want_tail = StrCat(": %", expected->reg, " is used before it is defined",
+                                           expected->never ? " (it is never defined)" : " on some path");
+      const std::string msg(s.message());
+      REQUIRE(msg.substr(0, want_head.size()) == want_head);
+      REQUIRE(msg.size() >= want_tail.size());
+      REQUIRE(msg.substr(msg.size() - want_tail.size()) == want_tail);
+    }
+  }
+  // Both verdicts are well represented.
+  REQUIRE(errors > 1000);
+  REQUIRE(oks > 300);
+}
+
+TEST_CASE("verified once: Finish() marks the kernel, any change to it drops the mark", "[verifier]") {
+  KernelBuilder b("marked");
+  Value<U64> out = b.CvtaToGlobal(b.Param<U64>("out"));
+  Value<U32> v = b.Add(b.TidX(), 3u);
+  b.Store(StateSpace::kGlobal, out, v);
+  absl::StatusOr<ir::Kernel> built = b.Finish();
+  REQUIRE(Msg(built) == "OK");
+  ir::Kernel k = *std::move(built);
+  REQUIRE(ir::IsMarkedVerified(k));
+  passes::VerifierPass pass;
+  REQUIRE(Msg(pass.Run(k)) == "OK");
+  // Stats are not part of what the verifier reads.
+  k.stats = ir::KernelStats{};
+  REQUIRE(ir::IsMarkedVerified(k));
+  // A change the verifier would refuse: the mark no longer holds, the pass verifies and fails.
+  ir::Kernel broken = k;
+  REQUIRE(ir::IsMarkedVerified(broken));  // a copy keeps the mark
+  for (ir::Instruction& inst : broken.body) {
+    if (inst.op == Opcode::kAdd) inst.mods.type = T::kF64;
+  }
+  REQUIRE_FALSE(ir::IsMarkedVerified(broken));
+  REQUIRE(Msg(pass.Run(broken)).find("add.f64") != std::string::npos);
+  REQUIRE_FALSE(ir::IsMarkedVerified(broken));
+  // A valid change: verified again, then marked.
+  ir::Kernel renamed = k;
+  renamed.name = "renamed";
+  REQUIRE_FALSE(ir::IsMarkedVerified(renamed));
+  REQUIRE(Msg(ir::VerifyKernelOnce(renamed)) == "OK");
+  REQUIRE(ir::IsMarkedVerified(renamed));
+  // Hand-built kernels start unmarked.
+  HandKernel h("hand");
+  h.Ret();
+  REQUIRE_FALSE(ir::IsMarkedVerified(h.kernel()));
 }
 
 TEST_CASE("the target decides which instructions are allowed and the PTX version", "[verifier]") {

@@ -18,7 +18,7 @@ extern "C" __global__ void __launch_bounds__(kBlock)
   for (unsigned r = blockIdx.x; r < rows; r += gridDim.x) {
     const float* xr = x + size_t{r} * cols;
     float* yr = y + size_t{r} * cols;
-    float m = -INFINITY, s = 0;
+    float m = -__int_as_float(0x7f800000), s = 0;  // -inf (NVRTC has no INFINITY)
     for (unsigned c = threadIdx.x; c < cols; c += kBlock) {
       float v = xr[c], e = expf(-fabsf(v - m));
       s = v > m ? fmaf(s, e, 1.0f) : s + e;

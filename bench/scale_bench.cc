@@ -1,0 +1,173 @@
+// Scaling of code generation from 1k to 1M instructions (synthetic kernels,
+// straight-line and with a block every 5 instructions): time per instruction
+// of each stage and the peak heap of a whole codegen per instruction.
+#include <benchmark/benchmark.h>
+#include <malloc.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <cstdlib>
+#include <new>
+#include <string>
+
+#include "bench/bench_util.h"
+#include "bench/synthetic_kernel.h"
+#include "emit/ptx_printer.h"
+#include "ir/strings.h"
+#include "ir/verify.h"
+#include "passes/pass.h"
+
+// Heap accounting for the whole program: live bytes and their peak.
+namespace {
+std::atomic<int64_t> g_live{0};
+std::atomic<int64_t> g_peak{0};
+
+void* Allocate(size_t n) {
+  void* p = std::malloc(n ? n : 1);
+  if (p == nullptr) throw std::bad_alloc();
+  int64_t live = g_live.fetch_add(static_cast<int64_t>(malloc_usable_size(p))) + static_cast<int64_t>(malloc_usable_size(p));
+  int64_t peak = g_peak.load(std::memory_order_relaxed);
+  while (live > peak && !g_peak.compare_exchange_weak(peak, live)) {
+  }
+  return p;
+}
+void Release(void* p) {
+  if (p == nullptr) return;
+  g_live.fetch_sub(static_cast<int64_t>(malloc_usable_size(p)));
+  std::free(p);
+}
+}  // namespace
+
+void* operator new(size_t n) { return Allocate(n); }
+void* operator new[](size_t n) { return Allocate(n); }
+void operator delete(void* p) noexcept { Release(p); }
+void operator delete[](void* p) noexcept { Release(p); }
+void operator delete(void* p, size_t) noexcept { Release(p); }
+void operator delete[](void* p, size_t) noexcept { Release(p); }
+
+namespace ptxforge {
+namespace {
+
+using bench::OrDie;
+using bench::Shape;
+
+Shape ShapeOf(const benchmark::State& state) { return state.range(1) ? Shape::kBlocks : Shape::kStraight; }
+
+// Peak heap of one stage above what was live when it started, in bytes;
+// the largest over the iterations.
+class PeakHeap {
+ public:
+  void Start() {
+    base_ = g_live.load();
+    g_peak.store(base_);
+  }
+  void Stop() { peak_ = std::max(peak_, g_peak.load() - base_); }
+  int64_t bytes() const { return peak_; }
+
+ private:
+  int64_t base_ = 0;
+  int64_t peak_ = 0;
+};
+
+void Report(benchmark::State& state, const ir::Kernel& kernel, const PeakHeap& heap) {
+  uint32_t n = 0;
+  for (const ir::Instruction& inst : kernel.body) n += inst.op != ir::Opcode::kLabel;
+  // Seconds per instruction (the time column divided by the instructions),
+  // printed with an SI prefix: "85n" is 85 ns per instruction.
+  state.counters["s/inst"] =
+      benchmark::Counter(n, benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+  state.counters["insts"] = n;
+  state.counters["peak_B/inst"] = static_cast<double>(heap.bytes()) / n;
+}
+
+// KernelBuilder calls and Finish() (verification, canonical order, the
+// verified mark).
+void BM_Build(benchmark::State& state) {
+  ir::Kernel kernel;
+  PeakHeap heap;
+  for (auto _ : state) {
+    heap.Start();
+    ir::Kernel built = OrDie(bench::BuildSynthetic(static_cast<uint32_t>(state.range(0)), ShapeOf(state)));
+    heap.Stop();
+    state.PauseTiming();
+    kernel = std::move(built);
+    state.ResumeTiming();
+  }
+  Report(state, kernel, heap);
+}
+
+// The standard pipeline (verify: the mark's check, dce, regcount) on the
+// built kernel.
+void BM_Passes(benchmark::State& state) {
+  ir::Kernel kernel = OrDie(bench::BuildSynthetic(static_cast<uint32_t>(state.range(0)), ShapeOf(state)));
+  passes::Pipeline pipeline = passes::Pipeline::Standard();
+  PeakHeap heap;
+  for (auto _ : state) {
+    heap.Start();
+    OrDie(pipeline.Run(kernel));
+    heap.Stop();
+  }
+  Report(state, kernel, heap);
+}
+
+// The full verifier on the built kernel (what the verify pass costs on a
+// kernel that is not marked, e.g. after a pass changed it).
+void BM_Verify(benchmark::State& state) {
+  ir::Kernel kernel = OrDie(bench::BuildSynthetic(static_cast<uint32_t>(state.range(0)), ShapeOf(state)));
+  PeakHeap heap;
+  for (auto _ : state) {
+    heap.Start();
+    OrDie(ir::VerifyKernel(kernel));
+    heap.Stop();
+  }
+  Report(state, kernel, heap);
+}
+
+void BM_Print(benchmark::State& state) {
+  ir::Kernel kernel = OrDie(bench::BuildSynthetic(static_cast<uint32_t>(state.range(0)), ShapeOf(state)));
+  OrDie(passes::Pipeline::Standard().Run(kernel));
+  PeakHeap heap;
+  for (auto _ : state) {
+    heap.Start();
+    benchmark::DoNotOptimize(OrDie(emit::PrintPtx(kernel)));
+    heap.Stop();
+  }
+  Report(state, kernel, heap);
+}
+
+// Build, passes and print: the whole codegen.
+void BM_All(benchmark::State& state) {
+  passes::Pipeline pipeline = passes::Pipeline::Standard();
+  PeakHeap heap;
+  ir::Kernel last;
+  for (auto _ : state) {
+    heap.Start();
+    ir::Kernel kernel = OrDie(bench::BuildSynthetic(static_cast<uint32_t>(state.range(0)), ShapeOf(state)));
+    OrDie(pipeline.Run(kernel));
+    benchmark::DoNotOptimize(OrDie(emit::PrintPtx(kernel)));
+    heap.Stop();
+    state.PauseTiming();
+    last = std::move(kernel);
+    state.ResumeTiming();
+  }
+  Report(state, last, heap);
+}
+
+void Sizes(benchmark::internal::Benchmark* b) {
+  for (int64_t shape : {0, 1}) {
+    for (int64_t n : {1000, 10000, 100000, 1000000}) b->Args({n, shape});
+  }
+  b->ArgNames({"n", "blocks"})->Unit(benchmark::kMillisecond);
+}
+
+BENCHMARK(BM_Build)->Apply(Sizes);
+BENCHMARK(BM_Passes)->Apply(Sizes);
+BENCHMARK(BM_Verify)->Apply(Sizes);
+BENCHMARK(BM_Print)->Apply(Sizes);
+BENCHMARK(BM_All)->Apply(Sizes);
+
+}  // namespace
+}  // namespace ptxforge
+
+BENCHMARK_MAIN();
