@@ -14,44 +14,15 @@
 #include "kernels/transpose.h"
 #include "kernels/registry.h"
 #include "runtime/emulator.h"
+#include "test/family_testing.h"
 #include "test/test_util.h"
 #include "tools/ptx_dump.h"
 
 namespace ptxforge {
 namespace {
 
-using Overrides = std::vector<std::pair<std::string, std::string>>;
+using testing::Overrides;
 using testing::Msg;
-
-// ptx-dump's one-line error for a family with `settings` (exit code 2: a refused setting).
-std::string DumpError(const std::string& family, const Overrides& settings) {
-  std::vector<std::string> args = {family};
-  for (const auto& [k, v] : settings) args.push_back(StrCat("--set=", k, "=", v));
-  std::ostringstream out, err;
-  int code = tools::RunPtxDump(args, out, err);
-  CHECK(code == 2);
-  CHECK(out.str().empty());
-  return err.str();
-}
-
-// Runs the family's test problem for `settings` on the emulator and checks every output.
-void RunOnEmulator(const std::string& family_name, const Overrides& settings) {
-  const kernels::KernelFamily* family = kernels::FindFamily(family_name);
-  REQUIRE(family != nullptr);
-  absl::StatusOr<kernels::Config> config = family->MakeConfig(settings);
-  REQUIRE(Msg(config) == "OK");
-  absl::StatusOr<ir::Kernel> kernel = family->Build(*config, ir::Target::kSm80);
-  REQUIRE(Msg(kernel) == "OK");
-  INFO(kernel->name);
-  absl::StatusOr<kernels::TestProblem> problem = family->MakeProblem(*config, 7);
-  REQUIRE(Msg(problem) == "OK");
-  INFO(problem->shape);
-  auto emu = runtime::MakeEmulator({.approx_worst_error = true});
-  absl::StatusOr<kernels::ProblemResult> result = kernels::RunProblem(*emu, *kernel, *problem);
-  REQUIRE(Msg(result) == "OK");
-  INFO(result->Report());
-  CHECK(result->ok());
-}
 
 TEST_CASE("elementwise: bad configurations", "[core_kernels]") {
   kernels::ElementwiseSpec spec;
@@ -64,24 +35,24 @@ TEST_CASE("elementwise: bad configurations", "[core_kernels]") {
   spec.type = ir::ScalarType::kBF16;
   CHECK(Msg(spec.Build(ir::Target::kSm75)) ==
         "elementwise: bf16 needs sm_80 or newer (cvt between bf16 and f32), not sm_75");
-  CHECK(DumpError("elementwise", {{"op", "div"}}) ==
+  CHECK(testing::DumpUsageError("elementwise", {{"op", "div"}}) ==
         "ptx-dump: elementwise: op=div is not supported; choose one of copy, add, sub, mul\n");
-  CHECK(DumpError("elementwise", {{"act", "tanh"}}) ==
+  CHECK(testing::DumpUsageError("elementwise", {{"act", "tanh"}}) ==
         "ptx-dump: elementwise: act=tanh is not supported; choose one of none, relu, gelu, gelu_tanh, silu, sigmoid\n");
-  CHECK(DumpError("elementwise", {{"type", "f64"}}) ==
+  CHECK(testing::DumpUsageError("elementwise", {{"type", "f64"}}) ==
         "ptx-dump: elementwise: type=f64 is not supported; choose one of f16, bf16, f32\n");
-  CHECK(DumpError("elementwise", {{"block", "2048"}}) == "ptx-dump: elementwise: block=2048 must be in 32..1024\n");
+  CHECK(testing::DumpUsageError("elementwise", {{"block", "2048"}}) == "ptx-dump: elementwise: block=2048 must be in 32..1024\n");
 }
 
 TEST_CASE("elementwise: every op, activation and type on awkward sizes", "[core_kernels]") {
   for (std::string type : {"f32", "f16", "bf16"}) {
     for (std::string op : {"copy", "add", "sub", "mul"}) {
       for (std::string act : {"none", "relu", "gelu", "gelu_tanh", "silu", "sigmoid"}) {
-        RunOnEmulator("elementwise", {{"type", type}, {"op", op}, {"act", act}, {"n", "45"}, {"grid", "1"}, {"block", "32"}});
+        testing::RunFamilyOnEmulator("elementwise", {{"type", type}, {"op", op}, {"act", act}, {"n", "45"}, {"grid", "1"}, {"block", "32"}});
       }
     }
     for (std::string n : {"1", "7", "8", "9", "1003", "4100"}) {
-      RunOnEmulator("elementwise", {{"type", type}, {"n", n}, {"grid", "2"}, {"block", "64"}});
+      testing::RunFamilyOnEmulator("elementwise", {{"type", type}, {"n", n}, {"grid", "2"}, {"block", "64"}});
     }
   }
 }
@@ -97,7 +68,7 @@ TEST_CASE("elementwise: unaligned pointers take the one-element path", "[core_ke
     a[i] = static_cast<float>(i) - 20.0f;
     b[i] = 0.5f * static_cast<float>(i % 5);
   }
-  auto emu = runtime::MakeEmulator();
+  auto emu = runtime::MakeEmulator({.race_check = true});
   auto ab = runtime::Buffer<float>::FromHost(*emu, a);
   auto bb = runtime::Buffer<float>::FromHost(*emu, b);
   auto yb = runtime::Buffer<float>::FromHost(*emu, std::vector<float>(n + 1, -1.0f));
@@ -121,10 +92,10 @@ TEST_CASE("softmax: bad configurations", "[core_kernels]") {
   spec.type = ir::ScalarType::kBF16;
   CHECK(Msg(spec.Build(ir::Target::kSm75)) ==
         "softmax: bf16 needs sm_80 or newer (cvt between bf16 and f32), not sm_75");
-  CHECK(DumpError("softmax", {{"block", "48"}}) == "ptx-dump: softmax: block=48 must be a multiple of 32 in 32..1024\n");
-  CHECK(DumpError("softmax", {{"type", "u32"}}) ==
+  CHECK(testing::DumpUsageError("softmax", {{"block", "48"}}) == "ptx-dump: softmax: block=48 must be a multiple of 32 in 32..1024\n");
+  CHECK(testing::DumpUsageError("softmax", {{"type", "u32"}}) ==
         "ptx-dump: softmax: type=u32 is not supported; choose one of f16, bf16, f32\n");
-  CHECK(DumpError("softmax", {{"block", "-1"}}) == "ptx-dump: softmax: block=-1 is not an unsigned 32-bit integer\n");
+  CHECK(testing::DumpUsageError("softmax", {{"block", "-1"}}) == "ptx-dump: softmax: block=-1 is not an unsigned 32-bit integer\n");
 }
 
 TEST_CASE("softmax: short, awkward and long rows, fewer blocks than rows", "[core_kernels]") {
@@ -132,11 +103,11 @@ TEST_CASE("softmax: short, awkward and long rows, fewer blocks than rows", "[cor
     for (auto [rows, cols] : std::vector<std::pair<std::string, std::string>>{
              {"3", "1"}, {"4", "2"}, {"3", "31"}, {"5", "33"}, {"2", "1000"}, {"2", "4097"}}) {
       for (std::string block : {"32", "96", "128"}) {
-        RunOnEmulator("softmax", {{"type", type}, {"rows", rows}, {"cols", cols}, {"grid", "2"}, {"block", block}});
+        testing::RunFamilyOnEmulator("softmax", {{"type", type}, {"rows", rows}, {"cols", cols}, {"grid", "2"}, {"block", block}});
       }
     }
   }
-  RunOnEmulator("softmax", {{"rows", "1"}, {"cols", "65536"}, {"grid", "1"}, {"block", "1024"}});
+  testing::RunFamilyOnEmulator("softmax", {{"rows", "1"}, {"cols", "65536"}, {"grid", "1"}, {"block", "1024"}});
 }
 
 TEST_CASE("transpose: bad configurations", "[core_kernels]") {
@@ -146,9 +117,9 @@ TEST_CASE("transpose: bad configurations", "[core_kernels]") {
   spec.type = ir::ScalarType::kF32;
   spec.block_rows = 3;
   CHECK(Msg(spec.Build(ir::Target::kSm80)) == "transpose: block_rows=3 must be 1, 2, 4, 8, 16 or 32");
-  CHECK(DumpError("transpose", {{"block_rows", "64"}}) ==
+  CHECK(testing::DumpUsageError("transpose", {{"block_rows", "64"}}) ==
         "ptx-dump: transpose: block_rows=64 must be 1, 2, 4, 8, 16 or 32\n");
-  CHECK(DumpError("transpose", {{"type", "f64"}}) ==
+  CHECK(testing::DumpUsageError("transpose", {{"type", "f64"}}) ==
         "ptx-dump: transpose: type=f64 is not supported; choose one of f32, u32, s32, f16, bf16, u16\n");
 }
 
@@ -157,7 +128,7 @@ TEST_CASE("transpose: any shape, 4- and 2-byte elements", "[core_kernels]") {
     for (auto [rows, cols] : std::vector<std::pair<std::string, std::string>>{
              {"1", "1"}, {"1", "100"}, {"100", "1"}, {"33", "31"}, {"64", "64"}, {"70", "45"}}) {
       for (std::string block_rows : {"1", "8", "32"}) {
-        RunOnEmulator("transpose", {{"type", type}, {"rows", rows}, {"cols", cols}, {"block_rows", block_rows}});
+        testing::RunFamilyOnEmulator("transpose", {{"type", type}, {"rows", rows}, {"cols", cols}, {"block_rows", block_rows}});
       }
     }
   }

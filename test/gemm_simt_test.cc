@@ -11,25 +11,18 @@
 #include "kernels/problem_runner.h"
 #include "kernels/registry.h"
 #include "runtime/emulator.h"
+#include "test/family_testing.h"
 #include "test/test_util.h"
 #include "tools/ptx_dump.h"
 
 namespace ptxforge {
 namespace {
 
-using Overrides = std::vector<std::pair<std::string, std::string>>;
+using testing::Overrides;
 using testing::Msg;
 
 // ptx-dump's one-line error for gemm.simt with `settings` (exit code 2: a refused setting).
-std::string DumpError(const Overrides& settings) {
-  std::vector<std::string> args = {"gemm.simt"};
-  for (const auto& [k, v] : settings) args.push_back(StrCat("--set=", k, "=", v));
-  std::ostringstream out, err;
-  int code = tools::RunPtxDump(args, out, err);
-  CHECK(code == 2);
-  CHECK(out.str().empty());
-  return err.str();
-}
+std::string DumpError(const Overrides& settings) { return testing::DumpUsageError("gemm.simt", settings); }
 
 absl::StatusOr<kernels::TestProblem> Problem(const Overrides& settings) {
   const kernels::KernelFamily* family = kernels::FindFamily("gemm.simt");
@@ -40,22 +33,7 @@ absl::StatusOr<kernels::TestProblem> Problem(const Overrides& settings) {
 }
 
 // Runs the test problem for `settings` on the emulator (race checking on) and checks C.
-void RunOnEmulator(const Overrides& settings) {
-  const kernels::KernelFamily* family = kernels::FindFamily("gemm.simt");
-  absl::StatusOr<kernels::Config> config = family->MakeConfig(settings);
-  REQUIRE(Msg(config) == "OK");
-  absl::StatusOr<ir::Kernel> kernel = family->Build(*config, ir::Target::kSm80);
-  REQUIRE(Msg(kernel) == "OK");
-  INFO(kernel->name);
-  absl::StatusOr<kernels::TestProblem> problem = family->MakeProblem(*config, 7);
-  REQUIRE(Msg(problem) == "OK");
-  INFO(problem->shape);
-  auto emu = runtime::MakeEmulator({.approx_worst_error = true, .race_check = true});
-  absl::StatusOr<kernels::ProblemResult> result = kernels::RunProblem(*emu, *kernel, *problem);
-  REQUIRE(Msg(result) == "OK");
-  INFO(result->Report());
-  CHECK(result->ok());
-}
+void RunOnEmulator(const Overrides& settings) { testing::RunFamilyOnEmulator("gemm.simt", settings); }
 
 TEST_CASE("gemm.simt: bad configurations", "[gemm_simt]") {
   kernels::GemmSimtSpec spec;

@@ -15,46 +15,15 @@
 #include "kernels/problem_runner.h"
 #include "kernels/registry.h"
 #include "runtime/emulator.h"
+#include "test/family_testing.h"
 #include "test/test_util.h"
 #include "tools/ptx_dump.h"
 
 namespace ptxforge {
 namespace {
 
-using Overrides = std::vector<std::pair<std::string, std::string>>;
+using testing::Overrides;
 using testing::Msg;
-
-// ptx-dump's one-line error for a family with `settings` (exit code 2: a refused
-// setting); `run` also makes the test problem, which checks the shape fields.
-std::string DumpError(const std::string& family, const Overrides& settings, bool run = false) {
-  std::vector<std::string> args = {family};
-  if (run) args.push_back("--run=emulator");
-  for (const auto& [k, v] : settings) args.push_back(StrCat("--set=", k, "=", v));
-  std::ostringstream out, err;
-  int code = tools::RunPtxDump(args, out, err);
-  CHECK(code == 2);
-  CHECK(out.str().empty());
-  return err.str();
-}
-
-// Runs the family's test problem for `settings` on the emulator and checks every output.
-void RunOnEmulator(const std::string& family_name, const Overrides& settings) {
-  const kernels::KernelFamily* family = kernels::FindFamily(family_name);
-  REQUIRE(family != nullptr);
-  absl::StatusOr<kernels::Config> config = family->MakeConfig(settings);
-  REQUIRE(Msg(config) == "OK");
-  absl::StatusOr<ir::Kernel> kernel = family->Build(*config, ir::Target::kSm80);
-  REQUIRE(Msg(kernel) == "OK");
-  INFO(kernel->name);
-  absl::StatusOr<kernels::TestProblem> problem = family->MakeProblem(*config, 7);
-  REQUIRE(Msg(problem) == "OK");
-  INFO(problem->shape);
-  auto emu = runtime::MakeEmulator({.approx_worst_error = true, .race_check = true});
-  absl::StatusOr<kernels::ProblemResult> result = kernels::RunProblem(*emu, *kernel, *problem);
-  REQUIRE(Msg(result) == "OK");
-  INFO(result->Report());
-  CHECK(result->ok());
-}
 
 TEST_CASE("layernorm / rmsnorm: bad configurations", "[norm]") {
   for (auto [kind, name] : {std::pair{kernels::NormKind::kLayerNorm, std::string("layernorm")},
@@ -73,20 +42,20 @@ TEST_CASE("layernorm / rmsnorm: bad configurations", "[norm]") {
           name + ": bf16 needs sm_80 or newer (cvt between bf16 and f32), not sm_75");
     CHECK(Msg(spec.Build(ir::Target::kSm80)) == "OK");
 
-    CHECK(DumpError(name, {{"block", "48"}}) == "ptx-dump: " + name + ": block=48 must be a multiple of 32 in 32..1024\n");
-    CHECK(DumpError(name, {{"block", "0"}}) == "ptx-dump: " + name + ": block=0 must be a multiple of 32 in 32..1024\n");
-    CHECK(DumpError(name, {{"type", "u32"}}) ==
+    CHECK(testing::DumpUsageError(name, {{"block", "48"}}) == "ptx-dump: " + name + ": block=48 must be a multiple of 32 in 32..1024\n");
+    CHECK(testing::DumpUsageError(name, {{"block", "0"}}) == "ptx-dump: " + name + ": block=0 must be a multiple of 32 in 32..1024\n");
+    CHECK(testing::DumpUsageError(name, {{"type", "u32"}}) ==
           "ptx-dump: " + name + ": type=u32 is not supported; choose one of f16, bf16, f32\n");
-    CHECK(DumpError(name, {{"stats", "maybe"}}) ==
+    CHECK(testing::DumpUsageError(name, {{"stats", "maybe"}}) ==
           "ptx-dump: " + name + ": stats=maybe is not a boolean (true/false, 1/0)\n");
-    CHECK(DumpError(name, {{"eps", "small"}}) == "ptx-dump: " + name + ": eps=small is not a number\n");
+    CHECK(testing::DumpUsageError(name, {{"eps", "small"}}) == "ptx-dump: " + name + ": eps=small is not a number\n");
     // The test shape is checked when the problem is made (--run).
     for (std::string key : {"rows", "cols", "grid"}) {
-      CHECK(DumpError(name, {{key, "0"}}, true) == "ptx-dump: " + name + ": " + key + "=0 must be at least 1\n");
+      CHECK(testing::DumpUsageError(name, {{key, "0"}}, true) == "ptx-dump: " + name + ": " + key + "=0 must be at least 1\n");
     }
-    CHECK(DumpError(name, {{"eps", "-1"}}, true) == "ptx-dump: " + name + ": eps=-1 must be a finite number >= 0\n");
-    CHECK(DumpError(name, {{"eps", "inf"}}, true) == "ptx-dump: " + name + ": eps=inf must be a finite number >= 0\n");
-    CHECK(DumpError(name, {{"rows", "65536"}, {"cols", "65536"}}, true) ==
+    CHECK(testing::DumpUsageError(name, {{"eps", "-1"}}, true) == "ptx-dump: " + name + ": eps=-1 must be a finite number >= 0\n");
+    CHECK(testing::DumpUsageError(name, {{"eps", "inf"}}, true) == "ptx-dump: " + name + ": eps=inf must be a finite number >= 0\n");
+    CHECK(testing::DumpUsageError(name, {{"rows", "65536"}, {"cols", "65536"}}, true) ==
           "ptx-dump: " + name + ": rows=65536 cols=65536 grid=3 eps=1e-05 needs more than the 1073741824 bytes of test "
           "data a problem may use\n");
   }
@@ -115,20 +84,20 @@ TEST_CASE("layernorm / rmsnorm: short, awkward and long rows, any grid, with sta
       for (auto [rows, cols] : std::vector<std::pair<std::string, std::string>>{
                {"3", "1"}, {"4", "2"}, {"3", "31"}, {"5", "33"}, {"2", "97"}, {"2", "1000"}, {"2", "4097"}}) {
         for (std::string block : {"32", "96", "128"}) {
-          RunOnEmulator(family, {{"type", type}, {"rows", rows}, {"cols", cols}, {"grid", "2"}, {"block", block},
+          testing::RunFamilyOnEmulator(family, {{"type", type}, {"rows", rows}, {"cols", cols}, {"grid", "2"}, {"block", block},
                                  {"stats", "true"}});
         }
       }
       // More blocks than rows; the default (no statistics); eps 0 and a large eps.
-      RunOnEmulator(family, {{"type", type}, {"rows", "3"}, {"cols", "50"}, {"grid", "5"}, {"block", "64"}});
-      RunOnEmulator(family, {{"type", type}, {"rows", "2"}, {"cols", "77"}, {"eps", "0"}, {"stats", "true"}});
-      RunOnEmulator(family, {{"type", type}, {"rows", "2"}, {"cols", "77"}, {"eps", "0.5"}, {"stats", "true"}});
+      testing::RunFamilyOnEmulator(family, {{"type", type}, {"rows", "3"}, {"cols", "50"}, {"grid", "5"}, {"block", "64"}});
+      testing::RunFamilyOnEmulator(family, {{"type", type}, {"rows", "2"}, {"cols", "77"}, {"eps", "0"}, {"stats", "true"}});
+      testing::RunFamilyOnEmulator(family, {{"type", type}, {"rows", "2"}, {"cols", "77"}, {"eps", "0.5"}, {"stats", "true"}});
       // A block of 1024 threads: more threads than columns, and a row of 64 Ki.
-      RunOnEmulator(family, {{"type", type}, {"rows", "3"}, {"cols", "300"}, {"grid", "2"}, {"block", "1024"},
+      testing::RunFamilyOnEmulator(family, {{"type", type}, {"rows", "3"}, {"cols", "300"}, {"grid", "2"}, {"block", "1024"},
                              {"stats", "true"}});
     }
-    RunOnEmulator(family, {{"rows", "1"}, {"cols", "65536"}, {"grid", "1"}, {"block", "1024"}, {"stats", "true"}});
-    RunOnEmulator(family, {{"rows", "1"}, {"cols", "65537"}, {"grid", "1"}, {"block", "32"}, {"stats", "true"}});
+    testing::RunFamilyOnEmulator(family, {{"rows", "1"}, {"cols", "65536"}, {"grid", "1"}, {"block", "1024"}, {"stats", "true"}});
+    testing::RunFamilyOnEmulator(family, {{"rows", "1"}, {"cols", "65537"}, {"grid", "1"}, {"block", "32"}, {"stats", "true"}});
   }
 }
 

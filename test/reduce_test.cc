@@ -18,6 +18,7 @@
 #include "kernels/reduce.h"
 #include "kernels/registry.h"
 #include "runtime/emulator.h"
+#include "test/family_testing.h"
 #include "test/test_util.h"
 #include "tools/ptx_dump.h"
 
@@ -27,7 +28,7 @@ namespace {
 using kernels::Reduction;
 using kernels::ReduceMode;
 using kernels::ReduceSpec;
-using Overrides = std::vector<std::pair<std::string, std::string>>;
+using testing::Overrides;
 using testing::Msg;
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kNan = std::numeric_limits<double>::quiet_NaN();
@@ -38,33 +39,10 @@ std::unique_ptr<runtime::Emulator> Emulator() {
 }
 
 // ptx-dump's one-line error for `settings` (exit code 2: a refused setting).
-std::string DumpError(const Overrides& settings) {
-  std::vector<std::string> args = {"reduce"};
-  for (const auto& [k, v] : settings) args.push_back(StrCat("--set=", k, "=", v));
-  std::ostringstream out, err;
-  CHECK(tools::RunPtxDump(args, out, err) == 2);
-  CHECK(out.str().empty());
-  return err.str();
-}
+std::string DumpError(const Overrides& settings) { return testing::DumpUsageError("reduce", settings); }
 
 // The family's test problem for `settings` on the emulator.
-void RunProblem(const Overrides& settings) {
-  const kernels::KernelFamily* family = kernels::FindFamily("reduce");
-  REQUIRE(family != nullptr);
-  absl::StatusOr<kernels::Config> config = family->MakeConfig(settings);
-  REQUIRE(Msg(config) == "OK");
-  absl::StatusOr<ir::Kernel> kernel = family->Build(*config, ir::Target::kSm80);
-  REQUIRE(Msg(kernel) == "OK");
-  INFO(kernel->name);
-  absl::StatusOr<kernels::TestProblem> problem = family->MakeProblem(*config, 11);
-  REQUIRE(Msg(problem) == "OK");
-  INFO(problem->shape);
-  auto emu = Emulator();
-  absl::StatusOr<kernels::ProblemResult> result = kernels::RunProblem(*emu, *kernel, *problem);
-  REQUIRE(Msg(result) == "OK");
-  INFO(result->Report());
-  CHECK(result->ok());
-}
+void RunProblem(const Overrides& settings) { testing::RunFamilyOnEmulator("reduce", settings, 11); }
 
 // Rows mode on x [rows, cols] (doubles stored in `type`); out as doubles.
 std::vector<double> RunRows(ir::ScalarType type, Reduction op, const std::vector<double>& x, uint32_t rows,
