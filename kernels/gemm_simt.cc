@@ -42,7 +42,10 @@ void Body(KernelBuilder& b, const GemmSimtSpec& s) {
     std::vector<Value<F32>> v;
     Value<U32> ak = b.Add(a_k, k0), bk = b.Add(b_k, k0);
     for (uint32_t e = 0; e < kSlab * bm; e += nt) v.push_back(load(a, b.Add(a_m, e / kSlab), ak, m, k));
-    for (uint32_t e = 0; e < kSlab * bn; e += nt) v.push_back(load(bg, b.Add(bk, e / bn), b.Add(b_n, e % bn), k, n));
+    for (uint32_t e = 0; e < kSlab * bn; e += nt) {
+      Value<U32> col = b.Add(b_n, e % bn);  // one statement each: C++ leaves the order of arguments open
+      v.push_back(load(bg, b.Add(bk, e / bn), col, k, n));
+    }
     return v;
   };
   // ... and from registers into the buffer at byte offset `buf`: As[k][m] (transposed), Bs[k][n] (at t + e).
