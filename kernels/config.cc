@@ -3,6 +3,7 @@
 
 #include "absl/strings/numbers.h"
 #include "ir/strings.h"
+#include "ir/target.h"
 
 namespace ptxforge::kernels {
 
@@ -98,6 +99,12 @@ absl::Status Config::GetTypeAndBlock(std::span<const ir::ScalarType> allowed, ir
   *type = *t;
   *block = *b;
   return absl::OkStatus();
+}
+
+absl::Status CheckTypeOnTarget(std::string_view family, ir::ScalarType type, ir::Target target) {
+  if (type != ir::ScalarType::kBF16 || ir::GetTargetInfo(target).sm >= 80) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      StrCat(family, ": bf16 needs sm_80 or newer (cvt between bf16 and f32), not ", ir::TargetName(target)));
 }
 
 }  // namespace ptxforge::kernels

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "ir/target.h"
 #include "ir/types.h"
 
 namespace ptxforge::kernels {
@@ -53,6 +54,11 @@ class Config {
   std::string family_;
   std::map<std::string, std::string, std::less<>> values_;
 };
+
+// OK, or "<family>: bf16 needs sm_80 or newer (cvt between bf16 and f32), not
+// sm_75" when `type` is bf16 and `target` predates sm_80 (the families that
+// store bf16 and compute in f32 convert with cvt, which bf16 lacks before sm_80).
+absl::Status CheckTypeOnTarget(std::string_view family, ir::ScalarType type, ir::Target target);
 
 }  // namespace ptxforge::kernels
 

@@ -147,10 +147,7 @@ std::string ElementwiseSpec::KernelName() const {
 
 absl::StatusOr<ir::Kernel> ElementwiseSpec::Build(ir::Target target) const {
   if (absl::Status s = Validate(); !s.ok()) return s;
-  if (type == ir::ScalarType::kBF16 && ir::GetTargetInfo(target).sm < 80) {
-    return absl::InvalidArgumentError(StrCat("elementwise: bf16 needs sm_80 or newer (cvt between bf16 and f32), not ",
-                                             ir::TargetName(target)));
-  }
+  if (absl::Status s = CheckTypeOnTarget("elementwise", type, target); !s.ok()) return s;
   KernelBuilder b(KernelName(), target);
   switch (type) {
     case ir::ScalarType::kF16: Body<F16>(b, *this); break;

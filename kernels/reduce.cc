@@ -251,10 +251,7 @@ std::string ReduceSpec::KernelName() const {
 
 absl::StatusOr<ir::Kernel> ReduceSpec::Build(ir::Target target) const {
   if (absl::Status s = Validate(); !s.ok()) return s;
-  if (type == ir::ScalarType::kBF16 && ir::GetTargetInfo(target).sm < 80) {
-    return absl::InvalidArgumentError(
-        StrCat("reduce: bf16 needs sm_80 or newer (cvt between bf16 and f32), not ", ir::TargetName(target)));
-  }
+  if (absl::Status s = CheckTypeOnTarget("reduce", type, target); !s.ok()) return s;
   KernelBuilder b(KernelName(), target);
   switch (type) {
     case ir::ScalarType::kF16: ReduceBodyFor<F16>(b, *this); break;

@@ -82,10 +82,7 @@ std::string SoftmaxSpec::KernelName() const { return StrCat("softmax_", ir::Type
 
 absl::StatusOr<ir::Kernel> SoftmaxSpec::Build(ir::Target target) const {
   if (absl::Status s = Validate(); !s.ok()) return s;
-  if (type == ir::ScalarType::kBF16 && ir::GetTargetInfo(target).sm < 80) {
-    return absl::InvalidArgumentError(
-        StrCat("softmax: bf16 needs sm_80 or newer (cvt between bf16 and f32), not ", ir::TargetName(target)));
-  }
+  if (absl::Status s = CheckTypeOnTarget("softmax", type, target); !s.ok()) return s;
   KernelBuilder b(KernelName(), target);
   switch (type) {
     case ir::ScalarType::kF16: Body<F16>(b, block); break;
