@@ -194,6 +194,11 @@ Reg KernelBuilder::NewReg(ScalarType type, std::string hint, bool is_mutable, Lo
     Fail(loc, StrCat("a register's type: ", ir::OutOfRange("ScalarType", type)));
     return Reg{};
   }
+  if (ir::IsInstructionOnlyType(type)) {
+    Fail(loc, StrCat("a register cannot have type ", ir::TypeName(type),
+                     ": only an instruction can name it (its data lives in b32 or b16 registers)"));
+    return Reg{};
+  }
   if (kernel_.regs.size() > kIndexMask) {
     Fail(loc, StrCat("more than ", kIndexMask + 1, " registers"));
     return Reg{};

@@ -30,6 +30,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "builder/mma.h"
 #include "builder/value.h"
 #include "ir/kernel.h"
 #include "ir/source_loc.h"
@@ -381,6 +382,77 @@ class KernelBuilder {
     inst.srcs = {w.reg};
     EmitInstruction(std::move(inst), loc);
     return parts;
+  }
+
+  // ---- warp matrix multiply-accumulate (fragment types: builder/mma.h)
+  // mma.sync.aligned.<shape>.row.col: D = A * B + C over the whole warp (all
+  // 32 lanes execute it together); returns D. The forms PTX has: f16 inputs
+  // with F16 or F32 accumulators (m16n8k8 sm_75, m16n8k16 sm_80), BF16 and
+  // TF32 inputs with F32 (sm_80; TF32 m16n8k8 only), S8/U8 inputs (mixed
+  // signedness too) with S32 (m16n8k16, m16n8k32; sm_80), E4M3/E5M2 with F32
+  // (m16n8k32, sm_89). Other combinations do not compile. `satfinite` (S8/U8
+  // only) clamps the sums to the s32 range instead of wrapping.
+  template <MmaShape S, typename In, typename InB, typename Acc>
+    requires(MmaOpcode<S, In, InB, Acc>() != ir::Opcode::kRet)
+  MmaFragC<S, Acc> Mma(const MmaFragA<S, In>& a, const MmaFragB<S, InB>& bf, const MmaFragC<S, Acc>& c,
+                       bool satfinite = false, Loc loc = Loc::current()) {
+    constexpr ir::Opcode op = MmaOpcode<S, In, InB, Acc>();
+    const ir::OpInfo& info = ir::GetOpInfo(op);
+    ir::Instruction inst;
+    inst.op = op;
+    inst.mods.type = Acc::kType;
+    inst.mods.type2 = In::kType;
+    inst.mods.type3 = InB::kType;
+    inst.mods.type4 = Acc::kType;
+    for (int v = 1; v <= ir::NumEnumValues(info, ir::ModSlot::kShape); ++v) {
+      if (ir::EnumValueName(info, ir::ModSlot::kShape, v) == MmaShapeName(S)) inst.mods.shape = static_cast<uint8_t>(v);
+    }
+    inst.mods.layout = 1;  // row.col, the one layout of these shapes
+    if (satfinite) inst.mods.variant = 1;
+    using D = MmaFragC<S, Acc>;
+    D d;
+    for (auto& r : d.regs) {
+      r = Value<typename D::Reg>(NewReg(D::Reg::kType));
+      inst.dsts.push_back(r.reg);
+    }
+    for (const auto& r : a.regs) inst.srcs.push_back(r.reg);
+    for (const auto& r : bf.regs) inst.srcs.push_back(r.reg);
+    for (const auto& r : c.regs) inst.srcs.push_back(r.reg);
+    EmitInstruction(std::move(inst), loc);
+    return d;
+  }
+  // An accumulator fragment of zeros (each register set with one mov).
+  template <MmaShape S, typename Acc>
+  MmaFragC<S, Acc> MmaZero(Loc loc = Loc::current()) {
+    using C = MmaFragC<S, Acc>;
+    C c;
+    const ir::ScalarType mov = MovType(C::Reg::kType);
+    for (auto& r : c.regs) {
+      r = Value<typename C::Reg>(NewReg(C::Reg::kType));
+      MovInto(r.reg, mov, ir::Operand::Imm(mov, 0), loc);
+    }
+    return c;
+  }
+  // cvt.rn.satfinite.e4m3x2.f32 (F8 = E4M3) or .e5m2x2.f32 (E5M2): `hi` to
+  // the high byte and `lo` to the low byte of a B16, rounded to nearest even,
+  // clamped to the largest finite value (448, 57344); NaN gives 0x7f. sm_89.
+  template <typename F8>
+    requires(std::is_same_v<F8, E4M3> || std::is_same_v<F8, E5M2>)
+  Value<B16> CvtPackF8(Value<F32> hi, SrcOf<F32> lo, Loc loc = Loc::current()) {
+    ir::Modifiers m{.type = std::is_same_v<F8, E4M3> ? ir::ScalarType::kE4M3x2 : ir::ScalarType::kE5M2x2,
+                    .type2 = ir::ScalarType::kF32};
+    m.variant = 1;  // rn.satfinite
+    return Value<B16>(Emit(ir::Opcode::kCvtPackF8, m, ir::ScalarType::kB16, {hi.reg, lo.operand()}, loc));
+  }
+  // cvt.rn.f16x2.e4m3x2 / .e5m2x2: the two fp8 values of a B16 to two halves
+  // (the low byte to the low half); exact. sm_89.
+  template <typename F8>
+    requires(std::is_same_v<F8, E4M3> || std::is_same_v<F8, E5M2>)
+  Value<F16x2> CvtUnpackF8(Value<B16> v, Loc loc = Loc::current()) {
+    ir::Modifiers m{.type = ir::ScalarType::kF16x2,
+                    .type2 = std::is_same_v<F8, E4M3> ? ir::ScalarType::kE4M3x2 : ir::ScalarType::kE5M2x2};
+    m.variant = 1;  // rn
+    return Value<F16x2>(Emit(ir::Opcode::kCvtUnpackF8, m, ir::ScalarType::kF16x2, {v.reg}, loc));
   }
 
   // ---- comparison and selection

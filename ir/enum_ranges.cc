@@ -30,6 +30,8 @@ bool IsValid(VoteMode v) { return UpTo(v, VoteMode::kBallot); }
 std::string InvalidEnum(const Modifiers& m) {
   if (!IsValid(m.type)) return OutOfRange("ScalarType", m.type);
   if (!IsValid(m.type2)) return OutOfRange("ScalarType", m.type2);
+  if (!IsValid(m.type3)) return OutOfRange("ScalarType", m.type3);
+  if (!IsValid(m.type4)) return OutOfRange("ScalarType", m.type4);
   if (!IsValid(m.rounding)) return OutOfRange("Rounding", m.rounding);
   if (!IsValid(m.mode)) return OutOfRange("Mode", m.mode);
   if (!IsValid(m.cmp)) return OutOfRange("CmpOp", m.cmp);

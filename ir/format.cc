@@ -19,19 +19,23 @@ template <typename T, typename AppendOne>
 void AppendGrouped(std::string& out, const Instruction& inst, std::span<const OperandSpec> specs, const T& items,
                    std::string_view sep, AppendOne append_one) {
   absl::InlinedVector<uint8_t, 8> sizes;
-  if (!GroupSizes(inst, specs, items.size(), sizes)) sizes.assign(items.size(), 1);
+  const bool fits = GroupSizes(inst, specs, items.size(), sizes);
+  if (!fits) sizes.assign(items.size(), 1);
   size_t next = 0;
   bool first = true;
-  for (uint8_t n : sizes) {
+  for (size_t g = 0; g < sizes.size(); ++g) {
+    const uint8_t n = sizes[g];
     if (n == 0) continue;
     if (!first) out.append(sep);
     first = false;
-    if (n > 1) out.push_back('{');
+    // An mma fragment is a vector even of one register ({%r4}: ptxas wants the braces).
+    const bool braces = n > 1 || (fits && specs[g].fragment != Fragment::kNone);
+    if (braces) out.push_back('{');
     for (uint8_t k = 0; k < n; ++k) {
       if (k) out.append(", ");
       append_one(items[next++]);
     }
-    if (n > 1) out.push_back('}');
+    if (braces) out.push_back('}');
   }
 }
 
@@ -98,7 +102,11 @@ void AppendOpcode(std::string& out, const Instruction& inst) {
         break;
       case ModSlot::kType: if (m.type != ScalarType::kNone) AppendDot(out, TypeName(m.type)); break;
       case ModSlot::kType2: if (m.type2 != ScalarType::kNone) AppendDot(out, TypeName(m.type2)); break;
-      case ModSlot::kVariant: AppendDot(out, VariantName(info, m.variant)); break;
+      case ModSlot::kType3: if (m.type3 != ScalarType::kNone) AppendDot(out, TypeName(m.type3)); break;
+      case ModSlot::kType4: if (m.type4 != ScalarType::kNone) AppendDot(out, TypeName(m.type4)); break;
+      case ModSlot::kVariant:
+      case ModSlot::kShape:
+      case ModSlot::kLayout: AppendDot(out, EnumValueName(info, info.slots[i], EnumValue(m, info.slots[i]))); break;
     }
   }
 }

@@ -132,11 +132,29 @@ bool AtomOpAllowsType(AtomOp op, ScalarType t) {
   return false;
 }
 
-ScalarType OperandType(const Instruction& inst, const OperandSpec& spec) {
+uint8_t EnumValue(const Modifiers& m, ModSlot slot) {
+  switch (slot) {
+    case ModSlot::kVariant: return m.variant;
+    case ModSlot::kShape: return m.shape;
+    case ModSlot::kLayout: return m.layout;
+    default: return 0;
+  }
+}
+
+ScalarType FragmentRegType(ScalarType t) {
+  if (IsF16Family(t)) return ScalarType::kF16x2;
+  if (IsBF16Family(t)) return ScalarType::kBF16x2;
+  if (TypeBits(t) < 32 || IsInstructionOnlyType(t)) return t == ScalarType::kNone ? t : ScalarType::kB32;
+  return t;
+}
+
+ScalarType ElementType(const Instruction& inst, const OperandSpec& spec) {
   const Modifiers& m = inst.mods;
   switch (spec.rule) {
     case TypeRule::kType: return m.type;
     case TypeRule::kType2: return m.type2;
+    case TypeRule::kType3: return m.type3;
+    case TypeRule::kType4: return m.type4;
     case TypeRule::kWide: return m.mode == Mode::kWide ? WidenedType(m.type) : m.type;
     case TypeRule::kHalf: return TypeBits(m.type) >= 16 ? BitsTypeOfSize(TypeBits(m.type) / 2) : ScalarType::kNone;
     case TypeRule::kDpAcc: return IsSigned(m.type) || IsSigned(m.type2) ? ScalarType::kS32 : ScalarType::kU32;
@@ -147,12 +165,26 @@ ScalarType OperandType(const Instruction& inst, const OperandSpec& spec) {
   return ScalarType::kNone;
 }
 
+ScalarType OperandType(const Instruction& inst, const OperandSpec& spec) {
+  const ScalarType t = ElementType(inst, spec);
+  return spec.fragment == Fragment::kNone ? t : FragmentRegType(t);
+}
+
+int GroupCount(const Instruction& inst, const OperandSpec& spec) {
+  if (spec.fragment == Fragment::kNone) return spec.group == 0 ? inst.mods.vec : spec.group;
+  // A warp of 32 lanes holds the matrix; each lane's elements packed in 32-bit registers.
+  const MatrixShape s = ParseMatrixShape(EnumValueName(inst.info(), ModSlot::kShape, inst.mods.shape));
+  const int bits = TypeBits(ElementType(inst, spec));
+  const int elements = spec.fragment == Fragment::kA ? s.m * s.k : spec.fragment == Fragment::kB ? s.k * s.n : s.m * s.n;
+  return elements * bits / (32 * 32);
+}
+
 bool GroupSizes(const Instruction& inst, std::span<const OperandSpec> specs, size_t count,
                 absl::InlinedVector<uint8_t, 8>& sizes) {
   sizes.clear();
   size_t total = 0;
   for (const OperandSpec& spec : specs) {
-    uint8_t n = spec.group == 0 ? inst.mods.vec : spec.group;
+    uint8_t n = static_cast<uint8_t>(GroupCount(inst, spec));
     sizes.push_back(n);
     total += n;
   }
@@ -188,6 +220,10 @@ TargetRequirement RequirementOf(const Instruction& inst) {
   }
   if (IsF16Family(t)) req = Max(req, info.f16);
   if (IsBF16Family(t)) req = Max(req, info.bf16);
+  // A listed modifier value may need a newer target (mma's m16n8k16@80).
+  for (ModSlot slot : {ModSlot::kVariant, ModSlot::kShape, ModSlot::kLayout}) {
+    if (uint8_t v = EnumValue(inst.mods, slot); v != 0) req = Max(req, EnumValueRequirement(info, slot, v));
+  }
   // 256-bit loads and stores (.v4 of 64-bit values) are sm_100 / PTX 8.8.
   if ((inst.op == Opcode::kLd || inst.op == Opcode::kSt) && inst.mods.vec == 4 && TypeBits(t) == 64) {
     req = Max(req, TargetRequirement{100, false, PtxVersion{88}});

@@ -142,7 +142,7 @@ inline bool IsFloatRounding(Rounding r) { return r != Rounding::kNone && r < Rou
 // what order, is the opcode table's `format` column.
 struct Modifiers {
   ScalarType type = ScalarType::kNone;   // the instruction type (cvt: destination)
-  ScalarType type2 = ScalarType::kNone;  // cvt: source type
+  ScalarType type2 = ScalarType::kNone;  // cvt: source type; mma: A's type
   Rounding rounding = Rounding::kNone;
   Mode mode = Mode::kNone;
   CmpOp cmp = CmpOp::kNone;
@@ -162,6 +162,12 @@ struct Modifiers {
   bool uni = false;      // bra.uni
   bool noftz = false;    // atom.add.noftz.f16
   bool cvta_to = false;  // cvta.to.<space>
+  // mma's further types and its shape and layout (last, so that the other
+  // fields keep their place and older fingerprints stay as they were).
+  ScalarType type3 = ScalarType::kNone;  // mma: B's type
+  ScalarType type4 = ScalarType::kNone;  // mma: C's type (type is D's)
+  uint8_t shape = 0;     // {shape:...}: 1-based index into the row's list (mma m16n8k16); 0: none
+  uint8_t layout = 0;    // {layout:...}: 1-based index into the row's list (mma row.col); 0: none
 };
 
 // Does `cmp` apply to operands of type `t`? (lo/ls/hi/hs: unsigned and bit
@@ -176,23 +182,43 @@ bool AtomOpAllowsType(AtomOp op, ScalarType t);
 
 // One instruction. `dsts` are the registers it defines; `srcs` its operands
 // in PTX order (for stores the address comes first).
+// The byte-sized fields come first so that they share one 8-byte-aligned
+// head (sizeof(Instruction) is 136 bytes, as before mma's modifiers).
 struct Instruction {
   Opcode op = Opcode::kRet;
+  bool guard_negated = false;  // `@!%p`
   Modifiers mods;
+  Reg guard;                   // predicate guard (`@%p bra`); invalid when unguarded
+  uint32_t raw_index = 0;      // kRaw: index into Kernel::raw_ptx
   absl::InlinedVector<Reg, 1> dsts;
   absl::InlinedVector<Operand, 3> srcs;
-  Reg guard;                   // predicate guard (`@%p bra`); invalid when unguarded
-  bool guard_negated = false;  // `@!%p`
-  uint32_t raw_index = 0;      // kRaw: index into Kernel::raw_ptx
   SourceLoc loc;               // where the builder call was made
 
   const OpInfo& info() const { return GetOpInfo(op); }
   bool guarded() const { return guard.valid(); }
 };
 
+// The value of an enumerated modifier slot (kVariant, kShape, kLayout): the
+// 1-based index into the row's list, 0 when unset.
+uint8_t EnumValue(const Modifiers& m, ModSlot slot);
+
 // The type of an operand with `spec` in `inst` (kNone for addresses and
-// labels, or a rule the instruction's types do not give).
+// labels, or a rule the instruction's types do not give). For a fragment
+// group ({a} {b} {c}) it is the register type that holds the elements:
+// FragmentRegType of the element type.
 ScalarType OperandType(const Instruction& inst, const OperandSpec& spec);
+// The type `spec`'s rule names, before fragment packing (f16 for an f16
+// fragment held in f16x2 registers); OperandType otherwise.
+ScalarType ElementType(const Instruction& inst, const OperandSpec& spec);
+// The registers `spec` stands for in `inst`: its group size, the vector
+// width for {v}, and for a fragment ({a} {b} {c}) the shape's matrix
+// elements per lane packed in 32-bit registers (0 when the shape or the
+// type is missing).
+int GroupCount(const Instruction& inst, const OperandSpec& spec);
+// The register type that holds fragment elements of type `t`: f16 and bf16
+// in pairs (f16x2, bf16x2), 8-bit types and tf32 in b32, 32-bit types as
+// they are.
+ScalarType FragmentRegType(ScalarType t);
 // How many operands each spec of a signature list stands for in `inst`
 // (groups count their registers, a missing optional one 0), or false when
 // `count` operands do not fit the list.

@@ -35,7 +35,8 @@ constexpr Slot kSlotNames[] = {
     {"mode", ModSlot::kMode},   {"rnd", ModSlot::kRnd},     {"ftz", ModSlot::kFtz},
     {"sat", ModSlot::kSat},     {"noftz", ModSlot::kNoftz}, {"uni", ModSlot::kUni},
     {"level", ModSlot::kLevel}, {"type", ModSlot::kType},   {"type2", ModSlot::kType2},
-    {"variant", ModSlot::kVariant},
+    {"variant", ModSlot::kVariant}, {"type3", ModSlot::kType3}, {"type4", ModSlot::kType4},
+    {"shape", ModSlot::kShape},     {"layout", ModSlot::kLayout},
 };
 
 [[noreturn]] void BadTable(std::string_view what, std::string_view text) {
@@ -59,7 +60,12 @@ OperandSpec ParseSpec(std::string_view text, std::string_view whole) {
     size_t close = t.find('}');
     if (close == std::string_view::npos) BadTable("signature", whole);
     std::string_view n = t.substr(1, close - 1);
-    spec.group = n == "v" ? 0 : static_cast<uint8_t>(std::atoi(std::string(n).c_str()));
+    if (n == "a" || n == "b" || n == "c") {
+      spec.fragment = n == "a" ? Fragment::kA : n == "b" ? Fragment::kB : Fragment::kC;
+      spec.group = 0;
+    } else {
+      spec.group = n == "v" ? 0 : static_cast<uint8_t>(std::atoi(std::string(n).c_str()));
+    }
     t.remove_prefix(close + 1);
   }
   if (!t.empty() && t[0] == '%') { spec.cls = OperandClass::kReg; t.remove_prefix(1); }
@@ -68,6 +74,8 @@ OperandSpec ParseSpec(std::string_view text, std::string_view whole) {
   if (!t.empty() && t.back() == '~') { spec.byte_imm = true; t.remove_suffix(1); }
   if (t == "T") spec.rule = TypeRule::kType;
   else if (t == "T2") spec.rule = TypeRule::kType2;
+  else if (t == "T3") spec.rule = TypeRule::kType3;
+  else if (t == "T4") spec.rule = TypeRule::kType4;
   else if (t == "W") spec.rule = TypeRule::kWide;
   else if (t == "H") spec.rule = TypeRule::kHalf;
   else if (t == "A") spec.rule = TypeRule::kDpAcc;
@@ -115,11 +123,39 @@ void ParseFormat(OpInfo& info) {
     size_t close = f.find('}');
     if (f[0] != '{' || close == std::string_view::npos) break;
     std::string_view name = f.substr(1, close - 1);
+    std::string_view list;
+    bool required = false;
     if (size_t colon = name.find(':'); colon != std::string_view::npos) {
-      info.variants = name.substr(colon + 1);
-      info.variant_required = info.variants.starts_with('!');
-      if (info.variant_required) info.variants.remove_prefix(1);
+      list = name.substr(colon + 1);
+      required = list.starts_with('!');
+      if (required) list.remove_prefix(1);
       name = name.substr(0, colon);
+    }
+    if (!list.empty()) {
+      if (name == "variant") {
+        info.variants = list;
+        info.variant_required = required;
+      } else if (name == "shape") {
+        info.shapes = list;
+        info.shape_required = required;
+      } else if (name == "layout") {
+        info.layouts = list;
+        info.layout_required = required;
+      } else if (name == "type" || name == "type2" || name == "type3" || name == "type4") {
+        // A list of allowed types: {type2:f16|bf16}.
+        TypeMask mask = 0;
+        for (std::string_view rest = list; !rest.empty();) {
+          size_t bar = rest.find('|');
+          ScalarType t = ParseTypeName(rest.substr(0, bar));
+          if (t == ScalarType::kNone) BadTable("format", info.format);
+          mask |= MaskOf(t);
+          if (bar == std::string_view::npos) break;
+          rest.remove_prefix(bar + 1);
+        }
+        info.type_lists[name == "type" ? 0 : name[4] - '1'] = mask;
+      } else {
+        BadTable("format", info.format);
+      }
     }
     bool found = false;
     for (const Slot& s : kSlotNames) {
@@ -137,7 +173,28 @@ void ParseFormat(OpInfo& info) {
   }
 }
 
-constexpr TargetRequirement Req(int sm, int ptx) { return TargetRequirement{sm, false, PtxVersion{ptx}}; }
+constexpr TargetRequirement Req(int sm, int ptx) { return TableRequirement(sm, ptx); }
+
+// The list of an enumerated slot, as the format gave it ("m16n8k8|m16n8k16@80").
+std::string_view EnumList(const OpInfo& info, ModSlot slot) {
+  switch (slot) {
+    case ModSlot::kVariant: return info.variants;
+    case ModSlot::kShape: return info.shapes;
+    case ModSlot::kLayout: return info.layouts;
+    default: return {};
+  }
+}
+
+// Value `v` (1-based) of a list, with its "@SM" suffix; "" if out of range.
+std::string_view ListEntry(std::string_view rest, int v) {
+  for (int i = 1; !rest.empty(); ++i) {
+    size_t bar = rest.find('|');
+    if (i == v) return rest.substr(0, bar);
+    if (bar == std::string_view::npos) break;
+    rest.remove_prefix(bar + 1);
+  }
+  return "";
+}
 
 struct Table {
   std::array<OpInfo, kNumOpcodes> ops;
@@ -181,20 +238,70 @@ const OpInfo& GetOpInfo(Opcode op) {
   return table->ops[static_cast<int>(op)];
 }
 
-std::string_view VariantName(const OpInfo& info, int v) {
-  std::string_view rest = info.variants;
-  for (int i = 1; !rest.empty(); ++i) {
-    size_t bar = rest.find('|');
-    if (i == v) return rest.substr(0, bar);
-    if (bar == std::string_view::npos) break;
-    rest.remove_prefix(bar + 1);
-  }
-  return "";
+std::string_view VariantName(const OpInfo& info, int v) { return EnumValueName(info, ModSlot::kVariant, v); }
+
+int NumVariants(const OpInfo& info) { return NumEnumValues(info, ModSlot::kVariant); }
+
+std::string_view EnumValueName(const OpInfo& info, ModSlot slot, int v) {
+  std::string_view entry = ListEntry(EnumList(info, slot), v);
+  return entry.substr(0, entry.find('@'));
 }
 
-int NumVariants(const OpInfo& info) {
-  if (info.variants.empty()) return 0;
-  return 1 + static_cast<int>(std::count(info.variants.begin(), info.variants.end(), '|'));
+int NumEnumValues(const OpInfo& info, ModSlot slot) {
+  std::string_view list = EnumList(info, slot);
+  if (list.empty()) return 0;
+  return 1 + static_cast<int>(std::count(list.begin(), list.end(), '|'));
+}
+
+bool EnumRequired(const OpInfo& info, ModSlot slot) {
+  switch (slot) {
+    case ModSlot::kVariant: return info.variant_required;
+    case ModSlot::kShape: return info.shape_required;
+    case ModSlot::kLayout: return info.layout_required;
+    default: return false;
+  }
+}
+
+std::string_view EnumKindName(ModSlot slot) {
+  switch (slot) {
+    case ModSlot::kShape: return "shape";
+    case ModSlot::kLayout: return "layout";
+    default: return "mode";
+  }
+}
+
+TargetRequirement EnumValueRequirement(const OpInfo& info, ModSlot slot, int v) {
+  std::string_view entry = ListEntry(EnumList(info, slot), v);
+  size_t at = entry.find('@');
+  if (at == std::string_view::npos) return {};
+  // "@80" or "@80/70": the SM, and the PTX ISA version when the SM's own minimum is not enough.
+  std::string_view req = entry.substr(at + 1);
+  size_t slash = req.find('/');
+  int sm = std::atoi(std::string(req.substr(0, slash)).c_str());
+  int ptx = slash == std::string_view::npos ? 0 : std::atoi(std::string(req.substr(slash + 1)).c_str());
+  return TableRequirement(sm, ptx);
+}
+
+TypeMask TypeSlotMask(const OpInfo& info, int n) {
+  if (info.type_lists[n] != 0) return info.type_lists[n];
+  return n <= 1 ? info.types : 0;
+}
+
+MatrixShape ParseMatrixShape(std::string_view name) {
+  MatrixShape s;
+  int* dims[3] = {&s.m, &s.n, &s.k};
+  const char letters[3] = {'m', 'n', 'k'};
+  size_t pos = 0;
+  for (int d = 0; d < 3; ++d) {
+    if (pos >= name.size() || name[pos] != letters[d]) return {};
+    ++pos;
+    int v = 0;
+    size_t start = pos;
+    while (pos < name.size() && name[pos] >= '0' && name[pos] <= '9') v = v * 10 + (name[pos++] - '0');
+    if (pos == start) return {};
+    *dims[d] = v;
+  }
+  return pos == name.size() ? s : MatrixShape{};
 }
 
 std::string_view OpcodeName(Opcode op) { return kOpcodeNames[static_cast<int>(op)]; }

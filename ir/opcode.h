@@ -47,6 +47,8 @@ enum class OpRule : uint8_t {
 enum class TypeRule : uint8_t {
   kType,      // T: the instruction type
   kType2,     // T2: the second type
+  kType3,     // T3: the third type (mma: B)
+  kType4,     // T4: the fourth type (mma: C)
   kWide,      // W: T, widened by .wide
   kHalf,      // H: the bit type of half T's width (mov packing)
   kDpAcc,     // A: s32 if T or T2 is signed, else u32 (dp4a/dp2a)
@@ -56,12 +58,17 @@ enum class TypeRule : uint8_t {
 };
 enum class OperandClass : uint8_t { kValue, kReg, kImm };  // register or immediate / register / immediate
 
+// A register group that is an mma fragment: the lane's part of matrix A
+// (M x K), B (K x N) or C/D (M x N) of the row's {shape}.
+enum class Fragment : uint8_t { kNone, kA, kB, kC };
+
 // One operand (or register group) of a signature.
 struct OperandSpec {
   TypeRule rule = TypeRule::kType;
   ScalarType fixed = ScalarType::kNone;
   OperandClass cls = OperandClass::kValue;
-  uint8_t group = 1;        // registers in the group; 0: the vector width
+  uint8_t group = 1;        // registers in the group; 0: the vector width (or a fragment)
+  Fragment fragment = Fragment::kNone;  // {a} {b} {c}: the group is that fragment
   bool byte_imm = false;    // an immediate must be 0..255
   bool optional = false;    // may be left out (trailing)
 };
@@ -93,6 +100,7 @@ enum OpFlag : uint16_t {
   kConvergent = 1 << 6,     // threads must arrive together (barriers, warp ops)
   kPseudo = 1 << 7,         // not an instruction (labels)
   kOpaque = 1 << 8,         // raw PTX: never removed or looked into
+  kWarpMatrix = 1 << 9,     // a warp-wide matrix operation (mma): the emulator runs it once all 32 lanes arrive
 };
 
 // A modifier field, in the order the format column prints it.
@@ -100,7 +108,17 @@ enum class ModSlot : uint8_t {
   kSem, kScope, kSpace, kTo, kNc, kCache, kVec, kAtom, kShfl, kVote, kCmp,
   kBool, kMode, kRnd, kFtz, kSat, kNoftz, kUni, kLevel, kType, kType2,
   kVariant,  // {variant:a|b|c}: one of the values listed in the format (prmt modes)
+  kType3, kType4,
+  kShape,    // {shape:m16n8k8|m16n8k16}: mma shapes, listed in the format
+  kLayout,   // {layout:row.col}: mma operand layouts, listed in the format
 };
+
+// An mma shape's dimensions, parsed from its name ("m16n8k16").
+struct MatrixShape {
+  int m = 0, n = 0, k = 0;
+};
+// {16, 8, 16} for "m16n8k16"; all zero for anything else.
+MatrixShape ParseMatrixShape(std::string_view name);
 
 struct OpInfo {
   std::string_view mnemonic;
@@ -115,9 +133,17 @@ struct OpInfo {
   TargetRequirement bf16;  // bf16 / bf16x2 forms
   std::string_view variants;  // "f4e|b4e|...": the values of the {variant:...} modifier
   bool variant_required;      // "{variant:!lo|hi}": one must be given
-  std::array<ModSlot, 8> slots;  // parsed `format`
+  std::array<ModSlot, 12> slots;  // parsed `format`
   int num_slots;
   Signature sig;                 // parsed `signature_text`
+  // {shape:...} and {layout:...} lists, as `variants` ('!': one must be given).
+  // A value may end in "@SM" (m16n8k16@80): it needs that target or newer.
+  std::string_view shapes, layouts;
+  bool shape_required = false, layout_required = false;
+  // Types a type slot allows when the format lists them ({type2:f16|bf16});
+  // 0: the `types` column (type, and type2 outside cvt), or any (cvt's type2).
+  // Indexed type, type2, type3, type4.
+  std::array<TypeMask, 4> type_lists{};
 
   bool has(OpFlag f) const { return (flags & f) != 0; }
 };
@@ -126,6 +152,23 @@ const OpInfo& GetOpInfo(Opcode op);
 // The name of variant `v` (1-based; 0 is none) of an opcode: "f4e"; "" if out of range.
 std::string_view VariantName(const OpInfo& info, int v);
 int NumVariants(const OpInfo& info);
+// The same for any enumerated slot (kVariant, kShape, kLayout): the name of
+// value `v` (1-based; "" if out of range, without its "@SM" suffix), how many
+// the row lists, whether one is required, the kind's word for messages
+// ("mode", "shape", "layout"), and the target value `v` needs ({} if none).
+std::string_view EnumValueName(const OpInfo& info, ModSlot slot, int v);
+int NumEnumValues(const OpInfo& info, ModSlot slot);
+bool EnumRequired(const OpInfo& info, ModSlot slot);
+std::string_view EnumKindName(ModSlot slot);
+TargetRequirement EnumValueRequirement(const OpInfo& info, ModSlot slot, int v);
+// The allowed types of type slot `n` (0..3: type, type2, type3, type4).
+TypeMask TypeSlotMask(const OpInfo& info, int n);
+// The opcode table's minimum-target columns: sm (or SM_A(sm) for an "a"
+// target of exactly that SM, e.g. SM_A(90) for sm_90a) and ptx.
+#define SM_A(sm) (1000 + (sm))
+constexpr TargetRequirement TableRequirement(int sm, int ptx) {
+  return sm >= 1000 ? TargetRequirement{sm - 1000, true, PtxVersion{ptx}} : TargetRequirement{sm, false, PtxVersion{ptx}};
+}
 inline std::string_view Mnemonic(Opcode op) { return GetOpInfo(op).mnemonic; }
 // The OP id without its "k": "Add", "BarSync" (for IR dumps and messages).
 std::string_view OpcodeName(Opcode op);

@@ -10,6 +10,7 @@ struct TypeRow {
   std::string_view name;
   TypeKind kind;
   RegClass reg_class;
+  bool instruction_only = false;  // no register, immediate, param or variable has it
 };
 
 constexpr std::array<TypeRow, kNumScalarTypes> kTypes = {{
@@ -33,6 +34,11 @@ constexpr std::array<TypeRow, kNumScalarTypes> kTypes = {{
     {"bf16x2", TypeKind::kFloat, RegClass::kB32},
     {"f32", TypeKind::kFloat, RegClass::kF32},
     {"f64", TypeKind::kFloat, RegClass::kF64},
+    {"tf32", TypeKind::kFloat, RegClass::kB32, true},
+    {"e4m3", TypeKind::kFloat, RegClass::kB16, true},
+    {"e5m2", TypeKind::kFloat, RegClass::kB16, true},
+    {"e4m3x2", TypeKind::kFloat, RegClass::kB16, true},
+    {"e5m2x2", TypeKind::kFloat, RegClass::kB16, true},
 }};
 
 const TypeRow& Row(ScalarType t) { return kTypes[static_cast<int>(t)]; }
@@ -86,6 +92,8 @@ std::string_view RegClassName(RegClass c) {
   }
   return "b32";
 }
+
+bool IsInstructionOnlyType(ScalarType t) { return Row(t).instruction_only; }
 
 bool IsHalfFamily(ScalarType t) { return IsF16Family(t) || IsBF16Family(t); }
 bool IsF16Family(ScalarType t) { return t == ScalarType::kF16 || t == ScalarType::kF16x2; }

@@ -17,8 +17,12 @@ enum class ScalarType : uint8_t {
   kS8, kS16, kS32, kS64,
   kF16, kF16x2, kBF16, kBF16x2,
   kF32, kF64,
+  // Instruction-only types: an instruction may name them (mma's .tf32/.e4m3
+  // inputs, cvt's .e4m3x2 result), but no register, immediate, param or
+  // variable has them: their data lives in b32/b16 registers.
+  kTF32, kE4M3, kE5M2, kE4M3x2, kE5M2x2,
 };
-inline constexpr int kNumScalarTypes = static_cast<int>(ScalarType::kF64) + 1;
+inline constexpr int kNumScalarTypes = static_cast<int>(ScalarType::kE5M2x2) + 1;
 
 // Register classes: how the printer declares registers (`.reg .b32 %r<N>;`).
 enum class RegClass : uint8_t { kPred, kB16, kB32, kB64, kF32, kF64 };
@@ -35,9 +39,10 @@ constexpr int TypeBits(ScalarType t) {
   switch (t) {
     case ScalarType::kNone: return 0;
     case ScalarType::kPred: return 1;
-    case ScalarType::kB8: case ScalarType::kU8: case ScalarType::kS8: return 8;
+    case ScalarType::kB8: case ScalarType::kU8: case ScalarType::kS8:
+    case ScalarType::kE4M3: case ScalarType::kE5M2: return 8;
     case ScalarType::kB16: case ScalarType::kU16: case ScalarType::kS16:
-    case ScalarType::kF16: case ScalarType::kBF16: return 16;
+    case ScalarType::kF16: case ScalarType::kBF16: case ScalarType::kE4M3x2: case ScalarType::kE5M2x2: return 16;
     case ScalarType::kB64: case ScalarType::kU64: case ScalarType::kS64: case ScalarType::kF64: return 64;
     default: return 32;
   }
@@ -63,6 +68,8 @@ inline bool IsBits(ScalarType t) { return KindOf(t) == TypeKind::kBits; }
 bool IsHalfFamily(ScalarType t);
 bool IsBF16Family(ScalarType t);
 bool IsF16Family(ScalarType t);
+// tf32, e4m3, e5m2, e4m3x2, e5m2x2: types only an instruction may name.
+bool IsInstructionOnlyType(ScalarType t);
 
 // The bit type of the same size (f32 -> b32, u8 -> b8); pred stays pred.
 ScalarType BitsTypeOfSize(int bits);

@@ -114,6 +114,20 @@ class Verifier {
         return KernelError(StrCat("register %", r, ": ", OutOfRange("ScalarType", k_.regs[r].type)));
       }
     }
+    // tf32, e4m3, e5m2 and their pairs: instruction types, never a value's.
+    auto only = [](ScalarType t) {
+      return StrCat("has type ", ir::TypeName(t), ", which only an instruction can name (its data lives in ",
+                    ir::TypeBits(t) == 32 ? "b32" : "b32 or b16", " registers)");
+    };
+    for (const Param& p : k_.params) {
+      if (ir::IsInstructionOnlyType(p.type)) return KernelError(StrCat("param '", p.name, "' ", only(p.type)));
+    }
+    for (const Variable& v : k_.variables) {
+      if (ir::IsInstructionOnlyType(v.elem)) return KernelError(StrCat("variable '", v.name, "' ", only(v.elem)));
+    }
+    for (size_t r = 0; r < k_.regs.size(); ++r) {
+      if (ir::IsInstructionOnlyType(k_.regs[r].type)) return KernelError(StrCat("register %", r, " ", only(k_.regs[r].type)));
+    }
     return absl::OkStatus();
   }
 
@@ -274,6 +288,36 @@ class Verifier {
     return absl::OkStatus();
   }
 
+  // mma's third and fourth types and the listed modifiers (prmt modes, mma
+  // shapes and layouts): one of the row's values. Run before the operands
+  // are counted when those depend on them (mma fragments).
+  absl::Status CheckListedModifiers(size_t i) const {
+    const Instruction& inst = k_.body[i];
+    const OpInfo& info = inst.info();
+    const ir::Modifiers& m = inst.mods;
+    for (int n : {2, 3}) {
+      const ir::ModSlot slot = n == 2 ? ir::ModSlot::kType3 : ir::ModSlot::kType4;
+      const ScalarType tn = n == 2 ? m.type3 : m.type4;
+      if (HasSlot(info, slot) && !ir::InMask(ir::TypeSlotMask(info, n), tn)) {
+        return Error(i, StrCat(info.mnemonic, " needs a ", n == 2 ? "third" : "fourth", " type (supported: ",
+                               TypeList(ir::TypeSlotMask(info, n)), ")"));
+      }
+    }
+    for (ir::ModSlot slot : {ir::ModSlot::kVariant, ir::ModSlot::kShape, ir::ModSlot::kLayout}) {
+      const int v = ir::EnumValue(m, slot);
+      const int count = ir::NumEnumValues(info, slot);
+      if ((ir::EnumRequired(info, slot) && v == 0) || v > count) {
+        std::vector<std::string_view> names;
+        for (int k = 1; k <= count; ++k) names.push_back(ir::EnumValueName(info, slot, k));
+        const std::string_view kind = ir::EnumKindName(slot);
+        if (v == 0) return Error(i, StrCat(info.mnemonic, " needs a ", kind, " (", StrJoin(names, ", "), ")"));
+        return Error(i, StrCat(kind, " ", v, " of ", info.mnemonic, " does not exist (", kind, "s: ",
+                               StrJoin(names, ", "), ")"));
+      }
+    }
+    return absl::OkStatus();
+  }
+
   // ---- modifiers
 
   absl::Status CheckModifiers(size_t i) const {
@@ -308,6 +352,10 @@ class Verifier {
         {ir::ModSlot::kType, m.type != ScalarType::kNone},
         {ir::ModSlot::kType2, m.type2 != ScalarType::kNone},
         {ir::ModSlot::kVariant, m.variant != 0},
+        {ir::ModSlot::kType3, m.type3 != ScalarType::kNone},
+        {ir::ModSlot::kType4, m.type4 != ScalarType::kNone},
+        {ir::ModSlot::kShape, m.shape != 0},
+        {ir::ModSlot::kLayout, m.layout != 0},
     };
     // The name printed after a '.', looked up only for the message.
     auto name_of = [&](ir::ModSlot slot) -> std::string_view {
@@ -330,7 +378,9 @@ class Verifier {
         case ir::ModSlot::kSat: return "sat";
         case ir::ModSlot::kNoftz: return "noftz";
         case ir::ModSlot::kUni: return "uni";
-        case ir::ModSlot::kVariant: return ir::VariantName(info, m.variant);
+        case ir::ModSlot::kVariant:
+        case ir::ModSlot::kShape:
+        case ir::ModSlot::kLayout: return ir::EnumValueName(info, slot, ir::EnumValue(m, slot));
         default: return "";
       }
     };
@@ -338,8 +388,12 @@ class Verifier {
       if (!c.set || HasSlot(info, c.slot)) continue;
       std::string what = c.slot == ir::ModSlot::kType    ? std::string("a type")
                          : c.slot == ir::ModSlot::kType2 ? std::string("a second type")
+                         : c.slot == ir::ModSlot::kType3 ? std::string("a third type")
+                         : c.slot == ir::ModSlot::kType4 ? std::string("a fourth type")
                          : c.slot == ir::ModSlot::kVec   ? StrCat(".v", m.vec)
-                                                         : StrCat(".", name_of(c.slot));
+                         : name_of(c.slot).empty()
+                             ? StrCat("a ", ir::EnumKindName(c.slot), " (", int{ir::EnumValue(m, c.slot)}, ")")
+                             : StrCat(".", name_of(c.slot));
       return Error(i, StrCat(what, " does not apply to ", info.mnemonic));
     }
     if (inst.op == Opcode::kSetp && (m.type == ScalarType::kF16x2 || m.type == ScalarType::kBF16x2)) {
@@ -347,25 +401,18 @@ class Verifier {
                              "use opcode SetpPair (KernelBuilder::SetpPair); ptxas also takes a single predicate, "
                              "but the PTX ISA does not define that form, so ptxforge refuses it"));
     }
-    if (info.types != 0 && m.type != ScalarType::kNone && !ir::InMask(info.types, m.type)) {
+    const TypeMask type_mask = ir::TypeSlotMask(info, 0);
+    if (type_mask != 0 && m.type != ScalarType::kNone && !ir::InMask(type_mask, m.type)) {
       return Error(i, StrCat(info.mnemonic, " does not support type ", ir::TypeName(m.type), " (supported: ",
-                                   TypeList(info.types), ")"));
+                                   TypeList(type_mask), ")"));
     }
-    if (info.types != 0 && m.type == ScalarType::kNone) return Error(i, StrCat(info.mnemonic, " needs a type"));
-    if (HasSlot(info, ir::ModSlot::kType2) && info.rule != OpRule::kCvt && !ir::InMask(info.types, m.type2)) {
-      return Error(i, StrCat(info.mnemonic, " needs a second type (supported: ", TypeList(info.types), ")"));
+    if (type_mask != 0 && m.type == ScalarType::kNone) return Error(i, StrCat(info.mnemonic, " needs a type"));
+    if (HasSlot(info, ir::ModSlot::kType2) && info.rule != OpRule::kCvt &&
+        !ir::InMask(ir::TypeSlotMask(info, 1), m.type2)) {
+      return Error(i, StrCat(info.mnemonic, " needs a second type (supported: ", TypeList(ir::TypeSlotMask(info, 1)),
+                             ")"));
     }
-    if (info.variant_required && m.variant == 0) {
-      std::vector<std::string_view> names;
-      for (int v = 1; v <= ir::NumVariants(info); ++v) names.push_back(ir::VariantName(info, v));
-      return Error(i, StrCat(info.mnemonic, " needs a mode (", StrJoin(names, ", "), ")"));
-    }
-    if (m.variant > ir::NumVariants(info)) {
-      std::vector<std::string_view> names;
-      for (int v = 1; v <= ir::NumVariants(info); ++v) names.push_back(ir::VariantName(info, v));
-      return Error(i, StrCat("mode ", int{m.variant}, " of ", info.mnemonic, " does not exist (modes: ",
-                             StrJoin(names, ", "), ")"));
-    }
+    if (absl::Status st = CheckListedModifiers(i); !st.ok()) return st;
 
     const ScalarType t = m.type;
     const bool is_float = ir::IsFloat(t);
@@ -544,6 +591,13 @@ class Verifier {
                                  ir::TypeName(want)));
         }
         if (absl::Status st = ExpectValue(i, s, want, spec.cls != ir::OperandClass::kReg); !st.ok()) return st;
+        // ptxas refuses float registers where an mma fragment holds packed
+        // elements in .b32 ("Arguments mismatch"), though b32 takes any 32-bit type elsewhere.
+        if (spec.fragment != ir::Fragment::kNone && want == ScalarType::kB32 && op.is_reg() &&
+            ir::IsFloat(k_.type_of(op.reg()))) {
+          return Error(i, StrCat("operand ", n, " is ", OperandDesc(op), ", expected b32 (an mma fragment of ",
+                                 ir::TypeName(ir::ElementType(inst, spec)), " takes no float registers)"));
+        }
         if (spec.byte_imm && op.is_imm() && op.bits() > 255) {
           return Error(i, StrCat("operand ", n, ": immediate ", op.bits(), " is out of range (0..255)"));
         }
@@ -612,12 +666,16 @@ class Verifier {
         break;
       default: {
         const ir::Signature& sig = info.sig;
+        // mma fragments: their sizes follow from the shape and the types, so those are checked first.
+        if (!info.shapes.empty()) {
+          if (absl::Status st = CheckModifiers(i); !st.ok()) return st;
+        }
         absl::InlinedVector<uint8_t, 8> sizes;
         if (!GroupSizes(inst, std::span(sig.dsts.data(), sig.ndst), nd, sizes) ||
             !GroupSizes(inst, std::span(sig.srcs.data(), sig.nsrc), ns, sizes)) {
           size_t want_d = 0, want_s = 0;
-          for (int k = 0; k < sig.ndst; ++k) want_d += sig.dsts[k].group == 0 ? inst.mods.vec : sig.dsts[k].group;
-          for (int k = 0; k < sig.nsrc; ++k) want_s += sig.srcs[k].group == 0 ? inst.mods.vec : sig.srcs[k].group;
+          for (int k = 0; k < sig.ndst; ++k) want_d += ir::GroupCount(inst, sig.dsts[k]);
+          for (int k = 0; k < sig.nsrc; ++k) want_s += ir::GroupCount(inst, sig.srcs[k]);
           return ExpectCount(i, want_d, want_s);
         }
         break;
@@ -625,6 +683,10 @@ class Verifier {
     }
     for (size_t s = 0; s < ns; ++s) {
       const Operand& op = inst.srcs[s];
+      if (op.is_imm() && ir::IsInstructionOnlyType(op.type)) {
+        return Error(i, StrCat("operand ", nd + s, " is an immediate of type ", ir::TypeName(op.type),
+                               ", which only an instruction can name (its data lives in b32 or b16 values)"));
+      }
       const bool want = address_first && s == 0;
       if (want && !op.is_address()) {
         return Error(i, StrCat("operand ", nd, " is ", OperandDesc(op), ", expected an address"));
@@ -1111,8 +1173,8 @@ class Hasher {
 };
 
 static_assert(std::is_trivially_copyable_v<Modifiers> && std::has_unique_object_representations_v<Modifiers> &&
-                  sizeof(Modifiers) <= 24,
-              "Fingerprint reads Modifiers as three words");
+                  sizeof(Modifiers) <= 32,
+              "Fingerprint reads Modifiers as four words");
 
 }  // namespace
 
@@ -1141,13 +1203,14 @@ uint64_t Fingerprint(const Kernel& kernel) {
   for (const LabelInfo& l : kernel.labels) h.Bytes(l.hint);
   h.Word(kernel.body.size());
   for (const Instruction& inst : kernel.body) {
-    uint64_t mods[3] = {0, 0, 0};
+    uint64_t mods[4] = {0, 0, 0, 0};
     std::memcpy(mods, &inst.mods, sizeof(Modifiers));
     h.Word(static_cast<uint64_t>(inst.op) | uint64_t{inst.guard_negated} << 8 | uint64_t{inst.dsts.size()} << 16 |
            uint64_t{inst.srcs.size()} << 24 | uint64_t{inst.guard.id} << 32);
     h.Word(mods[0]);
     h.Word(mods[1]);
     h.Word(mods[2]);
+    if (mods[3] != 0) h.Word(mods[3]);  // mma's fields: kernels without them hash as before
     h.Word(inst.raw_index);
     for (Reg d : inst.dsts) h.Word(d.id);
     for (const Operand& o : inst.srcs) {

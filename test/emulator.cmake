@@ -7,3 +7,4 @@ ptxforge_add_test(emulator_schedule_test SOURCES emulator_schedule_test.cc)
 # Issue 11: device lifetimes, memory and launch limits, concurrent launches.
 ptxforge_add_test(emulator_limits_test SOURCES emulator_limits_test.cc)
 ptxforge_add_test(emulator_profile_test SOURCES emulator_profile_test.cc)
+ptxforge_add_test(mma_test SOURCES mma_test.cc)

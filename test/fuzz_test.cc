@@ -89,6 +89,9 @@ class ProgramGenerator {
       if (verdict.ok()) continue;
       if (!std::string(verdict.message()).starts_with(StrCat("kernel ", k_.name, ": "))) bad_rejections_.push_back(std::string(verdict.message()));
       k_.body.pop_back();
+      // Its registers go too: one of an instruction-only type (a random
+      // tf32 destination) would make the whole kernel invalid.
+      k_.regs.resize(regs_before);
       for (auto& [type, regs] : by_type_) {
         std::erase_if(regs, [&](ir::Reg r) { return r.id >= regs_before; });
       }
@@ -226,7 +229,11 @@ class ProgramGenerator {
         case ir::ModSlot::kVote: m.vote = static_cast<ir::VoteMode>(Uniform(1, 4)); break;
         case ir::ModSlot::kLevel:
         case ir::ModSlot::kScope: if (Chance(0.3) || info.slots[s] == ir::ModSlot::kLevel) m.scope = static_cast<ir::Scope>(Uniform(1, 3)); break;
-        case ir::ModSlot::kType2: m.type2 = RandomType(info.types); break;
+        case ir::ModSlot::kType2: m.type2 = RandomType(ir::TypeSlotMask(info, 1) ? ir::TypeSlotMask(info, 1) : info.types); break;
+        case ir::ModSlot::kType3: m.type3 = RandomType(ir::TypeSlotMask(info, 2)); break;
+        case ir::ModSlot::kType4: m.type4 = RandomType(ir::TypeSlotMask(info, 3)); break;
+        case ir::ModSlot::kShape: m.shape = static_cast<uint8_t>(Uniform(0, ir::NumEnumValues(info, ir::ModSlot::kShape))); break;
+        case ir::ModSlot::kLayout: m.layout = static_cast<uint8_t>(Uniform(0, ir::NumEnumValues(info, ir::ModSlot::kLayout))); break;
         case ir::ModSlot::kVariant: m.variant = static_cast<uint8_t>(Uniform(0, ir::NumVariants(info))); break;
         case ir::ModSlot::kNoftz: m.noftz = m.atom == ir::AtomOp::kAdd && ir::IsHalfFamily(t); break;
         case ir::ModSlot::kNc: m.nc = Chance(0.1); break;
@@ -298,14 +305,14 @@ class ProgramGenerator {
         // several registers).
         const ir::Signature& sig = info.sig;
         for (int d = 0; d < sig.ndst; ++d) {
-          for (int g = 0; g < (sig.dsts[d].group == 0 ? m.vec : sig.dsts[d].group); ++g) {
+          for (int g = 0; g < ir::GroupCount(inst, sig.dsts[d]); ++g) {
             dst(ir::OperandType(inst, sig.dsts[d]));
           }
         }
         for (int k = 0; k < sig.nsrc; ++k) {
           const ir::OperandSpec& spec = sig.srcs[k];
           const ScalarType st = ir::OperandType(inst, spec);
-          for (int g = 0; g < (spec.group == 0 ? m.vec : spec.group); ++g) {
+          for (int g = 0; g < ir::GroupCount(inst, spec); ++g) {
             inst.srcs.push_back(spec.cls == ir::OperandClass::kImm ? Operand::Imm(st, Uniform(0, 255)) : Value(st));
           }
         }

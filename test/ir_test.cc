@@ -32,7 +32,8 @@ TEST_CASE("type names round-trip and sizes are right", "[types]") {
     names.emplace_back(ir::TypeName(t));
     REQUIRE(ir::ParseType(ir::TypeName(t)) == t);
   }
-  REQUIRE(StrJoin(names, " ") == "pred b8 b16 b32 b64 u8 u16 u32 u64 s8 s16 s32 s64 f16 f16x2 bf16 bf16x2 f32 f64");
+  REQUIRE(StrJoin(names, " ") ==
+          "pred b8 b16 b32 b64 u8 u16 u32 u64 s8 s16 s32 s64 f16 f16x2 bf16 bf16x2 f32 f64 tf32 e4m3 e5m2 e4m3x2 e5m2x2");
   REQUIRE(ir::ParseType("none") == std::nullopt);
   REQUIRE(ir::ParseType("f128") == std::nullopt);
   REQUIRE(ir::ParseType("") == std::nullopt);
@@ -455,6 +456,43 @@ TEST_CASE("instruction requirements come from the table's columns", "[opcode]") 
   REQUIRE(ir::RequiredPtxVersion(ir::Target::kSm75, {&k}).ToString() == "6.3");
   k.target = ir::Target::kSm80;
   REQUIRE(ir::RequiredPtxVersion(ir::Target::kSm80, {&k}).ToString() == "7.0");
+}
+
+
+TEST_CASE("instruction-only types, mma shapes and fragment register types", "[types][mma]") {
+  for (ScalarType t : {ScalarType::kTF32, ScalarType::kE4M3, ScalarType::kE5M2, ScalarType::kE4M3x2, ScalarType::kE5M2x2}) {
+    CHECK(ir::IsInstructionOnlyType(t));
+  }
+  for (int i = 1; i <= static_cast<int>(ScalarType::kF64); ++i) CHECK_FALSE(ir::IsInstructionOnlyType(static_cast<ScalarType>(i)));
+  CHECK(ir::TypeBits(ScalarType::kTF32) == 32);
+  CHECK(ir::TypeBits(ScalarType::kE4M3) == 8);
+  CHECK(ir::TypeBits(ScalarType::kE5M2x2) == 16);
+  CHECK(ir::FragmentRegType(ScalarType::kF16) == ScalarType::kF16x2);
+  CHECK(ir::FragmentRegType(ScalarType::kBF16) == ScalarType::kBF16x2);
+  CHECK(ir::FragmentRegType(ScalarType::kTF32) == ScalarType::kB32);
+  CHECK(ir::FragmentRegType(ScalarType::kE4M3) == ScalarType::kB32);
+  CHECK(ir::FragmentRegType(ScalarType::kS8) == ScalarType::kB32);
+  CHECK(ir::FragmentRegType(ScalarType::kF32) == ScalarType::kF32);
+  CHECK(ir::FragmentRegType(ScalarType::kS32) == ScalarType::kS32);
+  const ir::MatrixShape s = ir::ParseMatrixShape("m16n8k32");
+  CHECK((s.m == 16 && s.n == 8 && s.k == 32));
+  for (std::string_view bad : {"", "m16n8", "m16n8k", "n8m16k8", "m16n8k8x", "mXn8k8"}) {
+    INFO(bad);
+    CHECK(ir::ParseMatrixShape(bad).m == 0);
+  }
+  // Listed modifier values: names, counts, the value's own target.
+  const ir::OpInfo& f16 = ir::GetOpInfo(ir::Opcode::kMmaF16F32);
+  CHECK(ir::NumEnumValues(f16, ir::ModSlot::kShape) == 2);
+  CHECK(ir::EnumValueName(f16, ir::ModSlot::kShape, 2) == "m16n8k16");
+  CHECK(ir::EnumValueName(f16, ir::ModSlot::kShape, 3) == "");
+  CHECK(ir::EnumValueName(f16, ir::ModSlot::kLayout, 1) == "row.col");
+  CHECK(ir::EnumValueRequirement(f16, ir::ModSlot::kShape, 2).sm == 80);
+  CHECK(ir::EnumValueRequirement(f16, ir::ModSlot::kShape, 2).ptx.value == 70);
+  CHECK(ir::EnumValueRequirement(f16, ir::ModSlot::kShape, 1).sm == 0);
+  CHECK(ir::TypeSlotMask(f16, 2) == ir::MaskOf(ScalarType::kF16));
+  // Instructions did not grow for mma's four types, shape and layout: the
+  // byte-sized fields share the head (x86-64 / aarch64 layout).
+  STATIC_REQUIRE(sizeof(ir::Instruction) == 136);
 }
 
 }  // namespace

@@ -180,15 +180,28 @@ std::vector<ir::Modifiers> SlotValues(const ir::OpInfo& info, ir::ModSlot slot, 
     case ModSlot::kVariant:
       each(ir::NumVariants(info) + 1, [](auto& c, int v) { c.variant = static_cast<uint8_t>(v); });
       break;
+    case ModSlot::kShape:
+      each(ir::NumEnumValues(info, slot) + 1, [](auto& c, int v) { c.shape = static_cast<uint8_t>(v); });
+      break;
+    case ModSlot::kLayout:
+      each(ir::NumEnumValues(info, slot) + 1, [](auto& c, int v) { c.layout = static_cast<uint8_t>(v); });
+      break;
     case ModSlot::kType:
     case ModSlot::kType2:
+    case ModSlot::kType3:
+    case ModSlot::kType4: {
+      const int n = slot == ModSlot::kType ? 0 : slot == ModSlot::kType2 ? 1 : slot == ModSlot::kType3 ? 2 : 3;
+      // A cvt's second type takes any of the row's types (the verifier decides the pairs).
+      const ir::TypeMask mask = n == 1 && info.type_lists[1] == 0 ? info.types : ir::TypeSlotMask(info, n);
       for (int t = 1; t < ir::kNumScalarTypes; ++t) {
-        if (!ir::InMask(info.types, static_cast<ScalarType>(t))) continue;
+        if (!ir::InMask(mask, static_cast<ScalarType>(t))) continue;
         ir::Modifiers c = m;
-        (slot == ModSlot::kType ? c.type : c.type2) = static_cast<ScalarType>(t);
+        ScalarType* field[] = {&c.type, &c.type2, &c.type3, &c.type4};
+        *field[n] = static_cast<ScalarType>(t);
         out.push_back(c);
       }
       break;
+    }
   }
   return out;
 }
@@ -216,6 +229,7 @@ class Coverage {
            {gen_});
     for (int t = 2; t < ir::kNumScalarTypes; ++t) {
       auto type = static_cast<ScalarType>(t);
+      if (ir::IsInstructionOnlyType(type)) continue;  // no register has it
       in_[t] = h_.Reg(type);
       h_.Add(Opcode::kLd, ir::Modifiers{.type = MemType(type), .space = StateSpace::kGlobal}, {in_[t]},
              {Operand::AddrReg(gaddr_, 8 * t)});
@@ -344,13 +358,13 @@ class Coverage {
     for (int k = 0; k < sig.ndst; ++k) {
       ScalarType t = ir::OperandType(inst, sig.dsts[k]);
       if (t == T::kNone) return;
-      for (int g = 0; g < (sig.dsts[k].group == 0 ? m.vec : sig.dsts[k].group); ++g) dsts.push_back(t);
+      for (int g = 0; g < ir::GroupCount(inst, sig.dsts[k]); ++g) dsts.push_back(t);
     }
     for (int k = 0; k < sig.nsrc; ++k) {
       const ir::OperandSpec& spec = sig.srcs[k];
       ScalarType t = ir::OperandType(inst, spec);
       if (t == T::kNone) return;
-      for (int g = 0; g < (spec.group == 0 ? m.vec : spec.group); ++g) {
+      for (int g = 0; g < ir::GroupCount(inst, spec); ++g) {
         inst.srcs.push_back(spec.cls == ir::OperandClass::kImm ? Imm(t, 0xF8) : In(t));
       }
     }
@@ -477,6 +491,15 @@ TEST_CASE("the coverage module holds the forms the table promises", "[coverage]"
         "ex2.approx.ftz.f32", "cvta.to.shared.u64", "cvta.param.u64", "bfe.s64", "bfi.b32", "popc.b64",
         "prmt.b32", "prmt.b32.f4e", "prmt.b32.rc16", "lop3.b32", "dp4a.u32.s32", "dp4a.s32.s32", "dp2a.lo.u32.u32",
         "dp2a.hi.s32.u32",
+        // issue 9: mma and the fp8 packing conversions
+        "mma.sync.aligned.m16n8k8.row.col.f16.f16.f16.f16", "mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16",
+        "mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32", "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32",
+        "mma.sync.aligned.m16n8k8.row.col.f32.bf16.bf16.f32", "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32",
+        "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32", "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32",
+        "mma.sync.aligned.m16n8k32.row.col.s32.u8.s8.s32", "mma.sync.aligned.m16n8k32.row.col.satfinite.s32.s8.u8.s32",
+        "mma.sync.aligned.m16n8k16.row.col.s32.u8.u8.s32", "mma.sync.aligned.m16n8k16.row.col.satfinite.s32.s8.s8.s32",
+        "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32", "mma.sync.aligned.m16n8k32.row.col.f32.e5m2.e4m3.f32",
+        "cvt.rn.satfinite.e4m3x2.f32", "cvt.rn.satfinite.e5m2x2.f32", "cvt.rn.f16x2.e4m3x2", "cvt.rn.f16x2.e5m2x2",
         // issue 11 item 19: forms the verifier used to refuse
         "atom.global.cas.b16", "atom.acq_rel.gpu.shared.cas.b16", "atom.global.add.noftz.f16x2",
         "atom.add.noftz.bf16x2", "red.shared.add.noftz.f16x2", "red.release.sys.global.add.noftz.bf16x2",

@@ -1394,5 +1394,187 @@ TEST_CASE("one IsIdentifier for builder and verifier", "[verifier]") {
   REQUIRE(Msg(ir::VerifyKernel(k)) == StrCat("kernel ", k.name, ": kernel name '", k.name, "' is not a PTX identifier"));
 }
 
+
+// ---- issue 9: mma and the fp8 conversions, instruction-only types, listed modifiers
+
+// An mma kernel: `a`, `b`, `c` registers (defined by movs), one mma into
+// fresh `d` registers, ret. `edit` changes the instruction before it is checked.
+struct MmaKernel {
+  HandKernel h;
+  explicit MmaKernel(ir::Target target) : h("k", target) {}
+  // Registers of `type`, each defined by a mov of 0.
+  std::vector<ir::Reg> Regs(ScalarType type, int n) {
+    std::vector<ir::Reg> out;
+    for (int i = 0; i < n; ++i) {
+      out.push_back(h.Reg(type));
+      h.MovImm(out.back(), ir::IsHalfFamily(type) ? ir::BitsTypeOfSize(ir::TypeBits(type)) : type, 0);
+    }
+    return out;
+  }
+};
+
+ir::Modifiers MmaMods(T d, T a, T b, T c, uint8_t shape) {
+  ir::Modifiers m{.type = d, .type2 = a};
+  m.type3 = b;
+  m.type4 = c;
+  m.shape = shape;
+  m.layout = 1;
+  return m;
+}
+
+// Verifies one mma (or any instruction) over register groups and returns the message.
+std::string CheckMma(ir::Target target, Opcode op, ir::Modifiers m, std::vector<std::pair<T, int>> dsts,
+                     std::vector<std::pair<T, int>> srcs) {
+  MmaKernel k(target);
+  ir::Instruction inst;
+  inst.op = op;
+  inst.mods = m;
+  for (auto [t, n] : srcs) {
+    for (ir::Reg r : k.Regs(t, n)) inst.srcs.push_back(r);
+  }
+  for (auto [t, n] : dsts) {
+    for (int i = 0; i < n; ++i) inst.dsts.push_back(k.h.Reg(t));
+  }
+  k.h.kernel().body.push_back(inst);
+  k.h.Ret();
+  return Msg(passes::VerifyKernel(k.h.kernel()));
+}
+
+TEST_CASE("mma: register groups, types, shapes and targets", "[verifier][mma]") {
+  const auto f16k16 = MmaMods(T::kF32, T::kF16, T::kF16, T::kF32, 2);
+  const std::vector<std::pair<T, int>> d4{{T::kF32, 4}}, ab_k16{{T::kB32, 4}, {T::kB32, 2}, {T::kF32, 4}};
+  CHECK(CheckMma(ir::Target::kSm80, Opcode::kMmaF16F32, f16k16, d4, ab_k16) == "OK");
+  CHECK(CheckMma(ir::Target::kSm80, Opcode::kMmaF16F32, f16k16, d4, {{T::kF16x2, 4}, {T::kF16x2, 2}, {T::kF32, 4}}) == "OK");
+  CHECK(CheckMma(ir::Target::kSm75, Opcode::kMmaF16F32, MmaMods(T::kF32, T::kF16, T::kF16, T::kF32, 1), d4,
+                 {{T::kB32, 2}, {T::kB32, 1}, {T::kF32, 4}}) == "OK");
+  CHECK(CheckMma(ir::Target::kSm80, Opcode::kMmaF16, MmaMods(T::kF16, T::kF16, T::kF16, T::kF16, 2), {{T::kF16x2, 2}},
+                 {{T::kB32, 4}, {T::kB32, 2}, {T::kB32, 2}}) == "OK");
+  CHECK(CheckMma(ir::Target::kSm75, Opcode::kMmaF16F32, f16k16, d4, ab_k16) ==
+        "kernel k: instruction 10: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%10, %11, %12, %13}, {%0, %1, %2, "
+        "%3}, {%4, %5}, {%6, %7, %8, %9}: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 requires sm_80 or newer; "
+        "the kernel targets sm_75");
+  CHECK(CheckMma(ir::Target::kSm86, Opcode::kMmaF8, MmaMods(T::kF32, T::kE4M3, T::kE5M2, T::kF32, 1), d4, ab_k16) ==
+        "kernel k: instruction 10: mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e5m2.f32 {%10, %11, %12, %13}, {%0, %1, %2, "
+        "%3}, {%4, %5}, {%6, %7, %8, %9}: mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e5m2.f32 requires sm_89 or newer; "
+        "the kernel targets sm_86");
+  CHECK(CheckMma(ir::Target::kSm80, Opcode::kMmaF16F32, MmaMods(T::kF32, T::kF16, T::kF16, T::kF32, 0), d4, ab_k16) ==
+        "kernel k: instruction 10: mma.sync.aligned.row.col.f32.f16.f16.f32 %10, %11, %12, %13, %0, %1, %2, %3, %4, %5, "
+        "%6, %7, %8, %9: mma.sync.aligned needs a shape (m16n8k8, m16n8k16)");
+  CHECK(CheckMma(ir::Target::kSm80, Opcode::kMmaF16F32, MmaMods(T::kF32, T::kF16, T::kF16, T::kF32, 3), d4, ab_k16) ==
+        "kernel k: instruction 10: mma.sync.aligned.row.col.f32.f16.f16.f32 %10, %11, %12, %13, %0, %1, %2, %3, %4, %5, "
+        "%6, %7, %8, %9: shape 3 of mma.sync.aligned does not exist (shapes: m16n8k8, m16n8k16)");
+  CHECK(CheckMma(ir::Target::kSm80, Opcode::kMmaF16F32, MmaMods(T::kF32, T::kF16, T::kBF16, T::kF32, 2), d4, ab_k16) ==
+        "kernel k: instruction 10: mma.sync.aligned.m16n8k16.row.col.f32.f16.bf16.f32 {%10, %11, %12, %13}, {%0, %1, %2, "
+        "%3}, {%4, %5}, {%6, %7, %8, %9}: mma.sync.aligned needs a third type (supported: f16)");
+  CHECK(CheckMma(ir::Target::kSm80, Opcode::kMmaF16F32, MmaMods(T::kF32, T::kF16, T::kF16, T::kF16, 2), d4, ab_k16) ==
+        "kernel k: instruction 10: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f16 {%10, %11, %12, %13}, %0, %1, %2, %3, "
+        "%4, %5, %6, %7, %8, %9: mma.sync.aligned needs a fourth type (supported: f32)");
+  CHECK(CheckMma(ir::Target::kSm80, Opcode::kMmaF16F32, f16k16, d4, {{T::kB32, 3}, {T::kB32, 2}, {T::kF32, 4}}) ==
+        "kernel k: instruction 9: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%9, %10, %11, %12}, %0, %1, %2, %3, "
+        "%4, %5, %6, %7, %8: mma.sync.aligned takes 4 destination(s) and 10 source(s), got 4 and 9");
+  CHECK(CheckMma(ir::Target::kSm80, Opcode::kMmaF16F32, f16k16, d4, {{T::kF32, 4}, {T::kB32, 2}, {T::kF32, 4}}) ==
+        "kernel k: instruction 10: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%10, %11, %12, %13}, {%0, %1, %2, "
+        "%3}, {%4, %5}, {%6, %7, %8, %9}: operand 4 is %0 (f32), expected f16x2");
+  // D in b32 registers: PTX's bit-type rule, which ptxas applies to mma's D too.
+  CHECK(CheckMma(ir::Target::kSm80, Opcode::kMmaF16F32, f16k16, {{T::kB32, 4}}, ab_k16) == "OK");
+  auto no_layout = f16k16;
+  no_layout.layout = 0;
+  CHECK(CheckMma(ir::Target::kSm80, Opcode::kMmaF16F32, no_layout, d4, ab_k16) ==
+        "kernel k: instruction 10: mma.sync.aligned.m16n8k16.f32.f16.f16.f32 {%10, %11, %12, %13}, {%0, %1, %2, %3}, {%4, "
+        "%5}, {%6, %7, %8, %9}: mma.sync.aligned needs a layout (row.col)");
+  auto sat = f16k16;
+  sat.variant = 1;
+  CHECK(CheckMma(ir::Target::kSm80, Opcode::kMmaF16F32, sat, d4, ab_k16) ==
+        "kernel k: instruction 10: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%10, %11, %12, %13}, {%0, %1, %2, "
+        "%3}, {%4, %5}, {%6, %7, %8, %9}: a mode (1) does not apply to mma.sync.aligned");
+  auto int_sat = MmaMods(T::kS32, T::kS8, T::kU8, T::kS32, 2);
+  int_sat.variant = 1;
+  CHECK(CheckMma(ir::Target::kSm80, Opcode::kMmaI8, int_sat, {{T::kS32, 4}}, {{T::kB32, 4}, {T::kB32, 2}, {T::kS32, 4}}) ==
+        "OK");
+  CHECK(CheckMma(ir::Target::kSm80, Opcode::kMmaTF32, MmaMods(T::kF32, T::kTF32, T::kTF32, T::kF32, 1), d4,
+                 {{T::kB32, 4}, {T::kB32, 2}, {T::kF32, 4}}) == "OK");
+  CHECK(CheckMma(ir::Target::kSm80, Opcode::kMmaTF32, MmaMods(T::kF32, T::kTF32, T::kTF32, T::kF32, 1), d4,
+                 {{T::kF32, 4}, {T::kF32, 2}, {T::kF32, 4}}) ==
+        "kernel k: instruction 10: mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%10, %11, %12, %13}, {%0, %1, %2, "
+        "%3}, {%4, %5}, {%6, %7, %8, %9}: operand 4 is %0 (f32), expected b32 (an mma fragment of tf32 takes no float "
+        "registers)");
+}
+
+TEST_CASE("fp8 packing conversions: forms and targets", "[verifier][mma]") {
+  ir::Modifiers pack{.type = T::kE4M3x2, .type2 = T::kF32};
+  pack.variant = 1;
+  CHECK(CheckMma(ir::Target::kSm89, Opcode::kCvtPackF8, pack, {{T::kB16, 1}}, {{T::kF32, 2}}) == "OK");
+  CHECK(CheckMma(ir::Target::kSm86, Opcode::kCvtPackF8, pack, {{T::kB16, 1}}, {{T::kF32, 2}}) ==
+        "kernel k: instruction 2: cvt.rn.satfinite.e4m3x2.f32 %2, %0, %1: cvt.rn.satfinite.e4m3x2.f32 requires sm_89 or "
+        "newer; the kernel targets sm_86");
+  ir::Modifiers no_rn = pack;
+  no_rn.variant = 0;
+  CHECK(CheckMma(ir::Target::kSm89, Opcode::kCvtPackF8, no_rn, {{T::kB16, 1}}, {{T::kF32, 2}}) ==
+        "kernel k: instruction 2: cvt.e4m3x2.f32 %2, %0, %1: cvt needs a mode (rn.satfinite)");
+  CHECK(CheckMma(ir::Target::kSm89, Opcode::kCvtPackF8, pack, {{T::kB32, 1}}, {{T::kF32, 2}}) ==
+        "kernel k: instruction 2: cvt.rn.satfinite.e4m3x2.f32 %2, %0, %1: operand 0 is %2 (b32), expected b16");
+  ir::Modifiers unpack{.type = T::kF16x2, .type2 = T::kE5M2x2};
+  unpack.variant = 1;
+  CHECK(CheckMma(ir::Target::kSm89, Opcode::kCvtUnpackF8, unpack, {{T::kF16x2, 1}}, {{T::kB16, 1}}) == "OK");
+  ir::Modifiers wrong = unpack;
+  wrong.type2 = T::kF32;
+  CHECK(CheckMma(ir::Target::kSm89, Opcode::kCvtUnpackF8, wrong, {{T::kF16x2, 1}}, {{T::kB16, 1}}) ==
+        "kernel k: instruction 1: cvt.rn.f16x2.f32 %1, %0: cvt needs a second type (supported: e4m3x2, e5m2x2)");
+}
+
+TEST_CASE("instruction-only types: no register, immediate, param or variable has them", "[verifier][mma]") {
+  {
+    HandKernel h("k");
+    h.Reg(T::kTF32);
+    h.Ret();
+    CHECK(Msg(passes::VerifyKernel(h.kernel())) ==
+          "kernel k: register %0 has type tf32, which only an instruction can name (its data lives in b32 registers)");
+  }
+  {
+    HandKernel h("k");
+    h.Param("p", T::kE4M3);
+    h.Ret();
+    CHECK(Msg(passes::VerifyKernel(h.kernel())) ==
+          "kernel k: param 'p' has type e4m3, which only an instruction can name (its data lives in b32 or b16 registers)");
+  }
+  {
+    HandKernel h("k");
+    h.Variable(ir::Variable{"v", StateSpace::kShared, T::kE5M2x2, 4, 2, false});
+    h.Ret();
+    CHECK(Msg(passes::VerifyKernel(h.kernel())) ==
+          "kernel k: variable 'v' has type e5m2x2, which only an instruction can name (its data lives in b32 or b16 "
+          "registers)");
+  }
+  {
+    HandKernel h("k", ir::Target::kSm89);
+    ir::Reg d = h.Reg(T::kB16);
+    ir::Modifiers m{.type = T::kE4M3x2, .type2 = T::kF32};
+    m.variant = 1;
+    h.Add(Opcode::kCvtPackF8, m, {d}, {Imm(T::kE4M3, 0x38), Imm(T::kF32, 0)});
+    h.Ret();
+    CHECK(Msg(passes::VerifyKernel(h.kernel())) ==
+          "kernel k: instruction 0: cvt.rn.satfinite.e4m3x2.f32 %0, 0x38, 0f00000000: operand 1 is an immediate of type e4m3, "
+          "which only an instruction can name (its data lives in b32 or b16 values)");
+  }
+  KernelBuilder b("k", ir::Target::kSm89);
+  const int line = __LINE__ + 1;
+  b.NewReg(T::kE4M3);
+  CHECK(Msg(b.Finish()) == StrCat("kernel k: verifier_test.cc:", line,
+                                  ": a register cannot have type e4m3: only an instruction can name it (its data "
+                                  "lives in b32 or b16 registers)"));
+}
+
+TEST_CASE("the table's requirement columns can name an arch-specific target", "[verifier][mma]") {
+  constexpr ir::TargetRequirement r = ir::TableRequirement(SM_A(90), 80);
+  STATIC_REQUIRE(r.sm == 90);
+  STATIC_REQUIRE(r.arch_specific);
+  STATIC_REQUIRE(r.ptx.value == 80);
+  CHECK(ir::RequirementName(r) == "sm_90a");
+  CHECK(ir::TargetSatisfies(ir::Target::kSm90a, r));
+  CHECK_FALSE(ir::TargetSatisfies(ir::Target::kSm90, r));
+  CHECK_FALSE(ir::TargetSatisfies(ir::Target::kSm100a, r));
+  CHECK(ir::RequirementName(ir::TableRequirement(89, 84)) == "sm_89");
+}
+
 }  // namespace
 }  // namespace ptxforge

@@ -171,11 +171,13 @@ absl::StatusOr<Program> Decode(const ir::Kernel& kernel, bool check_init, bool a
       case ir::Opcode::kBarWarpSync: d.collective = Collective::kWarpSync; break;
       default: break;
     }
+    if (inst.info().has(ir::kWarpMatrix)) d.collective = Collective::kMma;
     Handler h = approx_worst_error ? SelectApproxWorst(inst, d) : nullptr;
     if (h == nullptr) h = SelectArith(inst);
     if (h == nullptr) h = SelectConvert(inst);
     if (h == nullptr) h = SelectMemory(inst);
     if (h == nullptr) h = SelectControl(inst);
+    if (h == nullptr) h = SelectMma(inst);
     if (h == nullptr) {
       return absl::UnimplementedError(StrCat("kernel ", kernel.name, ": the emulator cannot run ",
                                              ir::InstructionText(kernel, inst)));

@@ -261,6 +261,7 @@ bool ReleaseWarps(Block& b) {
       // bar.warp.sync mask.
       auto mask_of = [&](const Thread& t, const DInst& inst) {
         switch (inst.collective) {
+          case emu::Collective::kMma: return 0xFFFFFFFFu;  // mma.sync: the whole warp
           case emu::Collective::kShfl: return Get<uint32_t>(t, inst.src[3]);
           case emu::Collective::kWarpSync: return Get<uint32_t>(t, inst.src[0]);
           default: return Get<uint32_t>(t, inst.src[1]);
@@ -275,13 +276,20 @@ bool ReleaseWarps(Block& b) {
       for (uint32_t m = 0; m < 32 && ready; ++m) {
         if ((mask >> m & 1) == 0) continue;
         uint32_t j = warp * 32 + m;
+        // mma.sync has no member mask: it needs every lane of the warp.
+        auto missing = [&](std::string_view why) {
+          return d.collective == emu::Collective::kMma
+                     ? StrCat("mma.sync needs all 32 lanes of the warp; lane ", m, " ", why == "absent" ? "is not in the block" : "has exited")
+                     : StrCat("the member mask 0x", Hex{mask, 8}, " names lane ", m, ", which ",
+                              why == "absent" ? "is not in the block" : "has exited");
+        };
         if (j >= n) {
-          b.Fail(first, d, StrCat("the member mask 0x", Hex{mask, 8}, " names lane ", m, ", which is not in the block"));
+          b.Fail(first, d, missing("absent"));
           return false;
         }
         Thread& other = b.threads[j];
         if (other.state == ThreadState::kExited) {
-          b.Fail(first, d, StrCat("the member mask 0x", Hex{mask, 8}, " names lane ", m, ", which has exited"));
+          b.Fail(first, d, missing("exited"));
           return false;
         }
         const DInst& od = p.code[other.pc];

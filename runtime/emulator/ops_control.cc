@@ -40,7 +40,7 @@ Handler SelectControl(const ir::Instruction& inst) {
     case ir::Opcode::kVote:
     case ir::Opcode::kActiveMask:
     case ir::Opcode::kBarWarpSync: return &WaitWarp;
-    default: return nullptr;
+    default: return inst.info().has(ir::kWarpMatrix) ? &WaitWarp : nullptr;
   }
 }
 
@@ -102,6 +102,8 @@ Action RunCollective(Block& b, Thread* const* lanes, const DInst* const* insts, 
     }
   } else if (kind == Collective::kActiveMask) {
     for (int i = 0; i < count; ++i) Set<uint32_t>(*lanes[i], insts[i]->dst[0], members);
+  } else if (kind == Collective::kMma) {
+    if (!RunMma(b, lanes, insts, count)) return Action::kError;
   } else if (kind == Collective::kWarpSync && b.observer != nullptr) {
     b.observer->WarpSynced(lanes[0]->linear / 32, members);  // orders the lanes' shared accesses
   }

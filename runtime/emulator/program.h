@@ -44,7 +44,8 @@ struct DInst;
 using Handler = Action (*)(Block& b, Thread& t, const DInst& d);
 
 // Collective operations the scheduler completes once every lane arrived.
-enum class Collective : uint8_t { kNone, kBarrier, kShfl, kVote, kActiveMask, kWarpSync };
+// kMma: mma.sync (ir::kWarpMatrix), which needs all 32 lanes of the warp.
+enum class Collective : uint8_t { kNone, kBarrier, kShfl, kVote, kActiveMask, kWarpSync, kMma };
 
 // One decoded instruction. Sources are register-file slots; immediates are
 // constant slots after the registers, so every operand is a slot read.
@@ -193,6 +194,8 @@ Handler SelectArith(const ir::Instruction& inst);
 Handler SelectConvert(const ir::Instruction& inst);
 Handler SelectMemory(const ir::Instruction& inst);
 Handler SelectControl(const ir::Instruction& inst);
+// The fp8 packing conversions (ops_mma.cc); null for other instructions.
+Handler SelectMma(const ir::Instruction& inst);
 // f32 approximations at their documented worst error (ops_approx.cc); null
 // for other instructions.
 Handler SelectApproxWorst(const ir::Instruction& inst, DInst& d);
@@ -201,6 +204,10 @@ Handler SelectApproxWorst(const ir::Instruction& inst, DInst& d);
 // (shfl.sync and vote.sync lanes may wait at different instructions with
 // the same member mask, as sm_70+ allows; activemask lanes at one).
 Action RunCollective(Block& b, Thread* const* lanes, const DInst* const* insts, int count);
+// mma.sync over a whole warp (ops_mma.cc): reads every lane's A, B and C
+// fragments and writes its D fragment; false (after b.Fail) when the lanes
+// wait at different mma instructions.
+bool RunMma(Block& b, Thread* const* lanes, const DInst* const* insts, int count);
 
 // Runs one block to completion (or its first error).
 void RunBlock(Block& b);
