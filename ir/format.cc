@@ -99,6 +99,7 @@ void AppendOpcode(std::string& out, const Instruction& inst) {
       case ModSlot::kType: if (m.type != ScalarType::kNone) AppendDot(out, TypeName(m.type)); break;
       case ModSlot::kType2: if (m.type2 != ScalarType::kNone) AppendDot(out, TypeName(m.type2)); break;
       case ModSlot::kVariant: AppendDot(out, VariantName(info, m.variant)); break;
+      case ModSlot::kLiteral: out.append(info.slot_text[i]); break;
     }
   }
 }

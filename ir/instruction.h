@@ -193,6 +193,11 @@ struct Instruction {
 // The type of an operand with `spec` in `inst` (kNone for addresses and
 // labels, or a rule the instruction's types do not give).
 ScalarType OperandType(const Instruction& inst, const OperandSpec& spec);
+// The state space of an address operand with `spec` in `inst`: the spec's
+// fixed space ("@shared") or the instruction's {space} modifier ("@").
+inline StateSpace AddressSpace(const Instruction& inst, const OperandSpec& spec) {
+  return spec.space != 0 ? static_cast<StateSpace>(spec.space) : inst.mods.space;
+}
 // How many operands each spec of a signature list stands for in `inst`
 // (groups count their registers, a missing optional one 0), or false when
 // `count` operands do not fit the list.

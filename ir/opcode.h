@@ -39,6 +39,8 @@ enum class OpRule : uint8_t {
   kShfl,       // a mode; an optional predicate destination
   kVote,       // a mode; ballot is b32
   kMembar,     // a level
+  kCpAsync,    // .ca or .cg; cp-size 4, 8 or 16 (.cg: 16); an immediate src-size at most cp-size
+  kFence,      // a scope
   kLabelDef,   // label (pseudo)
   kRawPtx,     // raw PTX: declared reads and writes
 };
@@ -64,6 +66,10 @@ struct OperandSpec {
   uint8_t group = 1;        // registers in the group; 0: the vector width
   bool byte_imm = false;    // an immediate must be 0..255
   bool optional = false;    // may be left out (trailing)
+  // Addresses: the ir::StateSpace (its value) the address is in, from
+  // "@shared", "@global"...; 0 ("@"): the instruction's {space} modifier.
+  // An instruction may have several addresses (cp.async: shared <- global).
+  uint8_t space = 0;
 };
 
 // The parsed signature column: "DESTINATIONS=SOURCES".
@@ -100,6 +106,7 @@ enum class ModSlot : uint8_t {
   kSem, kScope, kSpace, kTo, kNc, kCache, kVec, kAtom, kShfl, kVote, kCmp,
   kBool, kMode, kRnd, kFtz, kSat, kNoftz, kUni, kLevel, kType, kType2,
   kVariant,  // {variant:a|b|c}: one of the values listed in the format (prmt modes)
+  kLiteral,  // text printed as it is (".shared.global" in "{cache}.shared.global"): OpInfo::slot_text
 };
 
 struct OpInfo {
@@ -117,6 +124,8 @@ struct OpInfo {
   bool variant_required;      // "{variant:!lo|hi}": one must be given
   std::array<ModSlot, 8> slots;  // parsed `format`
   int num_slots;
+  std::array<std::string_view, 8> slot_text;  // for kLiteral slots: the text
+
   Signature sig;                 // parsed `signature_text`
 
   bool has(OpFlag f) const { return (flags & f) != 0; }
