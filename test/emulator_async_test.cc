@@ -201,6 +201,18 @@ TEST_CASE("memcheck: touching bytes of a cp.async in flight, misaligned copies, 
                "flight will write (shared address 12): this thread issued ", issued, write.copy_line, ") and has not "
                "waited for it (cp.async.wait_group or cp.async.wait_all); block (0,0,0) thread (0,0,0) at "
                "`st.shared.f32 [%r1+12], %f0;` (emulator_async_test.cc:", write.access_line, ")"));
+  // A second cp.async onto the bytes of one in flight.
+  Misuse twice = kernel("copy_twice", [](KernelBuilder& b, auto src, auto slot, auto size, auto tile, Misuse& m) {
+    CpAsync(tile.At(slot), src.At(slot), 16, {.src_size = size}); m.copy_line = __LINE__;
+    CpAsync(tile.At(2u), src, 8); m.access_line = __LINE__;
+    b.CpAsyncWaitAll();
+  });
+  loaded = LoadOrDie(*emu, twice.kernel);
+  CHECK(Msg(emu->Launch(*loaded, {}, {*src, 0u, 16u})) ==
+        StrCat("kernel copy_twice: cp.async of 8 bytes to shared address 8 overwrites bytes that a cp.async in flight "
+               "will write (shared address 8): this thread issued ", issued, twice.copy_line, ") and has not waited "
+               "for it (cp.async.wait_group or cp.async.wait_all); block (0,0,0) thread (0,0,0) at "
+               "`cp.async.ca.shared.global [%r1+8], [%rd1], 8;` (emulator_async_test.cc:", twice.access_line, ")"));
   // Another thread reads the bytes after a barrier but before the issuing
   // thread waited for them.
   Misuse other = kernel("other_early", [](KernelBuilder& b, auto src, auto slot, auto size, auto tile, Misuse& m) {
@@ -293,6 +305,17 @@ TEST_CASE("bar.arrive: producers arrive without waiting, consumers bar.sync on t
     for (uint32_t i = 0; i < 32; ++i) want[i] = 3 * i;
     CHECK(*result->ToHost() == want);
     CHECK(emu->last_counters().barriers == 64);  // 32 arrivals and 32 waits
+  }
+  // Commits and waits with no copy are fine (and keep nothing in flight).
+  KernelBuilder w("empty_groups", ir::Target::kSm80);
+  w.CpAsyncCommitGroup();
+  w.CpAsyncWaitGroup(3);
+  w.CpAsyncWaitAll();
+  w.Ret();
+  {
+    auto emu = MakeEmulator();
+    auto loaded = LoadOrDie(*emu, FinishOrDie(w));
+    CHECK(Msg(emu->Launch(*loaded, {.block = {64}}, {})) == "");
   }
   // Without the producers' arrival the consumers wait forever.
   KernelBuilder d("no_producer", ir::Target::kSm80);

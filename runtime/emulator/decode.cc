@@ -179,7 +179,13 @@ absl::StatusOr<Program> Decode(const ir::Kernel& kernel, bool check_init, bool a
         (inst.mods.space == ir::StateSpace::kGlobal || inst.mods.space == ir::StateSpace::kGeneric)) {
       p.has_global_atomics = true;
     }
-    if (inst.op == ir::Opcode::kCpAsync) p.has_cp_async = true;
+    switch (inst.op) {  // the per-thread cp.async state is kept when any of these can run
+      case ir::Opcode::kCpAsync:
+      case ir::Opcode::kCpAsyncCommit:
+      case ir::Opcode::kCpAsyncWait:
+      case ir::Opcode::kCpAsyncWaitAll: p.has_cp_async = true; break;
+      default: break;
+    }
     switch (inst.op) {
       case ir::Opcode::kBarSync: d.collective = Collective::kBarrier; break;
       case ir::Opcode::kShfl: d.collective = Collective::kShfl; break;

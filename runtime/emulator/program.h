@@ -109,7 +109,7 @@ struct Program {
   std::vector<uint32_t> param_offsets;
   uint32_t param_bytes = 0;
   bool has_global_atomics = false;
-  bool has_cp_async = false;
+  bool has_cp_async = false;  // cp.async or its commit/wait instructions
   bool check_init = false;
 
   // "ld.global.f32 %f0, [%rd7];" as the PTX printer would print it.
