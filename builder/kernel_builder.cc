@@ -629,6 +629,51 @@ void KernelBuilder::Membar(ir::Scope scope, Loc loc) {
   Emit(Opcode::kMembar, m, ScalarType::kNone, std::initializer_list<Operand>{}, loc);
 }
 
+void KernelBuilder::BarArrive(uint32_t barrier, uint32_t thread_count, Loc loc) {
+  if (barrier > 15) Fail(loc, StrCat("barrier ", barrier, " is out of range (0..15)"));
+  if (thread_count == 0 || thread_count % 32 != 0) {
+    Fail(loc, StrCat("bar.arrive thread count ", thread_count, " must be a positive multiple of 32"));
+  }
+  Emit(Opcode::kBarArrive, ir::Modifiers{}, ScalarType::kNone,
+       {Operand::Imm(ScalarType::kU32, barrier), Operand::Imm(ScalarType::kU32, thread_count)}, loc);
+}
+
+void KernelBuilder::Fence(FenceSem sem, ir::Scope scope, Loc loc) {
+  if (scope == ir::Scope::kNone) Fail(loc, "fence needs a scope (cta, gpu or sys)");
+  ir::Modifiers m;
+  m.scope = scope;
+  m.variant = static_cast<uint8_t>(sem);
+  Emit(Opcode::kFence, m, ScalarType::kNone, std::initializer_list<Operand>{}, loc);
+}
+
+void KernelBuilder::CpAsync(Address shared_dst, Address global_src, uint32_t cp_size, std::optional<Src<U32>> src_size,
+                            CpAsyncCache cache, Loc loc) {
+  if (cp_size != 4 && cp_size != 8 && cp_size != 16) {
+    Fail(loc, StrCat("cp.async cp-size ", cp_size, " is not 4, 8 or 16"));
+  } else if (cache == CpAsyncCache::kCg && cp_size != 16) {
+    Fail(loc, StrCat("cp.async.cg copies 16 bytes, not ", cp_size, " (.ca copies 4, 8 or 16)"));
+  } else if (src_size && src_size->operand().is_imm() && src_size->operand().bits() > cp_size) {
+    Fail(loc, StrCat("cp.async src-size ", src_size->operand().bits(), " is larger than the cp-size ", cp_size));
+  }
+  ir::Modifiers m;
+  m.cache = cache == CpAsyncCache::kCg ? ir::CacheOp::kCg : ir::CacheOp::kCa;
+  absl::InlinedVector<Operand, 4> srcs = {shared_dst.op, global_src.op, Operand::Imm(ScalarType::kU32, cp_size)};
+  if (src_size) srcs.push_back(src_size->operand());
+  EmitSpan(Opcode::kCpAsync, m, ScalarType::kNone, srcs, loc);
+}
+
+void KernelBuilder::CpAsyncCommitGroup(Loc loc) {
+  Emit(Opcode::kCpAsyncCommit, ir::Modifiers{}, ScalarType::kNone, std::initializer_list<Operand>{}, loc);
+}
+
+void KernelBuilder::CpAsyncWaitGroup(uint32_t n, Loc loc) {
+  Emit(Opcode::kCpAsyncWait, ir::Modifiers{}, ScalarType::kNone, {Operand::Imm(ScalarType::kU32, n)}, loc);
+}
+
+void KernelBuilder::CpAsyncWaitAll(Loc loc) {
+  Emit(Opcode::kCpAsyncWaitAll, ir::Modifiers{}, ScalarType::kNone, std::initializer_list<Operand>{}, loc);
+}
+
 void KernelBuilder::SyncWarp(uint32_t member_mask, Loc loc) {
   if (member_mask == 0) Fail(loc, "bar.warp.sync needs a non-empty member mask");
   Emit(Opcode::kBarWarpSync, ir::Modifiers{}, ScalarType::kNone, {Operand::Imm(ScalarType::kU32, member_mask)}, loc);

@@ -22,6 +22,7 @@
 #include <array>
 #include <cstdint>
 #include <initializer_list>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -692,6 +693,41 @@ class KernelBuilder {
   void SyncWarp(uint32_t member_mask = 0xFFFFFFFFu, Loc loc = Loc::current());
   // membar.cta / membar.gl / membar.sys.
   void Membar(ir::Scope scope, Loc loc = Loc::current());
+  // bar.arrive id, count: the calling warp counts toward barrier `barrier`
+  // (1..15 for a named barrier) without waiting; the barrier completes when
+  // `thread_count` threads arrived with bar.arrive or bar.sync id, count.
+  // The producer half of a producer/consumer pair: producers write and
+  // BarArrive, consumers BarSync(id, count) and read.
+  void BarArrive(uint32_t barrier, uint32_t thread_count, Loc loc = Loc::current());
+  // fence.acq_rel.<scope> (a lightweight fence) / fence.sc.<scope>
+  // (sequentially consistent), sm_70. The emulator runs every thread's
+  // memory accesses in program order, so a fence orders nothing further
+  // there (see README, "The emulator").
+  enum class FenceSem : uint8_t { kAcqRel = 1, kSc = 2 };  // the row's {variant:acq_rel|sc}
+  void Fence(FenceSem sem, ir::Scope scope, Loc loc = Loc::current());
+
+  // ---- asynchronous copies (sm_80, PTX 7.0)
+  // cp.async.{ca,cg}.shared.global [dst], [src], cp_size{, src_size}:
+  // copies cp_size bytes (4, 8 or 16; .cg only 16) from global `src` to
+  // shared `dst`, both cp_size-aligned, without waiting. With src_size
+  // (an immediate 0..cp_size or a U32 register) only src_size bytes are
+  // read and the rest of the cp_size bytes are zero-filled (src_size 0
+  // reads nothing: edge tiles). The copy belongs to the group the next
+  // CpAsyncCommitGroup closes; the bytes are in shared memory only after a
+  // CpAsyncWaitGroup/WaitAll retired that group (and, for other threads,
+  // a barrier after it). Typed form: CpAsync(Ptr<T, Shared>, Ptr<T,
+  // Global>, ...) in builder/memory.h.
+  enum class CpAsyncCache : uint8_t { kCa, kCg };  // cache at all levels / at L2 only
+  void CpAsync(Address shared_dst, Address global_src, uint32_t cp_size,
+               std::optional<Src<U32>> src_size = std::nullopt, CpAsyncCache cache = CpAsyncCache::kCa,
+               Loc loc = Loc::current());
+  // cp.async.commit_group: the copies issued since the last commit form a group.
+  void CpAsyncCommitGroup(Loc loc = Loc::current());
+  // cp.async.wait_group n: waits until at most the n most recent groups are
+  // pending (n = 0: all committed groups are complete).
+  void CpAsyncWaitGroup(uint32_t n, Loc loc = Loc::current());
+  // cp.async.wait_all: commits the pending copies and waits for all of them.
+  void CpAsyncWaitAll(Loc loc = Loc::current());
   // shfl.sync.<mode>.b32 on a 32-bit value; `c` is the clamp/segment operand
   // (31 for a full warp with up/bfly/idx, 0x1f for down... see the PTX ISA).
   template <ScalarTag T>

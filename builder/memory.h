@@ -13,10 +13,12 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 
 #include "builder/kernel_builder.h"
+#include "ir/strings.h"
 
 namespace ptxforge {
 
@@ -112,6 +114,29 @@ Ptr<T, Shared> SharedArray(KernelBuilder& b, std::string name, uint32_t count, u
                            Loc loc = Loc::current()) {
   Symbol<T> sym = b.Shared<T>(std::move(name), count, align, loc);
   return Ptr<T, Shared>(b, b.SymbolAddr(sym, loc));
+}
+
+// cp.async.{ca,cg}.shared.global: copies cp_size bytes (4, 8 or 16; a
+// whole number of T) from src to dst asynchronously (KernelBuilder::CpAsync
+// says when they land). `src_size` (bytes, at most cp_size) reads only that
+// many and zero-fills the rest: 0 for a tile element past the matrix edge.
+//
+//   CpAsync(tile.At(row, col), a.At(g_row, g_col), 16, in_bounds_bytes);
+//   b.CpAsyncCommitGroup();  ...  b.CpAsyncWaitGroup(0); b.BarSync();
+struct CpAsyncOpts {
+  std::optional<Src<U32>> src_size;  // none: the whole cp_size
+  KernelBuilder::CpAsyncCache cache = KernelBuilder::CpAsyncCache::kCa;
+};
+template <ScalarTag T>
+void CpAsync(const Ptr<T, Shared>& dst, const Ptr<T, Global>& src, uint32_t cp_size, CpAsyncOpts o = {},
+             Loc loc = Loc::current()) {
+  KernelBuilder& b = dst.builder();
+  if (cp_size % Ptr<T, Shared>::kElemSize != 0) {
+    b.ReportError(StrCat("cp.async cp-size ", cp_size, " is not a whole number of ", ir::TypeName(T::kType),
+                         " elements (", Ptr<T, Shared>::kElemSize, " bytes each)"),
+                  loc);
+  }
+  b.CpAsync(dst.address(), src.address(), cp_size, o.src_size, o.cache, loc);
 }
 
 // row < rows && col < cols.

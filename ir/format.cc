@@ -107,6 +107,7 @@ void AppendOpcode(std::string& out, const Instruction& inst) {
       case ModSlot::kVariant:
       case ModSlot::kShape:
       case ModSlot::kLayout: AppendDot(out, EnumValueName(info, info.slots[i], EnumValue(m, info.slots[i]))); break;
+      case ModSlot::kLiteral: out.append(info.slot_text[i]); break;
     }
   }
 }

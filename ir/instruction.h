@@ -219,6 +219,11 @@ int GroupCount(const Instruction& inst, const OperandSpec& spec);
 // in pairs (f16x2, bf16x2), 8-bit types and tf32 in b32, 32-bit types as
 // they are.
 ScalarType FragmentRegType(ScalarType t);
+// The state space of an address operand with `spec` in `inst`: the spec's
+// fixed space ("@shared") or the instruction's {space} modifier ("@").
+inline StateSpace AddressSpace(const Instruction& inst, const OperandSpec& spec) {
+  return spec.space != 0 ? static_cast<StateSpace>(spec.space) : inst.mods.space;
+}
 // How many operands each spec of a signature list stands for in `inst`
 // (groups count their registers, a missing optional one 0), or false when
 // `count` operands do not fit the list.

@@ -79,7 +79,18 @@ OperandSpec ParseSpec(std::string_view text, std::string_view whole) {
   else if (t == "W") spec.rule = TypeRule::kWide;
   else if (t == "H") spec.rule = TypeRule::kHalf;
   else if (t == "A") spec.rule = TypeRule::kDpAcc;
-  else if (t == "@") spec.rule = TypeRule::kAddress;
+  else if (t.starts_with('@')) {
+    spec.rule = TypeRule::kAddress;
+    // "@shared": an address in that space (the values of ir::StateSpace).
+    constexpr std::string_view kSpaces[] = {"", "param", "global", "shared", "local", "const"};
+    if (t.size() > 1) {
+      spec.space = 0;
+      for (uint8_t k = 1; k < std::size(kSpaces); ++k) {
+        if (t.substr(1) == kSpaces[k]) spec.space = k;
+      }
+      if (spec.space == 0) BadTable("signature", whole);
+    }
+  }
   else if (t == "L") spec.rule = TypeRule::kLabel;
   else {
     spec.rule = TypeRule::kFixed;
@@ -120,8 +131,16 @@ void ParseFormat(OpInfo& info) {
   std::string_view f = info.format;
   info.num_slots = 0;
   while (!f.empty()) {
+    if (f[0] != '{') {  // literal text up to the next slot
+      size_t open = f.find('{');
+      if (info.num_slots == static_cast<int>(info.slots.size())) break;
+      info.slot_text[info.num_slots] = f.substr(0, open);
+      info.slots[info.num_slots++] = ModSlot::kLiteral;
+      f.remove_prefix(open == std::string_view::npos ? f.size() : open);
+      continue;
+    }
     size_t close = f.find('}');
-    if (f[0] != '{' || close == std::string_view::npos) break;
+    if (close == std::string_view::npos) break;
     std::string_view name = f.substr(1, close - 1);
     std::string_view list;
     bool required = false;
@@ -215,6 +234,7 @@ struct Table {
                     false,                                                                       \
                     {},                                                                          \
                     0,                                                                           \
+                    {},                                                                          \
                     {}};
 #include "ir/opcodes.def"
 #undef OP

@@ -39,6 +39,8 @@ enum class OpRule : uint8_t {
   kShfl,       // a mode; an optional predicate destination
   kVote,       // a mode; ballot is b32
   kMembar,     // a level
+  kCpAsync,    // .ca or .cg; cp-size 4, 8 or 16 (.cg: 16); an immediate src-size at most cp-size
+  kFence,      // a scope
   kLabelDef,   // label (pseudo)
   kRawPtx,     // raw PTX: declared reads and writes
 };
@@ -71,6 +73,10 @@ struct OperandSpec {
   Fragment fragment = Fragment::kNone;  // {a} {b} {c}: the group is that fragment
   bool byte_imm = false;    // an immediate must be 0..255
   bool optional = false;    // may be left out (trailing)
+  // Addresses: the ir::StateSpace (its value) the address is in, from
+  // "@shared", "@global"...; 0 ("@"): the instruction's {space} modifier.
+  // An instruction may have several addresses (cp.async: shared <- global).
+  uint8_t space = 0;
 };
 
 // The parsed signature column: "DESTINATIONS=SOURCES".
@@ -111,6 +117,7 @@ enum class ModSlot : uint8_t {
   kType3, kType4,
   kShape,    // {shape:m16n8k8|m16n8k16}: mma shapes, listed in the format
   kLayout,   // {layout:row.col}: mma operand layouts, listed in the format
+  kLiteral,  // text printed as it is (".shared.global" in "{cache}.shared.global"): OpInfo::slot_text
 };
 
 // An mma shape's dimensions, parsed from its name ("m16n8k16").
@@ -135,6 +142,8 @@ struct OpInfo {
   bool variant_required;      // "{variant:!lo|hi}": one must be given
   std::array<ModSlot, 12> slots;  // parsed `format`
   int num_slots;
+  std::array<std::string_view, 12> slot_text;  // for kLiteral slots: the text
+
   Signature sig;                 // parsed `signature_text`
   // {shape:...} and {layout:...} lists, as `variants` ('!': one must be given).
   // A value may end in "@SM" (m16n8k16@80): it needs that target or newer.

@@ -36,6 +36,20 @@ bool HasSlot(const OpInfo& info, ir::ModSlot slot) {
   return false;
 }
 
+// The signature spec each source of `inst` stands under (a register group's
+// spec once per register), or nothing when the sources do not fit the row's
+// signature (the shape check reports that).
+absl::InlinedVector<const ir::OperandSpec*, 8> SourceSpecs(const Instruction& inst) {
+  const ir::Signature& sig = inst.info().sig;
+  absl::InlinedVector<const ir::OperandSpec*, 8> out;
+  absl::InlinedVector<uint8_t, 8> sizes;
+  if (sig.any || !GroupSizes(inst, std::span(sig.srcs.data(), sig.nsrc), inst.srcs.size(), sizes)) return out;
+  for (size_t g = 0; g < sizes.size(); ++g) {
+    for (uint8_t k = 0; k < sizes[g]; ++k) out.push_back(&sig.srcs[g]);
+  }
+  return out;
+}
+
 class Verifier {
  public:
   explicit Verifier(const ir::Kernel& k) : k_(k) {}
@@ -586,6 +600,10 @@ class Verifier {
       for (uint8_t k = 0; k < sizes[g]; ++k, ++s) {
         const Operand& op = inst.srcs[s];
         const size_t n = inst.dsts.size() + s;
+        if (spec.rule == ir::TypeRule::kAddress) {
+          if (absl::Status st = CheckAddress(i, s, ir::AddressSpace(inst, spec)); !st.ok()) return st;
+          continue;
+        }
         if (spec.cls == ir::OperandClass::kImm && !op.is_imm()) {
           return Error(i, StrCat("operand ", n, " is ", OperandDesc(op), ", expected an immediate of type ",
                                  ir::TypeName(want)));
@@ -623,7 +641,6 @@ class Verifier {
     const Instruction& inst = k_.body[i];
     const OpInfo& info = inst.info();
     const size_t nd = inst.dsts.size(), ns = inst.srcs.size();
-    bool address_first = false;  // the first source is the memory address
     switch (info.rule) {
       case OpRule::kLoad:
       case OpRule::kStore: {
@@ -631,14 +648,12 @@ class Verifier {
         if (vec != 1 && vec != 2 && vec != 4) return Error(i, StrCat("vector width ", vec, " is not 1, 2 or 4"));
         const bool load = info.rule == OpRule::kLoad;
         if (absl::Status s = load ? ExpectCount(i, vec, 1) : ExpectCount(i, 0, 1 + vec); !s.ok()) return s;
-        address_first = true;
         break;
       }
       case OpRule::kAtom:
       case OpRule::kRed: {
         const bool atom = info.rule == OpRule::kAtom;
         if (absl::Status s = ExpectCount(i, atom ? 1 : 0, atom && inst.mods.atom == AtomOp::kCas ? 3 : 2); !s.ok()) return s;
-        address_first = true;
         break;
       }
       case OpRule::kSetp:
@@ -648,7 +663,11 @@ class Verifier {
         if (nd == 0 || nd > 2 || ns != 4) return Error(i, "shfl.sync takes 1 or 2 destinations and 4 sources");
         break;
       case OpRule::kBarrier:
-        if (nd != 0 || ns == 0 || ns > 2) return Error(i, "bar.sync takes a barrier id and optionally a thread count");
+        if (info.sig.srcs[1].optional) {
+          if (nd != 0 || ns == 0 || ns > 2) return Error(i, "bar.sync takes a barrier id and optionally a thread count");
+        } else if (nd != 0 || ns != 2) {
+          return Error(i, StrCat(info.mnemonic, " takes a barrier id and a thread count"));
+        }
         break;
       case OpRule::kBranch:
         if (absl::Status s = ExpectCount(i, 0, 1); !s.ok()) return s;
@@ -673,13 +692,27 @@ class Verifier {
         absl::InlinedVector<uint8_t, 8> sizes;
         if (!GroupSizes(inst, std::span(sig.dsts.data(), sig.ndst), nd, sizes) ||
             !GroupSizes(inst, std::span(sig.srcs.data(), sig.nsrc), ns, sizes)) {
-          size_t want_d = 0, want_s = 0;
+          size_t want_d = 0, want_s = 0, optional_s = 0;
           for (int k = 0; k < sig.ndst; ++k) want_d += ir::GroupCount(inst, sig.dsts[k]);
-          for (int k = 0; k < sig.nsrc; ++k) want_s += ir::GroupCount(inst, sig.srcs[k]);
-          return ExpectCount(i, want_d, want_s);
+          for (int k = 0; k < sig.nsrc; ++k) {
+            (sig.srcs[k].optional ? optional_s : want_s) += ir::GroupCount(inst, sig.srcs[k]);
+          }
+          if (optional_s == 0) return ExpectCount(i, want_d, want_s);
+          return Error(i, StrCat(info.mnemonic, " takes ", want_d, " destination(s) and ", want_s, " to ",
+                                 want_s + optional_s, " source(s), got ", nd, " and ", ns));
         }
         break;
       }
+    }
+    // The sources the signature makes addresses (any number: cp.async has
+    // two), and only those, are addresses.
+    const absl::InlinedVector<const ir::OperandSpec*, 8> specs = SourceSpecs(inst);
+    if (specs.size() != ns) return absl::OkStatus();  // raw PTX
+    auto is_address = [&](size_t s) { return specs[s]->rule == ir::TypeRule::kAddress; };
+    size_t leading = 0, addresses = 0;  // leading addresses, all addresses
+    for (size_t s = 0; s < ns; ++s) {
+      addresses += is_address(s);
+      if (is_address(s) && leading == s) ++leading;
     }
     for (size_t s = 0; s < ns; ++s) {
       const Operand& op = inst.srcs[s];
@@ -687,31 +720,34 @@ class Verifier {
         return Error(i, StrCat("operand ", nd + s, " is an immediate of type ", ir::TypeName(op.type),
                                ", which only an instruction can name (its data lives in b32 or b16 values)"));
       }
-      const bool want = address_first && s == 0;
-      if (want && !op.is_address()) {
-        return Error(i, StrCat("operand ", nd, " is ", OperandDesc(op), ", expected an address"));
+      if (is_address(s) && !op.is_address()) {
+        return Error(i, StrCat("operand ", nd + s, " is ", OperandDesc(op), ", expected an address"));
       }
-      if (!want && op.is_address()) {
-        return Error(i, StrCat("operand ", nd + s, " is an address, expected a register or immediate",
-                               address_first ? " (only the first source is an address)" : ""));
+      if (!is_address(s) && op.is_address()) {
+        std::string only;
+        if (addresses == 1 && leading == 1) only = " (only the first source is an address)";
+        if (addresses > 1 && leading == addresses) only = StrCat(" (only the first ", addresses, " sources are addresses)");
+        return Error(i, StrCat("operand ", nd + s, " is an address, expected a register or immediate", only));
       }
     }
-    if (!address_first) return absl::OkStatus();
     // Params: read whole, by name, with ld.param.
-    const Operand& a = inst.srcs[0];
-    const StateSpace space = inst.mods.space;
-    if (a.base != AddressBase::kParam) {
-      if (space == StateSpace::kParam) return Error(i, "ld.param must address a param by name");
-      return absl::OkStatus();
-    }
-    if (space != StateSpace::kParam) return Error(i, "a param can only be read with ld.param");
-    if (inst.op != Opcode::kLd) return Error(i, "params are read-only");
-    const Param& param = k_.params[a.id];
-    const int bytes = TypeSize(inst.mods.type) * inst.mods.vec;
-    if (a.value != 0 || bytes != TypeSize(param.type)) {
-      return Error(i, StrCat("ld.param reads ", bytes, " bytes at offset ", a.value, " of param '", param.name,
-                             "', which is ", TypeName(param.type), " (", TypeSize(param.type),
-                             " bytes); read a param whole, with its own size"));
+    for (size_t s = 0; s < ns; ++s) {
+      if (!is_address(s)) continue;
+      const Operand& a = inst.srcs[s];
+      const StateSpace space = ir::AddressSpace(inst, *specs[s]);
+      if (a.base != AddressBase::kParam) {
+        if (space == StateSpace::kParam) return Error(i, "ld.param must address a param by name");
+        continue;
+      }
+      if (space != StateSpace::kParam) return Error(i, "a param can only be read with ld.param");
+      if (inst.op != Opcode::kLd) return Error(i, "params are read-only");
+      const Param& param = k_.params[a.id];
+      const int bytes = TypeSize(inst.mods.type) * inst.mods.vec;
+      if (a.value != 0 || bytes != TypeSize(param.type)) {
+        return Error(i, StrCat("ld.param reads ", bytes, " bytes at offset ", a.value, " of param '", param.name,
+                               "', which is ", TypeName(param.type), " (", TypeSize(param.type),
+                               " bytes); read a param whole, with its own size"));
+      }
     }
     return absl::OkStatus();
   }
@@ -872,7 +908,7 @@ class Verifier {
         }
         if (inst.srcs[0].is_imm() && inst.srcs[0].bits() > 15) return Error(i, "barrier ids are 0..15");
         if (inst.srcs.size() == 2 && inst.srcs[1].is_imm() && (inst.srcs[1].bits() == 0 || inst.srcs[1].bits() % 32 != 0)) {
-          return Error(i, "the bar.sync thread count must be a positive multiple of 32");
+          return Error(i, StrCat("the ", info.mnemonic, " thread count must be a positive multiple of 32"));
         }
         return absl::OkStatus();
       case OpRule::kShfl: {
@@ -898,6 +934,28 @@ class Verifier {
       case OpRule::kMembar:
         if (inst.mods.scope == ir::Scope::kNone) return Error(i, "membar needs a level (cta, gl, sys)");
         return absl::OkStatus();
+      case OpRule::kFence:
+        if (inst.mods.scope == ir::Scope::kNone) return Error(i, "fence needs a scope (cta, gpu, sys)");
+        return absl::OkStatus();
+      case OpRule::kCpAsync: {
+        const ir::CacheOp c = inst.mods.cache;
+        if (c == ir::CacheOp::kNone) return Error(i, "cp.async needs a cache operator (.ca or .cg)");
+        if (c != ir::CacheOp::kCa && c != ir::CacheOp::kCg) {
+          return Error(i, StrCat("cache operator .", ir::CacheOpName(c), " does not apply to cp.async (only .ca and .cg)"));
+        }
+        if (absl::Status s = CheckSignature(i); !s.ok()) return s;
+        const uint64_t cp_size = inst.srcs[2].bits();  // an immediate (the signature)
+        if (cp_size != 4 && cp_size != 8 && cp_size != 16) {
+          return Error(i, StrCat("cp-size ", cp_size, " is not 4, 8 or 16"));
+        }
+        if (c == ir::CacheOp::kCg && cp_size != 16) {
+          return Error(i, StrCat("cp.async.cg copies 16 bytes, not ", cp_size, " (.ca copies 4, 8 or 16)"));
+        }
+        if (inst.srcs.size() == 4 && inst.srcs[3].is_imm() && inst.srcs[3].bits() > cp_size) {
+          return Error(i, StrCat("src-size ", inst.srcs[3].bits(), " is larger than the cp-size ", cp_size));
+        }
+        return absl::OkStatus();
+      }
     }
     return absl::OkStatus();
   }

@@ -1,5 +1,7 @@
 # CPU emulator tests (issue 3).
 ptxforge_add_test(emulator_ops_test SOURCES emulator_ops_test.cc)
+# Issue 9: cp.async, bar.arrive, fence.
+ptxforge_add_test(emulator_async_test SOURCES emulator_async_test.cc)
 
 ptxforge_add_test(emulator_test SOURCES emulator_test.cc)
 ptxforge_add_test(ptx_dump_run_test SOURCES ptx_dump_run_test.cc DEPS ptxforge_ptx_dump)

@@ -313,6 +313,10 @@ class ProgramGenerator {
           const ir::OperandSpec& spec = sig.srcs[k];
           const ScalarType st = ir::OperandType(inst, spec);
           for (int g = 0; g < ir::GroupCount(inst, spec); ++g) {
+            if (spec.rule == ir::TypeRule::kAddress) {  // cp.async: a shared and a global address
+              inst.srcs.push_back(RandomAddress(ir::AddressSpace(inst, spec), Pick(std::vector<int>{4, 8, 16})));
+              continue;
+            }
             inst.srcs.push_back(spec.cls == ir::OperandClass::kImm ? Operand::Imm(st, Uniform(0, 255)) : Value(st));
           }
         }

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "builder/kernel_builder.h"
+#include "builder/memory.h"
 #include "emit/ptx_printer.h"
 #include "passes/pass.h"
 #include "runtime/ptxas.h"
@@ -118,6 +119,57 @@ ir::Module TwoKernels() {
 
 // Issue 11 item 1: ptxas rejects `[%rd2-8]` ("Parsing error near '-'") and
 // accepts `[%rd2+-8]`; negative offsets of registers and symbols print so.
+TEST_CASE("cp.async with two addresses, its groups, bar.arrive and fence print as PTX", "[printer]") {
+  KernelBuilder b("async", ir::Target::kSm80);
+  Ptr<F32, Global> src = GlobalParam<F32>(b, "src");
+  Value<U32> n = b.Param<U32>("n");
+  Symbol<F32> tile = b.Shared<F32>("tile", 64, 16);
+  Ptr<F32, Shared> t = Ptr<F32, Shared>(b, b.SymbolAddr(tile));
+  CpAsync(t, src, 4);
+  CpAsync(t.At(4u), src.At(4u), 8, {.src_size = 0u});
+  CpAsync(t.At(8u), src.At(8u), 16, {.src_size = n, .cache = KernelBuilder::CpAsyncCache::kCg});
+  b.CpAsync(Address(tile, 48), src.At(12u).address(), 16, 12u);
+  b.CpAsyncCommitGroup();
+  b.CpAsyncWaitGroup(1);
+  b.CpAsyncWaitAll();
+  b.BarArrive(1, 64);
+  b.Fence(KernelBuilder::FenceSem::kAcqRel, ir::Scope::kCta);
+  b.Fence(KernelBuilder::FenceSem::kSc, ir::Scope::kGpu);
+  b.Fence(KernelBuilder::FenceSem::kSc, ir::Scope::kSys);
+  absl::StatusOr<std::string> ptx = emit::PrintPtx(Processed(b));
+  REQUIRE(Msg(ptx) == "OK");
+  REQUIRE(*ptx == std::string(kHeader80) +
+                      "\n"
+                      "\t// .globl\tasync\n"
+                      ".visible .entry async(\n"
+                      "\t.param .u64 src,\n"
+                      "\t.param .u32 n\n"
+                      ")\n"
+                      "{\n"
+                      "\t.reg .b32 \t%r<2>;\n"
+                      "\t.reg .b64 \t%rd<2>;\n"
+                      "\t.shared .align 16 .f32 tile[64];\n"
+                      "\n"
+                      "\tld.param.u32 %r0, [n];\n"
+                      "\tmov.u32 %r1, tile;\n"
+                      "\tld.param.u64 %rd0, [src];\n"
+                      "\tcvta.to.global.u64 %rd1, %rd0;\n"
+                      "\tcp.async.ca.shared.global [%r1], [%rd1], 4;\n"
+                      "\tcp.async.ca.shared.global [%r1+16], [%rd1+16], 8, 0;\n"
+                      "\tcp.async.cg.shared.global [%r1+32], [%rd1+32], 16, %r0;\n"
+                      "\tcp.async.ca.shared.global [tile+48], [%rd1+48], 16, 12;\n"
+                      "\tcp.async.commit_group;\n"
+                      "\tcp.async.wait_group 1;\n"
+                      "\tcp.async.wait_all;\n"
+                      "\tbar.arrive 1, 64;\n"
+                      "\tfence.acq_rel.cta;\n"
+                      "\tfence.sc.gpu;\n"
+                      "\tfence.sc.sys;\n"
+                      "\tret;\n"
+                      "}\n");
+  AssemblesIfPtxasIsThere(*ptx, ir::Target::kSm80);
+}
+
 TEST_CASE("negative address offsets print as +-N, which ptxas accepts", "[printer]") {
   KernelBuilder b("neg", ir::Target::kSm80);
   Symbol<F32> tile = b.Shared<F32>("tile", 8);

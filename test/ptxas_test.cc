@@ -186,6 +186,7 @@ std::vector<ir::Modifiers> SlotValues(const ir::OpInfo& info, ir::ModSlot slot, 
     case ModSlot::kLayout:
       each(ir::NumEnumValues(info, slot) + 1, [](auto& c, int v) { c.layout = static_cast<uint8_t>(v); });
       break;
+    case ModSlot::kLiteral: out.push_back(m); break;  // fixed text
     case ModSlot::kType:
     case ModSlot::kType2:
     case ModSlot::kType3:
@@ -380,7 +381,22 @@ class Coverage {
       case ir::OpRule::kBitField:
       case ir::OpRule::kVote:
       case ir::OpRule::kMembar:
+      case ir::OpRule::kFence:
         if (!info.has(ir::kTerminator)) TrySignature(op, m);
+        return;
+      case ir::OpRule::kCpAsync:
+        // Shared destinations (variable, u32 register) x the global source x
+        // cp-sizes (2 and 32 refused) x no src-size, an immediate, a register.
+        for (const Operand& dst : Addresses(StateSpace::kShared)) {
+          for (uint64_t size : {2, 4, 8, 16, 32}) {
+            for (int src_size = 0; src_size < 3; ++src_size) {
+              ir::Instruction inst = Make(op, m, {dst, Operand::AddrReg(gaddr_, 0), Imm(T::kU32, size)});
+              if (src_size == 1) inst.srcs.push_back(Imm(T::kU32, size / 2));
+              if (src_size == 2) inst.srcs.push_back(In(T::kU32));
+              Try(inst, {});
+            }
+          }
+        }
         return;
       case ir::OpRule::kSetp: {
         const std::vector<ScalarType> preds(info.sig.ndst, T::kPred);  // setp.f16x2: p|q
@@ -505,7 +521,11 @@ TEST_CASE("the coverage module holds the forms the table promises", "[coverage]"
         "atom.add.noftz.bf16x2", "red.shared.add.noftz.f16x2", "red.release.sys.global.add.noftz.bf16x2",
         "setp.eq.f16x2", "setp.ltu.ftz.f16x2", "setp.ge.and.bf16x2", "ld.param.v2.u32", "ld.param.v4.b16",
         "ld.param.v4.u8", "ld.param.v2.s8", "ex2.approx.ftz.bf16", "ex2.approx.ftz.bf16x2", "tanh.approx.bf16",
-        "tanh.approx.bf16x2"}) {
+        "tanh.approx.bf16x2",
+        // issue 9: cp.async and its groups, bar.arrive, fence
+        "cp.async.ca.shared.global", "cp.async.cg.shared.global", "cp.async.commit_group", "cp.async.wait_group",
+        "cp.async.wait_all", "bar.arrive", "fence.acq_rel.cta", "fence.acq_rel.gpu", "fence.acq_rel.sys",
+        "fence.sc.cta", "fence.sc.gpu", "fence.sc.sys"}) {
     INFO("form " << form);
     CHECK(forms.contains(form));
   }
@@ -515,6 +535,11 @@ TEST_CASE("the coverage module holds the forms the table promises", "[coverage]"
                         [&](const ir::Instruction& inst) { return inst.op == op; }) == 2);
   }
   CHECK(cov.accepted().size() > 5000);
+  // cp.async: .ca with 4, 8 and 16 bytes, .cg with 16, each without src-size,
+  // with an immediate one and with a register, to a shared variable and a
+  // shared register address: (3 + 1) x 3 x 2.
+  CHECK(std::count_if(cov.accepted().begin(), cov.accepted().end(),
+                      [](const ir::Instruction& inst) { return inst.op == Opcode::kCpAsync; }) == 24);
   // st and cvt of immediates (issue 11 item 19): every st type and every non-half cvt source.
   std::set<std::string> st_imm, cvt_imm;
   for (const ir::Instruction& inst : cov.accepted()) {

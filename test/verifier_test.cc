@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "builder/kernel_builder.h"
+#include "builder/memory.h"
 #include "ir/cfg.h"
 #include "ir/format.h"
 #include "ir/register_numbering.h"
@@ -1574,6 +1575,147 @@ TEST_CASE("the table's requirement columns can name an arch-specific target", "[
   CHECK_FALSE(ir::TargetSatisfies(ir::Target::kSm90, r));
   CHECK_FALSE(ir::TargetSatisfies(ir::Target::kSm100a, r));
   CHECK(ir::RequirementName(ir::TableRequirement(89, 84)) == "sm_89");
+TEST_CASE("cp.async: two addresses, cp-size and src-size, groups; bar.arrive and fence", "[verifier]") {
+  auto ca = [](ir::CacheOp c = ir::CacheOp::kCa) {
+    ir::Modifiers m;
+    m.cache = c;
+    return m;
+  };
+  auto fence = [](uint8_t sem, ir::Scope scope) {
+    ir::Modifiers m;
+    m.variant = sem;
+    m.scope = scope;
+    return m;
+  };
+  const Operand tile = Operand::AddrSymbol(0, 0);  // Fixture::tile, shared
+  const Operand tile4 = Operand::AddrSymbol(0, 4);
+  // Accepted forms define what they read first.
+  auto ok = [](std::function<void(Fixture&)> body) {
+    return [body](Fixture& f) {
+      Define(f, {f.u64, f.u32});
+      body(f);
+    };
+  };
+  RunCases({
+      {"OK", ok([&](Fixture& f) { f.Add(Opcode::kCpAsync, ca(), {}, {tile, Operand::AddrReg(f.u64, 8), Imm(T::kU32, 4)}); })},
+      {"OK", ok([&](Fixture& f) {
+         f.Add(Opcode::kCpAsync, ca(ir::CacheOp::kCg), {}, {Operand::AddrReg(f.u32, 16), Operand::AddrReg(f.u64, 0),
+                                                            Imm(T::kU32, 16), f.u32});
+         f.Add(Opcode::kCpAsync, ca(), {}, {tile, Operand::AddrReg(f.u64, 0), Imm(T::kU32, 8), Imm(T::kU32, 0)});
+         f.Add(Opcode::kCpAsyncCommit, {}, {}, {});
+         f.Add(Opcode::kCpAsyncWait, {}, {}, {Imm(T::kU32, 1)});
+         f.Add(Opcode::kCpAsyncWaitAll, {}, {}, {});
+         f.Add(Opcode::kBarArrive, {}, {}, {Imm(T::kU32, 1), Imm(T::kU32, 64)});
+         f.Add(Opcode::kFence, fence(1, ir::Scope::kCta), {}, {});
+         f.Add(Opcode::kFence, fence(2, ir::Scope::kSys), {}, {});
+       })},
+      {"instruction 2: cp.async.ca.shared.global [tile], [%0], 2: cp-size 2 is not 4, 8 or 16",
+       ok([&](Fixture& f) { f.Add(Opcode::kCpAsync, ca(), {}, {tile, Operand::AddrReg(f.u64, 0), Imm(T::kU32, 2)}); })},
+      {"instruction 2: cp.async.cg.shared.global [tile], [%0], 8: cp.async.cg copies 16 bytes, not 8 (.ca copies 4, 8 "
+       "or 16)",
+       ok([&](Fixture& f) {
+         f.Add(Opcode::kCpAsync, ca(ir::CacheOp::kCg), {}, {tile, Operand::AddrReg(f.u64, 0), Imm(T::kU32, 8)});
+       })},
+      {"instruction 2: cp.async.ca.shared.global [tile], [%0], 4, 8: src-size 8 is larger than the cp-size 4",
+       ok([&](Fixture& f) {
+         f.Add(Opcode::kCpAsync, ca(), {}, {tile, Operand::AddrReg(f.u64, 0), Imm(T::kU32, 4), Imm(T::kU32, 8)});
+       })},
+      {"instruction 2: cp.async.ca.shared.global [tile], [%0], %1: operand 2 is %1 (u32), expected an immediate of "
+       "type u32",
+       ok([&](Fixture& f) { f.Add(Opcode::kCpAsync, ca(), {}, {tile, Operand::AddrReg(f.u64, 0), f.u32}); })},
+      {"instruction 2: cp.async.ca.shared.global [tile], [%0], 4, %2: operand 3 is %2 (f32), expected u32",
+       ok([&](Fixture& f) {
+         f.Add(Opcode::kCpAsync, ca(), {}, {tile, Operand::AddrReg(f.u64, 0), Imm(T::kU32, 4), f.f32});
+       })},
+      {"instruction 2: cp.async.shared.global [tile], [%0], 4: cp.async needs a cache operator (.ca or .cg)",
+       ok([&](Fixture& f) { f.Add(Opcode::kCpAsync, {}, {}, {tile, Operand::AddrReg(f.u64, 0), Imm(T::kU32, 4)}); })},
+      {"instruction 2: cp.async.cs.shared.global [tile], [%0], 4: cache operator .cs does not apply to cp.async (only "
+       ".ca and .cg)",
+       ok([&](Fixture& f) {
+         f.Add(Opcode::kCpAsync, ca(ir::CacheOp::kCs), {}, {tile, Operand::AddrReg(f.u64, 0), Imm(T::kU32, 4)});
+       })},
+      // Both addresses checked, each against its own state space.
+      {"instruction 2: cp.async.ca.shared.global [tile+4], [tile], 4: operand 1 addresses shared variable 'tile' "
+       "from global space",
+       ok([&](Fixture& f) { f.Add(Opcode::kCpAsync, ca(), {}, {tile4, tile, Imm(T::kU32, 4)}); })},
+      {"instruction 2: cp.async.ca.shared.global [%0], [%1], 4: operand 1: the address register is %1 (u32), "
+       "expected u64 (or u32 for shared and local)",
+       ok([&](Fixture& f) {
+         f.Add(Opcode::kCpAsync, ca(), {}, {Operand::AddrReg(f.u64, 0), Operand::AddrReg(f.u32, 0), Imm(T::kU32, 4)});
+       })},
+      {"instruction 2: cp.async.ca.shared.global [tile], %0, 4: operand 1 is %0 (u64), expected an address",
+       ok([&](Fixture& f) { f.Add(Opcode::kCpAsync, ca(), {}, {tile, f.u64, Imm(T::kU32, 4)}); })},
+      {"instruction 2: cp.async.ca.shared.global [tile], [%0], [tile]: operand 2 is an address, expected a register or "
+       "immediate (only the first 2 sources are addresses)",
+       ok([&](Fixture& f) { f.Add(Opcode::kCpAsync, ca(), {}, {tile, Operand::AddrReg(f.u64, 0), tile}); })},
+      {"instruction 2: cp.async.ca.shared.global [tile], [a], 4: a param can only be read with ld.param",
+       ok([&](Fixture& f) {
+         f.Add(Opcode::kCpAsync, ca(), {}, {tile, Operand::AddrParam(f.param), Imm(T::kU32, 4)});
+       })},
+      {"instruction 2: cp.async.ca.shared.global [tile]: cp.async takes 0 destination(s) and 3 to 4 source(s), got 0 and 1",
+       ok([&](Fixture& f) { f.Add(Opcode::kCpAsync, ca(), {}, {tile}); })},
+      {"instruction 0: cp.async.wait_group %1: operand 0 is %1 (u32), expected an immediate of type u32",
+       [&](Fixture& f) { f.Add(Opcode::kCpAsyncWait, {}, {}, {f.u32}); }},
+      {"instruction 0: bar.arrive 1: bar.arrive takes a barrier id and a thread count",
+       [&](Fixture& f) { f.Add(Opcode::kBarArrive, {}, {}, {Imm(T::kU32, 1)}); }},
+      {"instruction 0: bar.arrive 1, 48: the bar.arrive thread count must be a positive multiple of 32",
+       [&](Fixture& f) { f.Add(Opcode::kBarArrive, {}, {}, {Imm(T::kU32, 1), Imm(T::kU32, 48)}); }},
+      {"instruction 0: fence.cta: fence needs a mode (acq_rel, sc)",
+       [&](Fixture& f) { f.Add(Opcode::kFence, fence(0, ir::Scope::kCta), {}, {}); }},
+      {"instruction 0: fence.sc: fence needs a scope (cta, gpu, sys)",
+       [&](Fixture& f) { f.Add(Opcode::kFence, fence(2, ir::Scope::kNone), {}, {}); }},
+  });
+  // Below sm_80 each cp.async form is refused, naming the minimum.
+  for (Opcode op : {Opcode::kCpAsync, Opcode::kCpAsyncCommit, Opcode::kCpAsyncWait, Opcode::kCpAsyncWaitAll}) {
+    HandKernel h("k", ir::Target::kSm75);
+    ir::Reg g = h.Reg(T::kU64);
+    h.MovImm(g, T::kU64, 0);
+    std::string text;
+    switch (op) {
+      case Opcode::kCpAsync:
+        h.Add(op, ca(), {}, {Operand::AddrReg(g, 0), Operand::AddrReg(g, 0), Imm(T::kU32, 16)});
+        text = "cp.async.ca.shared.global [%0], [%0], 16: cp.async.ca.shared.global";
+        break;
+      case Opcode::kCpAsyncWait:
+        h.Add(op, {}, {}, {Imm(T::kU32, 0)});
+        text = "cp.async.wait_group 0: cp.async.wait_group";
+        break;
+      default:
+        h.Add(op, {}, {}, {});
+        text = StrCat(ir::Mnemonic(op), ": ", ir::Mnemonic(op));
+    }
+    h.Ret();
+    INFO(ir::Mnemonic(op));
+    CHECK(Msg(passes::VerifyKernel(h.kernel())) ==
+          StrCat("kernel k: instruction 1: ", text, " requires sm_80 or newer; the kernel targets sm_75"));
+  }
+}
+
+TEST_CASE("cp.async from the builder: typed pointers, validated sizes", "[verifier]") {
+  int line = 0;
+  auto build = [&](uint32_t cp_size, std::optional<Src<U32>> src_size, KernelBuilder::CpAsyncCache cache,
+                   ir::Target target = ir::Target::kSm80) {
+    KernelBuilder b("copy", target);
+    Ptr<F32, Global> src = GlobalParam<F32>(b, "src");
+    Ptr<F32, Shared> tile = SharedArray<F32>(b, "tile", 64, 16);
+    CpAsync(tile.At(4u), src.At(b.TidX()), cp_size, {.src_size = src_size, .cache = cache}); line = __LINE__;
+    b.CpAsyncCommitGroup();
+    b.CpAsyncWaitGroup(0);
+    b.BarSync();
+    b.Ret();
+    return Msg(b.Finish());
+  };
+  using C = KernelBuilder::CpAsyncCache;
+  CHECK(build(16, std::nullopt, C::kCg) == "OK");
+  CHECK(build(8, 4u, C::kCa) == "OK");
+  auto at = [&](std::string msg) { return StrCat("kernel copy: verifier_test.cc:", line, ": ", msg); };
+  CHECK(build(2, std::nullopt, C::kCa) == at("cp.async cp-size 2 is not a whole number of f32 elements (4 bytes each)"));
+  CHECK(build(12, std::nullopt, C::kCa) == at("cp.async cp-size 12 is not 4, 8 or 16"));
+  CHECK(build(8, std::nullopt, C::kCg) == at("cp.async.cg copies 16 bytes, not 8 (.ca copies 4, 8 or 16)"));
+  CHECK(build(4, 5u, C::kCa) == at("cp.async src-size 5 is larger than the cp-size 4"));
+  CHECK(build(16, std::nullopt, C::kCa, ir::Target::kSm75) ==
+        at("cp.async.ca.shared.global [%2+16], [%5], 16: cp.async.ca.shared.global requires sm_80 or newer; the "
+           "kernel targets sm_75"));
 }
 
 }  // namespace

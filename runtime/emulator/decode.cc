@@ -130,6 +130,16 @@ absl::StatusOr<Program> Decode(const ir::Kernel& kernel, bool check_init, bool a
     d.op_class = static_cast<uint8_t>(inst.info().op_class);
     d.vec = inst.mods.vec;
     d.space = SpaceOf(inst.mods.space);
+    // The state space of each address from the row's signature (cp.async:
+    // the first in shared, the second in global memory).
+    {
+      const ir::Signature& sig = inst.info().sig;
+      int n = 0;
+      for (int k = 0; k < sig.nsrc && !sig.any; ++k) {
+        if (sig.srcs[k].rule != ir::TypeRule::kAddress) continue;
+        (n++ == 0 ? d.space : d.space2) = SpaceOf(ir::AddressSpace(inst, sig.srcs[k]));
+      }
+    }
     if (inst.guarded()) {
       d.guard = inst.guard.id;
       d.guard_negated = inst.guard_negated;
@@ -139,6 +149,7 @@ absl::StatusOr<Program> Decode(const ir::Kernel& kernel, bool check_init, bool a
     operands_at.push_back(p.operand_slots.size());
     d.ndst = static_cast<uint16_t>(inst.dsts.size());
     for (ir::Reg r : inst.dsts) p.operand_slots.push_back(r.id);
+    int addresses = 0;
     for (const ir::Operand& op : inst.srcs) {
       uint32_t slot = kNoSlot;
       switch (op.kind) {
@@ -147,13 +158,18 @@ absl::StatusOr<Program> Decode(const ir::Kernel& kernel, bool check_init, bool a
         case ir::OperandKind::kSpecial: d.imm = op.id; continue;
         case ir::OperandKind::kSymbol: slot = constant(p.variable_offsets[op.id]); break;
         case ir::OperandKind::kLabel: d.imm = label_pc[op.id]; continue;
-        case ir::OperandKind::kAddress:
+        case ir::OperandKind::kAddress: {
+          // The first address to base/imm, a second one to base2/imm2.
+          if (addresses == 2) return absl::InternalError("more than two addresses");
+          uint32_t& base = addresses == 0 ? d.base : d.base2;
+          int64_t& imm = addresses++ == 0 ? d.imm : d.imm2;
           switch (op.base) {
-            case ir::AddressBase::kReg: d.base = op.id; d.imm = op.value; break;
-            case ir::AddressBase::kSymbol: d.imm = static_cast<int64_t>(p.variable_offsets[op.id]) + op.value; break;
-            case ir::AddressBase::kParam: d.imm = p.param_offsets[op.id]; break;
+            case ir::AddressBase::kReg: base = op.id; imm = op.value; break;
+            case ir::AddressBase::kSymbol: imm = static_cast<int64_t>(p.variable_offsets[op.id]) + op.value; break;
+            case ir::AddressBase::kParam: imm = p.param_offsets[op.id]; break;
           }
           continue;
+        }
         case ir::OperandKind::kNone: return absl::InternalError("empty operand");
       }
       p.operand_slots.push_back(slot);
@@ -162,6 +178,13 @@ absl::StatusOr<Program> Decode(const ir::Kernel& kernel, bool check_init, bool a
     if ((inst.op == ir::Opcode::kAtom || inst.op == ir::Opcode::kRed) &&
         (inst.mods.space == ir::StateSpace::kGlobal || inst.mods.space == ir::StateSpace::kGeneric)) {
       p.has_global_atomics = true;
+    }
+    switch (inst.op) {  // the per-thread cp.async state is kept when any of these can run
+      case ir::Opcode::kCpAsync:
+      case ir::Opcode::kCpAsyncCommit:
+      case ir::Opcode::kCpAsyncWait:
+      case ir::Opcode::kCpAsyncWaitAll: p.has_cp_async = true; break;
+      default: break;
     }
     switch (inst.op) {
       case ir::Opcode::kBarSync: d.collective = Collective::kBarrier; break;

@@ -164,7 +164,7 @@ void RunThread(Block& b, Thread& t) {
       for (int k = 0; k < d.nsrc; ++k) {
         if (!check(d.src[k])) return;
       }
-      if (!check(d.base)) return;
+      if (!check(d.base) || !check(d.base2)) return;
     }
     Action a = d.fn(b, t, d);
     if constexpr (kCheckInit) {
@@ -338,6 +338,10 @@ bool ReleaseBarriers(Block& b) {
       b.Fail(t, d, StrCat("the bar.sync thread count ", count, " is not a positive multiple of 32"));
       return false;
     }
+    if (!seen[id] && b.arrive_count[id] != 0) {  // the count the bar.arrive threads named
+      seen[id] = true;
+      expected[id] = b.arrive_count[id];
+    }
     if (seen[id] && expected[id] != count) {
       auto describe = [](uint32_t c) { return c == 0 ? std::string("all threads") : StrCat(c, " threads"); };
       b.Fail(t, d, StrCat("threads wait at barrier ", id, " for different thread counts (", describe(expected[id]), " and ",
@@ -363,13 +367,16 @@ bool ReleaseBarriers(Block& b) {
       progressed = true;
       continue;
     }
+    // A lane has arrived when it waits here or passed a bar.arrive of this
+    // barrier (it may have exited since).
     std::vector<uint32_t> arrived;  // warps, in order
     for (uint32_t w = 0; w * 32 < n; ++w) {
       bool any = false, all = true;
       for (uint32_t i = w * 32; i < std::min(n, w * 32 + 32); ++i) {
         const Thread& t = b.threads[i];
-        if (t.state == ThreadState::kExited) continue;
-        bool here = t.state == ThreadState::kBarrier && barrier_of(t) == id;
+        const bool passed = (b.arrived[i] >> id & 1) != 0;
+        if (t.state == ThreadState::kExited && !passed) continue;
+        bool here = passed || (t.state == ThreadState::kBarrier && barrier_of(t) == id);
         any |= here;
         all &= here;
       }
@@ -379,8 +386,14 @@ bool ReleaseBarriers(Block& b) {
     if (arrived.size() < needed) continue;
     for (uint32_t k = 0; k < needed; ++k) {
       for (uint32_t i = arrived[k] * 32; i < std::min(n, arrived[k] * 32 + 32); ++i) {
-        if (b.threads[i].state == ThreadState::kBarrier) release(b.threads[i]);
+        if (b.threads[i].state == ThreadState::kBarrier && barrier_of(b.threads[i]) == id) release(b.threads[i]);
+        b.arrived[i] &= static_cast<uint16_t>(~(1u << id));
       }
+    }
+    if (b.arrive_count[id] != 0) {
+      bool any_left = false;
+      for (uint16_t a : b.arrived) any_left |= (a >> id & 1) != 0;
+      if (!any_left) b.arrive_count[id] = 0;  // the next phase may name another count
     }
     progressed = true;
   }
@@ -392,6 +405,8 @@ bool ReleaseBarriers(Block& b) {
 void RunBlock(Block& b) {
   const Program& p = *b.program;
   const uint32_t nt = static_cast<uint32_t>(b.threads.size());
+  b.arrived.assign(nt, 0);
+  std::fill(std::begin(b.arrive_count), std::end(b.arrive_count), 0u);
   b.warp_order.resize((nt + 31) / 32);
   for (uint32_t w = 0; w < b.warp_order.size(); ++w) b.warp_order[w] = w;
   for (;;) {
@@ -629,6 +644,11 @@ absl::Status Emulator::RunLaunch(LoadedKernel& loaded, const LaunchConfig& confi
       if (p.check_init) b.defined.resize(size_t{nt} * p.num_slots);
       b.local.resize(size_t{nt} * p.local_bytes);
       b.shared.resize(launch.shared_bytes);
+      if (p.has_cp_async) {
+        b.copies.resize(nt);
+        b.committed.resize(nt);
+        b.inflight.resize(launch.shared_bytes);  // all 0 again after every block (no copy outlives its thread)
+      }
     } catch (const std::bad_alloc&) {
       fail_block(w, next_block.load(), absl::ResourceExhaustedError(
           StrCat("kernel ", p.kernel.name, ": out of host memory for a block of ", nt, " threads (", p.local_bytes,
@@ -666,6 +686,10 @@ absl::Status Emulator::RunLaunch(LoadedKernel& loaded, const LaunchConfig& confi
           std::fill(t.defined + p.num_regs, t.defined + p.num_slots, 1);
         }
         t.local = b.local.data() + size_t{i} * p.local_bytes;
+        if (p.has_cp_async) {
+          b.copies[i].clear();
+          b.committed[i] = 0;
+        }
         t.linear = i;
         t.tid[0] = i % config.block.x;
         t.tid[1] = i / config.block.x % config.block.y;

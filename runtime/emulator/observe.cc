@@ -73,11 +73,12 @@ Observer::Observer(const Program& program, const Launch& launch, bool profile, b
       case ir::OpRule::kAtom:
       case ir::OpRule::kRed: s.kind = memory ? SiteKind::kAtomic : SiteKind::kNone; break;
       case ir::OpRule::kBranch: s.kind = d.guard != kNoSlot ? SiteKind::kBranch : SiteKind::kNone; break;
+      case ir::OpRule::kCpAsync: s.kind = SiteKind::kCopy; break;
       default: break;
     }
     if (s.kind == SiteKind::kNone) continue;
     s.bytes = static_cast<uint32_t>(ir::TypeSize(d.mods.type)) * (s.kind == SiteKind::kAtomic ? 1 : d.vec);
-    if (profile_ && s.kind != SiteKind::kAtomic) {
+    if (profile_ && s.kind != SiteKind::kAtomic && s.kind != SiteKind::kCopy) {
       s.group = static_cast<uint32_t>(group_pcs_.size());
       group_pcs_.push_back(pc);
     }
@@ -127,10 +128,21 @@ bool Observer::ReachSite(Block& b, Thread& t, const DInst& d, uint64_t k) {
   const uint64_t address = (d.base == kNoSlot ? 0 : t.regs[d.base]) + static_cast<uint64_t>(d.imm);
   if (site.group != kNone) Record(t.linear / 32, t.linear % 32, k, pc, on, address);
   if (!race_check_ || !on || site.kind == SiteKind::kBranch) return true;
+  if (site.kind == SiteKind::kCopy) {
+    // The global source is read now (its shared write is checked where it
+    // lands: CopyLanded); src-size bytes of it, none for src-size 0.
+    const uint32_t cp_size = Get<uint32_t>(t, d.src[0]);
+    const uint32_t bytes = d.nsrc > 1 ? std::min(cp_size, Get<uint32_t>(t, d.src[1])) : cp_size;
+    const uint64_t src = (d.base2 == kNoSlot ? 0 : t.regs[d.base2]) + static_cast<uint64_t>(d.imm2);
+    if (bytes == 0 || cp_size == 0 || src % cp_size != 0) return true;  // the handler reports a misaligned one
+    return CheckGlobal(b, t, pc, src, bytes, SiteKind::kLoad);
+  }
   uint64_t offset = address;
   switch (Classify(d.space, offset)) {
     case Space::kShared: return CheckShared(b, t, pc, offset, site.bytes, site.kind);
-    case Space::kGlobal: return site.kind == SiteKind::kAtomic || CheckGlobal(b, t, pc, offset, site.bytes, site.kind);
+    case Space::kGlobal:
+      return site.kind == SiteKind::kAtomic || offset % site.bytes != 0 ||
+             CheckGlobal(b, t, pc, offset, site.bytes, site.kind);
     default: return true;
   }
 }
@@ -285,8 +297,8 @@ bool Observer::SyncedSince(uint32_t a, uint32_t since, uint32_t b) {
   return false;
 }
 
+// `address` is aligned (the caller checks).
 bool Observer::CheckGlobal(Block& b, Thread& t, uint32_t pc, uint64_t address, uint32_t bytes, SiteKind kind) {
-  if (address % bytes != 0) return true;  // the handler reports it
   const uint32_t me = block_plus1_;
   const uint32_t who = t.linear << 22 | pc;
   const bool write = kind == SiteKind::kStore;
@@ -314,7 +326,11 @@ std::string Observer::Describe(uint32_t thread, uint32_t pc) const {
   const SiteKind kind = sites_[pc].kind;
   const std::string loc = program_.SourceLoc(index);
   return StrCat("thread ", Coords(thread, launch_.block), " ",
-                kind == SiteKind::kLoad ? "loads" : kind == SiteKind::kStore ? "stores" : "accesses atomically", " at `",
+                kind == SiteKind::kLoad    ? "loads"
+                : kind == SiteKind::kStore ? "stores"
+                : kind == SiteKind::kCopy  ? "copies asynchronously (the write lands at its wait)"
+                                           : "accesses atomically",
+                " at `",
                 program_.PtxText(index), "`", loc.empty() ? std::string() : StrCat(" (", loc, ")"));
 }
 

@@ -95,13 +95,20 @@ class Observer {
   // bar.warp.sync completed for the lanes `members` of `warp`: their shared
   // accesses before it are ordered before their accesses after it.
   void WarpSynced(uint32_t warp, uint32_t members);
+  // A cp.async that thread t issued at `pc` landed (at t's wait) on
+  // [offset, offset + bytes) of shared memory: a write by t, checked now.
+  // Returns false after recording a race as the block's error.
+  bool CopyLanded(Block& b, Thread& t, uint32_t pc, uint64_t offset, uint32_t bytes) {
+    return !race_check_ || CheckShared(b, t, pc, offset, bytes, SiteKind::kCopy);
+  }
   void EndBlock();
 
   // The profile of a launch from its workers' observers.
   static EmulatorProfile Merge(const Program& program, const std::vector<std::unique_ptr<Observer>>& observers);
 
  private:
-  enum class SiteKind : uint8_t { kNone, kLoad, kStore, kAtomic, kBranch };
+  // kCopy: cp.async, a global read when issued and a shared write where it lands.
+  enum class SiteKind : uint8_t { kNone, kLoad, kStore, kAtomic, kBranch, kCopy };
   struct Site {
     SiteKind kind = SiteKind::kNone;
     uint32_t bytes = 0;      // per lane (ld/st/atom)

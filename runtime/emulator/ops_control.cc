@@ -1,4 +1,5 @@
-// Emulator handlers: branches, ret/exit, bar.sync, membar, and the warp
+// Emulator handlers: branches, ret/exit, bar.sync, bar.arrive, membar,
+// fence, and the warp
 // collectives (shfl.sync, vote.sync, activemask, bar.warp.sync) that the
 // scheduler completes.
 #include "ir/strings.h"
@@ -13,7 +14,38 @@ Action Bra(Block&, Thread& t, const DInst& d) {
   return Action::kJump;
 }
 
-Action Exit(Block&, Thread&, const DInst&) { return Action::kExit; }
+// A thread must not end with cp.async copies in flight: no wait would ever
+// land them, and no other thread could know when they land (hardware
+// completes them at an unknown time; the emulator is strict).
+Action Exit(Block& b, Thread& t, const DInst& d) {
+  if (!b.copies.empty() && !b.copies[t.linear].empty()) return ExitWithCopiesInFlight(b, t, d);
+  return Action::kExit;
+}
+
+// bar.arrive id, count: counts this thread toward barrier `id` and goes on.
+// One arrival per thread and barrier phase; ReleaseBarriers counts a warp
+// as arrived when each of its lanes waits at the barrier or arrived.
+Action BarArrive(Block& b, Thread& t, const DInst& d) {
+  const uint32_t id = Get<uint32_t>(t, d.src[0]);
+  const uint32_t count = Get<uint32_t>(t, d.src[1]);
+  if (id > 15) return b.Fail(t, d, StrCat("barrier id ", id, " is out of range (0..15)"));
+  if (count == 0 || count % 32 != 0) {
+    return b.Fail(t, d, StrCat("the bar.arrive thread count ", count, " is not a positive multiple of 32"));
+  }
+  uint16_t& arrived = b.arrived[t.linear];
+  if (arrived >> id & 1) {
+    return b.Fail(t, d, StrCat("the thread arrives at barrier ", id, " again before the barrier completed (the "
+                               "emulator counts one arrival per thread and barrier phase)"));
+  }
+  if (b.arrive_count[id] != 0 && b.arrive_count[id] != count) {
+    return b.Fail(t, d, StrCat("threads arrive at barrier ", id, " for different thread counts (", b.arrive_count[id],
+                               " threads and ", count, " threads)"));
+  }
+  b.arrive_count[id] = count;
+  arrived |= static_cast<uint16_t>(1u << id);
+  b.counters.barriers++;
+  return Action::kNext;
+}
 
 Action Nop(Block&, Thread&, const DInst&) { return Action::kNext; }
 
@@ -34,8 +66,10 @@ Handler SelectControl(const ir::Instruction& inst) {
     case ir::Opcode::kBra: return &Bra;
     case ir::Opcode::kRet:
     case ir::Opcode::kExit: return &Exit;
-    case ir::Opcode::kMembar: return &Nop;  // blocks run one at a time per host thread; memory is coherent
+    case ir::Opcode::kMembar:  // blocks run one at a time per host thread; memory is coherent
+    case ir::Opcode::kFence: return &Nop;  // each thread's accesses happen in program order (README)
     case ir::Opcode::kBarSync: return &WaitBarrier;
+    case ir::Opcode::kBarArrive: return &BarArrive;
     case ir::Opcode::kShfl:
     case ir::Opcode::kVote:
     case ir::Opcode::kActiveMask:

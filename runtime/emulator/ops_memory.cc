@@ -1,11 +1,13 @@
 // Emulator handlers: ld, st, atom and red on param, global, shared, local
-// and generic addresses, each access bounds- and alignment-checked.
+// and generic addresses, each access bounds- and alignment-checked; and
+// cp.async with its groups (the copy lands at the wait that retires it).
 #include <algorithm>
 #include <atomic>
 #include <cmath>
 
 #include "ir/strings.h"
 #include "runtime/emulator/float_semantics.h"
+#include "runtime/emulator/observe.h"
 #include "runtime/emulator/program.h"
 
 namespace ptxforge::runtime::emu {
@@ -69,7 +71,10 @@ std::string SharedLayout(const Block& b) {
 
 // The host address of [addr, addr + size) in `space`, or nullptr after
 // recording the error. `addr` is a generic address for Space::kGeneric.
-uint8_t* Resolve(Block& b, Thread& t, const DInst& d, Space space, uint64_t addr, uint32_t size, std::string_view what) {
+// `align`: the alignment the access needs (0: its size).
+uint8_t* Resolve(Block& b, Thread& t, const DInst& d, Space space, uint64_t addr, uint32_t size, std::string_view what,
+                 uint32_t align = 0) {
+  if (align == 0) align = size;
   const uint64_t generic = addr;
   if (space == Space::kGeneric) {
     if (addr - kSharedWindow < kWindowSize) {
@@ -89,7 +94,7 @@ uint8_t* Resolve(Block& b, Thread& t, const DInst& d, Space space, uint64_t addr
                         detail.empty() ? std::string() : StrCat(": ", detail)));
     return nullptr;
   };
-  if (addr % size != 0) return fail("misaligned", StrCat("the access needs ", size, "-byte alignment"));
+  if (addr % align != 0) return fail("misaligned", StrCat("the access needs ", align, "-byte alignment"));
   switch (space) {
     case Space::kGlobal: {
       const std::vector<GlobalRange>& g = *b.launch->global;
@@ -137,6 +142,16 @@ void StoreRelaxed(uint8_t* p, T v) {
   std::atomic_ref<T>(*reinterpret_cast<T*>(p)).store(v, std::memory_order_relaxed);
 }
 
+// While cp.async copies are in flight: an access through host pointer `p`
+// into shared memory must not touch their bytes.
+inline bool NotInFlight(Block& b, Thread& t, const DInst& d, const uint8_t* p, uint32_t size, bool write,
+                        std::string_view what) {
+  if (b.inflight_bytes == 0 || p < b.shared.data() || p >= b.shared.data() + b.shared.size()) return true;
+  const uint64_t offset = static_cast<uint64_t>(p - b.shared.data());
+  return CheckNotInFlight(b, t, d, offset, size, write,
+                          StrCat("shared ", what, " of ", size, " bytes at shared address ", offset));
+}
+
 // T: the unsigned integer of the access width. 8-bit values load into the
 // 16-bit register class (sign-extended for s8).
 template <typename T, bool kSigned8>
@@ -154,6 +169,7 @@ Action Ld(Block& b, Thread& t, const DInst& d) {
   const uint32_t size = sizeof(T) * d.vec;
   uint8_t* p = Resolve(b, t, d, d.space, addr, size, "load");
   if (p == nullptr) return Action::kError;
+  if (!NotInFlight(b, t, d, p, size, false, "load")) return Action::kError;
   for (int i = 0; i < d.vec; ++i) {
     T v = LoadRelaxed<T>(p + i * sizeof(T));
     Set<T>(t, d.dst[i], v);
@@ -173,6 +189,7 @@ Action St(Block& b, Thread& t, const DInst& d) {
   const uint32_t size = sizeof(T) * d.vec;
   uint8_t* p = Resolve(b, t, d, d.space, addr, size, "store");
   if (p == nullptr) return Action::kError;
+  if (!NotInFlight(b, t, d, p, size, true, "store")) return Action::kError;
   for (int i = 0; i < d.vec; ++i) StoreRelaxed<T>(p + i * sizeof(T), Get<T>(t, d.src[i]));
   if (IsShared(d.space, addr)) {
     b.counters.shared_stores++;
@@ -253,6 +270,7 @@ Action Atom(Block& b, Thread& t, const DInst& d) {
   const uint64_t addr = (d.base == kNoSlot ? 0 : t.regs[d.base]) + static_cast<uint64_t>(d.imm);
   uint8_t* p = Resolve(b, t, d, d.space, addr, sizeof(T), "atomic");
   if (p == nullptr) return Action::kError;
+  if (!NotInFlight(b, t, d, p, sizeof(T), true, "atomic")) return Action::kError;
   T bv = Get<T>(t, d.src[0]);
   T cv = d.nsrc > 1 ? Get<T>(t, d.src[1]) : T{};
   T old = AtomicApply<T>(d.mods.atom, d.mods.type, p, bv, cv, IsGlobal(d.space, addr));
@@ -281,7 +299,123 @@ Handler AtomHandler(const ir::Modifiers& m) {
   }
 }
 
+// ---- cp.async: the source is read when the copy is issued (a later write
+// to it by anyone does not change what lands); the bytes land in shared
+// memory when a wait retires the copy's group, in issue order.
+
+// "`cp.async.ca.shared.global [%r1], [%rd2], 16;` (gemm.cc:40)"
+std::string CopyText(const Block& b, uint32_t pc) {
+  const uint32_t index = b.program->code[pc].index;
+  const std::string loc = b.program->SourceLoc(index);
+  return StrCat("`", b.program->PtxText(index), "`", loc.empty() ? std::string() : StrCat(" (", loc, ")"));
+}
+
+Action CpAsync(Block& b, Thread& t, const DInst& d) {
+  const uint32_t cp_size = Get<uint32_t>(t, d.src[0]);
+  const uint32_t src_size = d.nsrc > 1 ? Get<uint32_t>(t, d.src[1]) : cp_size;
+  if (src_size > cp_size) {
+    return b.Fail(t, d, StrCat("cp.async src-size ", src_size, " is larger than the cp-size ", cp_size));
+  }
+  const uint64_t dst = (d.base == kNoSlot ? 0 : t.regs[d.base]) + static_cast<uint64_t>(d.imm);
+  const uint64_t src = (d.base2 == kNoSlot ? 0 : t.regs[d.base2]) + static_cast<uint64_t>(d.imm2);
+  uint8_t* to = Resolve(b, t, d, Space::kShared, dst, cp_size, "cp.async destination");
+  if (to == nullptr) return Action::kError;
+  // Aligned to cp-size even when src-size reads fewer bytes (or none).
+  if (src % cp_size != 0) {
+    return b.Fail(t, d, StrCat("misaligned global cp.async source of ", cp_size, " bytes at 0x", Hex{src},
+                               ": the access needs ", cp_size, "-byte alignment"));
+  }
+  Block::AsyncCopy copy;
+  copy.dst = static_cast<uint32_t>(to - b.shared.data());
+  copy.pc = t.pc;
+  copy.group = b.committed[t.linear];
+  copy.size = cp_size;
+  if (src_size > 0) {
+    const uint8_t* from = Resolve(b, t, d, Space::kGlobal, src, src_size, "cp.async source", cp_size);
+    if (from == nullptr) return Action::kError;
+    for (uint32_t i = 0; i < src_size; ++i) copy.data[i] = LoadRelaxed<uint8_t>(from + i);
+  }
+  if (!CheckNotInFlight(b, t, d, copy.dst, cp_size, true,
+                        StrCat("cp.async of ", cp_size, " bytes to shared address ", copy.dst))) {
+    return Action::kError;
+  }
+  const uint64_t owner = (uint64_t{t.linear} + 1) << 32 | t.pc;
+  for (uint32_t i = 0; i < cp_size; ++i) b.inflight[copy.dst + i] = owner;
+  b.inflight_bytes += cp_size;
+  b.copies[t.linear].push_back(copy);
+  b.counters.global_load_bytes += src_size;
+  return Action::kNext;
+}
+
+// Lands the thread's copies of groups before `group` (all with UINT32_MAX).
+void Land(Block& b, Thread& t, uint32_t group) {
+  std::vector<Block::AsyncCopy>& copies = b.copies[t.linear];
+  size_t kept = 0;
+  for (size_t i = 0; i < copies.size(); ++i) {
+    const Block::AsyncCopy& c = copies[i];
+    if (c.group >= group) {
+      copies[kept++] = c;
+      continue;
+    }
+    for (uint32_t k = 0; k < c.size; ++k) {
+      StoreRelaxed<uint8_t>(b.shared.data() + c.dst + k, c.data[k]);
+      b.inflight[c.dst + k] = 0;
+    }
+    b.inflight_bytes -= c.size;
+    b.counters.shared_stores++;
+    // The race checker sees the write here, where the copy lands.
+    if (b.observer != nullptr) b.observer->CopyLanded(b, t, c.pc, c.dst, c.size);
+  }
+  copies.resize(kept);
+}
+
+Action CpAsyncCommit(Block& b, Thread& t, const DInst&) {
+  b.committed[t.linear]++;
+  return Action::kNext;
+}
+
+// wait_group n: the groups committed before the n most recent ones land.
+Action CpAsyncWait(Block& b, Thread& t, const DInst& d) {
+  const uint32_t n = Get<uint32_t>(t, d.src[0]);
+  const uint32_t committed = b.committed[t.linear];
+  if (committed > n) Land(b, t, committed - n);
+  return b.error.ok() ? Action::kNext : Action::kError;
+}
+
+// wait_all: commit_group then wait_group 0.
+Action CpAsyncWaitAll(Block& b, Thread& t, const DInst&) {
+  b.committed[t.linear]++;
+  Land(b, t, UINT32_MAX);
+  return b.error.ok() ? Action::kNext : Action::kError;
+}
+
 }  // namespace
+
+bool CheckNotInFlight(Block& b, Thread& t, const DInst& d, uint64_t offset, uint32_t size, bool write,
+                      std::string_view what) {
+  for (uint64_t byte = offset; byte < offset + size; ++byte) {
+    const uint64_t owner = b.inflight[byte];
+    if (owner == 0) continue;
+    const uint32_t thread = static_cast<uint32_t>(owner >> 32) - 1;
+    const uint32_t pc = static_cast<uint32_t>(owner);
+    const Thread& issuer = b.threads[thread];
+    const std::string who = thread == t.linear ? std::string("this thread")
+                                               : StrCat("thread (", issuer.tid[0], ",", issuer.tid[1], ",",
+                                                        issuer.tid[2], ")");
+    b.Fail(t, d, StrCat(what, write ? " overwrites" : " reads", " bytes that a cp.async in flight will write (shared "
+                        "address ", byte, "): ", who, " issued ", CopyText(b, pc),
+                        " and has not waited for it (cp.async.wait_group or cp.async.wait_all)"));
+    return false;
+  }
+  return true;
+}
+
+Action ExitWithCopiesInFlight(Block& b, Thread& t, const DInst& d) {
+  const std::vector<Block::AsyncCopy>& copies = b.copies[t.linear];
+  return b.Fail(t, d, StrCat("the thread ends with ", copies.size(), " cp.async cop", copies.size() == 1 ? "y" : "ies",
+                             " in flight (the first: ", CopyText(b, copies.front().pc),
+                             "); wait for them (cp.async.wait_all) before the thread ends"));
+}
 
 Handler SelectMemory(const ir::Instruction& inst) {
   const ir::Modifiers& m = inst.mods;
@@ -304,6 +438,10 @@ Handler SelectMemory(const ir::Instruction& inst) {
       }
     case ir::Opcode::kAtom: return AtomHandler<true>(m);
     case ir::Opcode::kRed: return AtomHandler<false>(m);
+    case ir::Opcode::kCpAsync: return &CpAsync;
+    case ir::Opcode::kCpAsyncCommit: return &CpAsyncCommit;
+    case ir::Opcode::kCpAsyncWait: return &CpAsyncWait;
+    case ir::Opcode::kCpAsyncWaitAll: return &CpAsyncWaitAll;
     default: return nullptr;
   }
 }

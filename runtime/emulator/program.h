@@ -59,13 +59,16 @@ struct DInst {
   uint32_t guard = kNoSlot;
   uint32_t base = kNoSlot;  // address base slot (kNoSlot: absolute `imm`)
   int64_t imm = 0;          // address offset/absolute address, branch target, param offset
+  uint32_t base2 = kNoSlot;  // the second address (cp.async's global source), as base/imm
+  int64_t imm2 = 0;
   uint32_t index = 0;       // the instruction in ir::Kernel::body (for messages)
   uint8_t guard_negated = 0;
   uint8_t op_class = 0;     // ir::OpClass for the counters
   uint16_t ndst = 0;
   uint16_t nsrc = 0;
   uint8_t vec = 1;
-  Space space = Space::kGeneric;
+  Space space = Space::kGeneric;   // of the (first) address
+  Space space2 = Space::kGeneric;  // of the second address
   Collective collective = Collective::kNone;
   ir::Modifiers mods;       // the rest of what the handler needs
 };
@@ -107,6 +110,7 @@ struct Program {
   std::vector<uint32_t> param_offsets;
   uint32_t param_bytes = 0;
   bool has_global_atomics = false;
+  bool has_cp_async = false;  // cp.async or its commit/wait instructions
   bool check_init = false;
 
   // "ld.global.f32 %f0, [%rd7];" as the PTX printer would print it.
@@ -168,6 +172,26 @@ struct Block {
   std::vector<uint32_t> warp_order;
   uint64_t order_state = 0;
   Observer* observer = nullptr;  // when profiling or race checking
+  // cp.async, in programs that have it (sized then, empty otherwise).
+  // A copy reads its source when issued and lands (writes shared memory)
+  // when a wait retires its group; until then it is in flight.
+  struct AsyncCopy {
+    uint32_t dst = 0;    // shared offset
+    uint32_t pc = 0;     // the cp.async
+    uint32_t group = 0;  // the thread's commit count when it was issued
+    uint32_t size = 0;   // cp-size
+    uint8_t data[16] = {};
+  };
+  std::vector<std::vector<AsyncCopy>> copies;  // by thread, in issue order
+  std::vector<uint32_t> committed;             // by thread: groups committed
+  // By shared byte: the copy in flight that will write it, as
+  // (thread + 1) << 32 | pc; 0: none.
+  std::vector<uint64_t> inflight;
+  uint64_t inflight_bytes = 0;
+  // bar.arrive: by thread, the barriers it arrived at in their current
+  // phase (bit per id); by barrier, the thread count the arrivals named.
+  std::vector<uint16_t> arrived;
+  uint32_t arrive_count[16] = {};
 
   // Records the first error of the block; returns Action::kError.
   Action Fail(const Thread& t, const DInst& d, std::string message);
@@ -199,6 +223,15 @@ Handler SelectMma(const ir::Instruction& inst);
 // f32 approximations at their documented worst error (ops_approx.cc); null
 // for other instructions.
 Handler SelectApproxWorst(const ir::Instruction& inst, DInst& d);
+
+// cp.async bookkeeping (ops_memory.cc). Whether an access of [offset,
+// offset + size) of shared memory touches bytes of a copy in flight (false
+// after recording the error; `what` is "shared load of 4 bytes at shared
+// address 16"); checked by every shared access while copies are in flight.
+bool CheckNotInFlight(Block& b, Thread& t, const DInst& d, uint64_t offset, uint32_t size, bool write,
+                      std::string_view what);
+// The error for a thread ending with copies in flight (Action::kError).
+Action ExitWithCopiesInFlight(Block& b, Thread& t, const DInst& d);
 
 // The scheduler's part of warp collectives: lanes[i] waits at insts[i]
 // (shfl.sync and vote.sync lanes may wait at different instructions with
