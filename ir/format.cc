@@ -19,19 +19,22 @@ template <typename T, typename AppendOne>
 void AppendGrouped(std::string& out, const Instruction& inst, std::span<const OperandSpec> specs, const T& items,
                    std::string_view sep, AppendOne append_one) {
   absl::InlinedVector<uint8_t, 8> sizes;
-  if (!GroupSizes(inst, specs, items.size(), sizes)) sizes.assign(items.size(), 1);
+  const bool fits = GroupSizes(inst, specs, items.size(), sizes);
+  if (!fits) sizes.assign(items.size(), 1);
   size_t next = 0;
   bool first = true;
-  for (uint8_t n : sizes) {
+  for (size_t g = 0; g < sizes.size(); ++g) {
+    const uint8_t n = sizes[g];
     if (n == 0) continue;
     if (!first) out.append(sep);
     first = false;
-    if (n > 1) out.push_back('{');
+    const bool braces = n > 1 || (fits && specs[g].braces);  // ldmatrix.x1 {%r1}
+    if (braces) out.push_back('{');
     for (uint8_t k = 0; k < n; ++k) {
       if (k) out.append(", ");
       append_one(items[next++]);
     }
-    if (n > 1) out.push_back('}');
+    if (braces) out.push_back('}');
   }
 }
 
@@ -99,6 +102,7 @@ void AppendOpcode(std::string& out, const Instruction& inst) {
       case ModSlot::kType: if (m.type != ScalarType::kNone) AppendDot(out, TypeName(m.type)); break;
       case ModSlot::kType2: if (m.type2 != ScalarType::kNone) AppendDot(out, TypeName(m.type2)); break;
       case ModSlot::kVariant: AppendDot(out, VariantName(info, m.variant)); break;
+      case ModSlot::kNum: StrAppend(&out, ".x", m.vec); break;
     }
   }
 }

@@ -35,7 +35,7 @@ constexpr Slot kSlotNames[] = {
     {"mode", ModSlot::kMode},   {"rnd", ModSlot::kRnd},     {"ftz", ModSlot::kFtz},
     {"sat", ModSlot::kSat},     {"noftz", ModSlot::kNoftz}, {"uni", ModSlot::kUni},
     {"level", ModSlot::kLevel}, {"type", ModSlot::kType},   {"type2", ModSlot::kType2},
-    {"variant", ModSlot::kVariant},
+    {"variant", ModSlot::kVariant}, {"num", ModSlot::kNum},
 };
 
 [[noreturn]] void BadTable(std::string_view what, std::string_view text) {
@@ -59,7 +59,8 @@ OperandSpec ParseSpec(std::string_view text, std::string_view whole) {
     size_t close = t.find('}');
     if (close == std::string_view::npos) BadTable("signature", whole);
     std::string_view n = t.substr(1, close - 1);
-    spec.group = n == "v" ? 0 : static_cast<uint8_t>(std::atoi(std::string(n).c_str()));
+    spec.group = n == "v" || n == "x" ? 0 : static_cast<uint8_t>(std::atoi(std::string(n).c_str()));
+    spec.braces = n == "x";
     t.remove_prefix(close + 1);
   }
   if (!t.empty() && t[0] == '%') { spec.cls = OperandClass::kReg; t.remove_prefix(1); }

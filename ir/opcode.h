@@ -29,6 +29,7 @@ enum class OpRule : uint8_t {
   kMov,        // the source may be a special register, a variable address, a half-float immediate
   kSetp,       // a comparison for the type; a third source with a bool op
   kCvt,        // the pair of types decides the rounding modifier
+  kCvtPack,    // cvt.rn{.relu}.f16x2/.bf16x2.f32: two f32 sources, .rn only
   kCvta,       // a state space; a variable or a generic address
   kLoad,       // state space, cache operator, .nc; one destination per vector element
   kStore,      // state space, cache operator; one source per vector element
@@ -39,6 +40,8 @@ enum class OpRule : uint8_t {
   kShfl,       // a mode; an optional predicate destination
   kVote,       // a mode; ballot is b32
   kMembar,     // a level
+  kMatrix,     // ldmatrix/stmatrix: .x1/.x2/.x4, a shared-memory address
+  kRedux,      // the operation for the type (add/min/max: u32, s32; and/or/xor: b32)
   kLabelDef,   // label (pseudo)
   kRawPtx,     // raw PTX: declared reads and writes
 };
@@ -64,6 +67,7 @@ struct OperandSpec {
   uint8_t group = 1;        // registers in the group; 0: the vector width
   bool byte_imm = false;    // an immediate must be 0..255
   bool optional = false;    // may be left out (trailing)
+  bool braces = false;      // printed in braces even as one register ({x})
 };
 
 // The parsed signature column: "DESTINATIONS=SOURCES".
@@ -100,6 +104,7 @@ enum class ModSlot : uint8_t {
   kSem, kScope, kSpace, kTo, kNc, kCache, kVec, kAtom, kShfl, kVote, kCmp,
   kBool, kMode, kRnd, kFtz, kSat, kNoftz, kUni, kLevel, kType, kType2,
   kVariant,  // {variant:a|b|c}: one of the values listed in the format (prmt modes)
+  kNum,      // {num}: ldmatrix/stmatrix's .x1/.x2/.x4 (Modifiers::vec)
 };
 
 struct OpInfo {

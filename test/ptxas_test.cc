@@ -165,7 +165,8 @@ std::vector<ir::Modifiers> SlotValues(const ir::OpInfo& info, ir::ModSlot slot, 
     case ModSlot::kTo: each(2, [](auto& c, int v) { c.cvta_to = v; }); break;
     case ModSlot::kNc: each(2, [](auto& c, int v) { c.nc = v; }); break;
     case ModSlot::kCache: each(8, [](auto& c, int v) { c.cache = static_cast<ir::CacheOp>(v); }); break;
-    case ModSlot::kVec: each(3, [](auto& c, int v) { c.vec = static_cast<uint8_t>(1 << v); }); break;
+    case ModSlot::kVec:
+    case ModSlot::kNum: each(3, [](auto& c, int v) { c.vec = static_cast<uint8_t>(1 << v); }); break;
     case ModSlot::kAtom: each(11, [](auto& c, int v) { c.atom = static_cast<ir::AtomOp>(v); }); break;
     case ModSlot::kShfl: each(5, [](auto& c, int v) { c.shfl = static_cast<ir::ShflMode>(v); }); break;
     case ModSlot::kVote: each(5, [](auto& c, int v) { c.vote = static_cast<ir::VoteMode>(v); }); break;
@@ -183,7 +184,9 @@ std::vector<ir::Modifiers> SlotValues(const ir::OpInfo& info, ir::ModSlot slot, 
     case ModSlot::kType:
     case ModSlot::kType2:
       for (int t = 1; t < ir::kNumScalarTypes; ++t) {
-        if (!ir::InMask(info.types, static_cast<ScalarType>(t))) continue;
+        // cvt.rn.f16x2.f32's second type is outside its row's types: try them all.
+        const bool any = slot == ModSlot::kType2 && info.rule == ir::OpRule::kCvtPack;
+        if (!any && !ir::InMask(info.types, static_cast<ScalarType>(t))) continue;
         ir::Modifiers c = m;
         (slot == ModSlot::kType ? c.type : c.type2) = static_cast<ScalarType>(t);
         out.push_back(c);
@@ -355,6 +358,10 @@ class Coverage {
       }
     }
     Try(inst, dsts);
+    if (sig.ndst > 0 && sig.dsts[sig.ndst - 1].optional) {  // and without the optional destination (match.all's p)
+      dsts.pop_back();
+      Try(inst, dsts);
+    }
   }
 
   void TryOperandForms(Opcode op, const ir::Modifiers& m) {
@@ -366,7 +373,18 @@ class Coverage {
       case ir::OpRule::kBitField:
       case ir::OpRule::kVote:
       case ir::OpRule::kMembar:
+      case ir::OpRule::kCvtPack:
+      case ir::OpRule::kRedux:
         if (!info.has(ir::kTerminator)) TrySignature(op, m);
+        return;
+      case ir::OpRule::kMatrix:  // ldmatrix {d..}, [a]; stmatrix [a], {s..}
+        for (const Operand& addr : Addresses(StateSpace::kShared)) {
+          ir::Instruction inst = Make(op, m, {addr});
+          if (op == Opcode::kStmatrix) {
+            for (int v = 0; v < m.vec; ++v) inst.srcs.push_back(In(T::kB32));
+          }
+          Try(inst, std::vector<ScalarType>(op == Opcode::kLdmatrix ? m.vec : 0, T::kB32));
+        }
         return;
       case ir::OpRule::kSetp: {
         const std::vector<ScalarType> preds(info.sig.ndst, T::kPred);  // setp.f16x2: p|q
@@ -482,10 +500,24 @@ TEST_CASE("the coverage module holds the forms the table promises", "[coverage]"
         "atom.add.noftz.bf16x2", "red.shared.add.noftz.f16x2", "red.release.sys.global.add.noftz.bf16x2",
         "setp.eq.f16x2", "setp.ltu.ftz.f16x2", "setp.ge.and.bf16x2", "ld.param.v2.u32", "ld.param.v4.b16",
         "ld.param.v4.u8", "ld.param.v2.s8", "ex2.approx.ftz.bf16", "ex2.approx.ftz.bf16x2", "tanh.approx.bf16",
-        "tanh.approx.bf16x2"}) {
+        "tanh.approx.bf16x2",
+        // issue 9: warp fragments and collectives, packing conversions
+        "ldmatrix.sync.aligned.m8n8.x1.shared.b16", "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16",
+        "ldmatrix.sync.aligned.m8n8.x4.shared.b16", "stmatrix.sync.aligned.m8n8.x1.trans.shared.b16",
+        "stmatrix.sync.aligned.m8n8.x4.shared.b16", "redux.sync.add.u32", "redux.sync.min.s32", "redux.sync.max.u32",
+        "redux.sync.and.b32", "redux.sync.or.b32", "redux.sync.xor.b32", "match.any.sync.b32", "match.any.sync.b64",
+        "match.all.sync.b32", "match.all.sync.b64", "cvt.rn.f16x2.f32", "cvt.rn.bf16x2.f32", "cvt.rn.relu.f16x2.f32",
+        "cvt.rn.relu.bf16x2.f32"}) {
     INFO("form " << form);
     CHECK(forms.contains(form));
   }
+  // match.all with and without its predicate, b32 and b64; ldmatrix/stmatrix from a variable and a register.
+  CHECK(std::count_if(cov.accepted().begin(), cov.accepted().end(),
+                      [](const ir::Instruction& inst) { return inst.op == Opcode::kMatchAll; }) == 4);
+  CHECK(std::count_if(cov.accepted().begin(), cov.accepted().end(),
+                      [](const ir::Instruction& inst) { return inst.op == Opcode::kLdmatrix; }) == 12);
+  CHECK(std::count_if(cov.accepted().begin(), cov.accepted().end(),
+                      [](const ir::Instruction& inst) { return inst.op == Opcode::kStmatrix; }) == 12);
   // mov packing prints as plain mov.b32/.b64: count the opcodes (b32 and b64 each way).
   for (Opcode op : {Opcode::kMovPack, Opcode::kMovUnpack}) {
     CHECK(std::count_if(cov.accepted().begin(), cov.accepted().end(),

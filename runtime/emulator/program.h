@@ -44,7 +44,8 @@ struct DInst;
 using Handler = Action (*)(Block& b, Thread& t, const DInst& d);
 
 // Collective operations the scheduler completes once every lane arrived.
-enum class Collective : uint8_t { kNone, kBarrier, kShfl, kVote, kActiveMask, kWarpSync };
+// kMatrix (ldmatrix/stmatrix) is .aligned: all 32 lanes of the warp, no mask.
+enum class Collective : uint8_t { kNone, kBarrier, kShfl, kVote, kActiveMask, kWarpSync, kMatrix, kRedux, kMatch };
 
 // One decoded instruction. Sources are register-file slots; immediates are
 // constant slots after the registers, so every operand is a slot read.
@@ -201,6 +202,12 @@ Handler SelectApproxWorst(const ir::Instruction& inst, DInst& d);
 // (shfl.sync and vote.sync lanes may wait at different instructions with
 // the same member mask, as sm_70+ allows; activemask lanes at one).
 Action RunCollective(Block& b, Thread* const* lanes, const DInst* const* insts, int count);
+
+// ldmatrix/stmatrix for a whole warp (ops_memory.cc): by_lane[l] is lane l
+// and insts[l] the instruction it waits at. Row r of matrix m lives at the
+// address lane 8m + r gives; each access is bounds- and alignment-checked.
+// Returns false after recording the block's error.
+bool RunMatrix(Block& b, Thread* const* by_lane, const DInst* const* insts);
 
 // Runs one block to completion (or its first error).
 void RunBlock(Block& b);
