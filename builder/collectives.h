@@ -1,5 +1,6 @@
-// Warp and block collectives built from shfl.sync, shared memory and
-// bar.sync, and the lane / warp index of a thread computed from %tid.
+// Warp and block collectives built from shfl.sync (redux.sync for 32-bit
+// integers on sm_80+), shared memory and bar.sync, and the lane / warp index
+// of a thread computed from %tid.
 //
 //   Value<F32> total = BlockReduce(b, ReduceOp::kSum, partial, 256);  // in every thread
 //   Value<F32> m = WarpReduce(b, ReduceOp::kMax, v);                  // in every lane
@@ -103,12 +104,30 @@ Value<T> Shuffle(KernelBuilder& b, ir::ShflMode mode, Value<T> v, uint32_t lane_
 }
 
 // op over the `width` lanes of each aligned group (width: a power of two up
-// to 32), by shfl.sync.bfly; every lane gets its group's result.
+// to 32), by shfl.sync.bfly; every lane gets its group's result. A whole-warp
+// reduction of 32-bit integers (u32, s32: any op; b32: and/or/xor) is one
+// redux.sync where the target has it (sm_80+), instead of five shuffles and
+// five combines.
 template <ScalarTag T>
 Value<T> WarpReduce(KernelBuilder& b, ReduceOp op, Value<T> v, uint32_t width = 32, Loc loc = Loc::current()) {
   if (width == 0 || width > 32 || (width & (width - 1)) != 0) {
     b.ReportError(StrCat("WarpReduce width ", width, " is not a power of two in 1..32"), loc);
     return v;
+  }
+  constexpr bool kInt32 = std::is_same_v<T, U32> || std::is_same_v<T, S32> || std::is_same_v<T, B32>;
+  if constexpr (kInt32) {
+    const bool bitwise = op == ReduceOp::kAnd || op == ReduceOp::kOr || op == ReduceOp::kXor;
+    if (width == 32 && (bitwise || !std::is_same_v<T, B32>) &&
+        ir::TargetSatisfies(b.target(), ir::GetOpInfo(ir::Opcode::kRedux).base)) {
+      constexpr ir::AtomOp kOps[] = {ir::AtomOp::kAdd, ir::AtomOp::kMin, ir::AtomOp::kMax,
+                                     ir::AtomOp::kAnd, ir::AtomOp::kOr,  ir::AtomOp::kXor};
+      const ir::AtomOp aop = kOps[static_cast<int>(op)];
+      if constexpr (std::is_same_v<T, B32>) {
+        return b.Bitcast<B32>(b.Redux(aop, b.Bitcast<U32>(v, loc), 0xFFFFFFFFu, loc), loc);
+      } else {
+        return b.Redux(aop, v, 0xFFFFFFFFu, loc);
+      }
+    }
   }
   for (uint32_t mask = width / 2; mask >= 1; mask /= 2) {
     v = Combine(b, op, v, Shuffle(b, ir::ShflMode::kBfly, v, mask, 31u, loc), loc);

@@ -523,6 +523,17 @@ class KernelBuilder {
   Value<To> Bitcast(Value<From> a, Loc loc = Loc::current()) {
     return Value<To>(BitcastReg(To::kType, From::kType, a.reg, loc));
   }
+  // cvt.rn.f16x2.f32 / cvt.rn.bf16x2.f32 (sm_80): two f32 rounded to
+  // nearest-even and packed, `hi` in the upper half and `lo` in the lower
+  // (PTX's `cvt d, a, b` puts a in the upper half). `relu` (.relu) turns
+  // negative results into +0.
+  template <ScalarTag To>
+    requires(std::is_same_v<To, F16x2> || std::is_same_v<To, BF16x2>)
+  Value<To> CvtPack(Value<F32> hi, Value<F32> lo, bool relu = false, Loc loc = Loc::current()) {
+    ir::Modifiers m{.type = To::kType, .type2 = ir::ScalarType::kF32, .rounding = ir::Rounding::kRn};
+    m.variant = relu ? 1 : 0;  // {variant:relu}
+    return Value<To>(Emit(ir::Opcode::kCvtPack, m, To::kType, {hi.reg, lo.reg}, loc));
+  }
   // cvta.to.global.u64: a generic pointer (a kernel param) to a global address.
   Value<U64> CvtaToGlobal(Value<U64> generic, Loc loc = Loc::current());
   // Generic address of a shared/local variable (cvta.shared.u64).
@@ -761,6 +772,79 @@ class KernelBuilder {
   Value<Pred> VoteAll(Value<Pred> p, uint32_t member_mask = 0xFFFFFFFFu, Loc loc = Loc::current());
   Value<Pred> VoteAny(Value<Pred> p, uint32_t member_mask = 0xFFFFFFFFu, Loc loc = Loc::current());
   Value<U32> ActiveMask(Loc loc = Loc::current());
+  // redux.sync: every lane of `member_mask` gets the reduction of the
+  // members' values of `a` (CUDA's __reduce_*_sync; sm_80). kAdd, kMin and
+  // kMax on U32 or S32 (min/max compare as the type says; add wraps); kAnd,
+  // kOr and kXor on the bits (redux.sync.and.b32 ...). Every lane of the
+  // mask must execute it with the same mask.
+  template <ScalarTag T>
+    requires(std::is_same_v<T, U32> || std::is_same_v<T, S32>)
+  Value<T> Redux(ir::AtomOp op, Value<T> a, Src<U32> member_mask = 0xFFFFFFFFu, Loc loc = Loc::current()) {
+    const bool bits = op == ir::AtomOp::kAnd || op == ir::AtomOp::kOr || op == ir::AtomOp::kXor;
+    ir::Modifiers m = Mods(bits ? ir::ScalarType::kB32 : T::kType);
+    m.atom = op;
+    return Value<T>(Emit(ir::Opcode::kRedux, m, T::kType, {a.reg, member_mask.operand()}, loc));
+  }
+  // match.any.sync.b32/.b64: the mask of the members of `member_mask` whose
+  // `a` equals this lane's (sm_70). MatchAll: match.all.sync with its
+  // predicate: {the whole member mask if every member holds the same value,
+  // else 0; whether they do}.
+  template <ScalarTag T>
+    requires(ir::TypeBits(T::kType) == 32 || ir::TypeBits(T::kType) == 64) && (!std::is_floating_point_v<typename T::CType>)
+  Value<U32> MatchAny(Value<T> a, Src<U32> member_mask = 0xFFFFFFFFu, Loc loc = Loc::current()) {
+    ir::Modifiers m = Mods(ir::TypeBits(T::kType) == 32 ? ir::ScalarType::kB32 : ir::ScalarType::kB64);
+    return Value<U32>(Emit(ir::Opcode::kMatchAny, m, ir::ScalarType::kU32, {a.reg, member_mask.operand()}, loc));
+  }
+  template <ScalarTag T>
+    requires(ir::TypeBits(T::kType) == 32 || ir::TypeBits(T::kType) == 64) && (!std::is_floating_point_v<typename T::CType>)
+  std::pair<Value<U32>, Value<Pred>> MatchAll(Value<T> a, Src<U32> member_mask = 0xFFFFFFFFu,
+                                              Loc loc = Loc::current()) {
+    ir::Instruction inst;
+    inst.op = ir::Opcode::kMatchAll;
+    inst.mods = Mods(ir::TypeBits(T::kType) == 32 ? ir::ScalarType::kB32 : ir::ScalarType::kB64);
+    std::pair<Value<U32>, Value<Pred>> out{Value<U32>(NewReg(ir::ScalarType::kU32)),
+                                           Value<Pred>(NewReg(ir::ScalarType::kPred))};
+    inst.dsts = {out.first.reg, out.second.reg};
+    inst.srcs = {a.reg, member_mask.operand()};
+    EmitInstruction(std::move(inst), loc);
+    return out;
+  }
+
+  // ---- tensor-core fragments: warp-wide 8x8 matrix moves through shared memory
+  // ldmatrix.sync.aligned.m8n8.xN{.trans}.shared.b16 (sm_75; N = 1, 2 or
+  // 4): the warp loads N 8x8 matrices of 16-bit elements. Lane 8m + r gives,
+  // in `addr`, the shared address of row r of matrix m (8 elements, 16 bytes,
+  // 16-byte aligned; lanes 8N and up give none that is read). Lane l gets in
+  // register m the elements (l/4, 2(l%4)) and (l/4, 2(l%4)+1) of matrix m,
+  // the first in the low half; with `trans`, those of its transpose. All 32
+  // lanes of the warp execute it together.
+  template <int N>
+    requires(N == 1 || N == 2 || N == 4)
+  std::array<Value<B32>, N> LdMatrix(Address addr, bool trans = false, Loc loc = Loc::current()) {
+    ir::Instruction inst;
+    inst.op = ir::Opcode::kLdmatrix;
+    inst.mods = MatrixMods(N, trans);
+    std::array<Value<B32>, N> out;
+    for (Value<B32>& v : out) {
+      v = Value<B32>(NewReg(ir::ScalarType::kB32));
+      inst.dsts.push_back(v.reg);
+    }
+    inst.srcs = {addr.op};
+    EmitInstruction(std::move(inst), loc);
+    return out;
+  }
+  // stmatrix.sync.aligned.m8n8.xN{.trans}.shared.b16 (sm_90): the reverse of
+  // LdMatrix; lane 8m + r gives the address row r of matrix m is stored at.
+  template <size_t N>
+    requires(N == 1 || N == 2 || N == 4)
+  void StMatrix(Address addr, const std::array<Value<B32>, N>& frags, bool trans = false, Loc loc = Loc::current()) {
+    ir::Instruction inst;
+    inst.op = ir::Opcode::kStmatrix;
+    inst.mods = MatrixMods(static_cast<int>(N), trans);
+    inst.srcs = {addr.op};
+    for (const Value<B32>& v : frags) inst.srcs.push_back(v.reg);
+    EmitInstruction(std::move(inst), loc);
+  }
 
   // ---- raw PTX
   // Inserts PTX text. `{N}` stands for register N of outputs-then-inputs;
@@ -806,6 +890,13 @@ class KernelBuilder {
   // Modifiers for an instruction of `type` with float options; fills the
   // defaults PTX requires (mul.lo for integers, rn for fma, ...).
   static ir::Modifiers Mods(ir::ScalarType type, const FloatOpts& o = {});
+  // .xN{.trans}.shared.b16 of ldmatrix/stmatrix.
+  static ir::Modifiers MatrixMods(int n, bool trans) {
+    ir::Modifiers m{.type = ir::ScalarType::kB16, .space = ir::StateSpace::kShared};
+    m.vec = static_cast<uint8_t>(n);  // {num}: .x1/.x2/.x4
+    m.variant = trans ? 1 : 0;        // {variant:trans}
+    return m;
+  }
   // The bit type for logic ops (pred stays pred).
   static ir::ScalarType BitsOf(ir::ScalarType t);
   // The type mov/selp use for a value type (f16 -> b16, u8 -> u16).

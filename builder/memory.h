@@ -97,6 +97,21 @@ class Ptr {
     b_->StoreVec(S::kSpace, At(i, loc).address(), v, o, loc);
   }
 
+  // ldmatrix/stmatrix at this address (shared pointers only): each lane's
+  // pointer is the row it gives (KernelBuilder::LdMatrix / StMatrix).
+  template <int N>
+  std::array<Value<B32>, N> LoadMatrix(bool trans = false, Loc loc = Loc::current()) const
+    requires std::is_same_v<S, Shared>
+  {
+    return b_->template LdMatrix<N>(address(), trans, loc);
+  }
+  template <size_t N>
+  void StoreMatrix(const std::array<Value<B32>, N>& frags, bool trans = false, Loc loc = Loc::current()) const
+    requires std::is_same_v<S, Shared>
+  {
+    b_->StMatrix(address(), frags, trans, loc);
+  }
+
  private:
   KernelBuilder* b_;
   AddrValue base_;

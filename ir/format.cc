@@ -28,8 +28,8 @@ void AppendGrouped(std::string& out, const Instruction& inst, std::span<const Op
     if (n == 0) continue;
     if (!first) out.append(sep);
     first = false;
-    // An mma fragment is a vector even of one register ({%r4}: ptxas wants the braces).
-    const bool braces = n > 1 || (fits && specs[g].fragment != Fragment::kNone);
+    // An mma fragment, or an {x} group, is a vector even of one register ({%r4}: ptxas wants the braces).
+    const bool braces = n > 1 || (fits && (specs[g].fragment != Fragment::kNone || specs[g].braces));
     if (braces) out.push_back('{');
     for (uint8_t k = 0; k < n; ++k) {
       if (k) out.append(", ");
@@ -108,6 +108,7 @@ void AppendOpcode(std::string& out, const Instruction& inst) {
       case ModSlot::kShape:
       case ModSlot::kLayout: AppendDot(out, EnumValueName(info, info.slots[i], EnumValue(m, info.slots[i]))); break;
       case ModSlot::kLiteral: out.append(info.slot_text[i]); break;
+      case ModSlot::kNum: StrAppend(&out, ".x", m.vec); break;
     }
   }
 }

@@ -37,6 +37,7 @@ constexpr Slot kSlotNames[] = {
     {"level", ModSlot::kLevel}, {"type", ModSlot::kType},   {"type2", ModSlot::kType2},
     {"variant", ModSlot::kVariant}, {"type3", ModSlot::kType3}, {"type4", ModSlot::kType4},
     {"shape", ModSlot::kShape},     {"layout", ModSlot::kLayout},
+    {"num", ModSlot::kNum},
 };
 
 [[noreturn]] void BadTable(std::string_view what, std::string_view text) {
@@ -64,7 +65,8 @@ OperandSpec ParseSpec(std::string_view text, std::string_view whole) {
       spec.fragment = n == "a" ? Fragment::kA : n == "b" ? Fragment::kB : Fragment::kC;
       spec.group = 0;
     } else {
-      spec.group = n == "v" ? 0 : static_cast<uint8_t>(std::atoi(std::string(n).c_str()));
+      spec.group = n == "v" || n == "x" ? 0 : static_cast<uint8_t>(std::atoi(std::string(n).c_str()));
+      spec.braces = n == "x";
     }
     t.remove_prefix(close + 1);
   }

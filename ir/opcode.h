@@ -29,6 +29,7 @@ enum class OpRule : uint8_t {
   kMov,        // the source may be a special register, a variable address, a half-float immediate
   kSetp,       // a comparison for the type; a third source with a bool op
   kCvt,        // the pair of types decides the rounding modifier
+  kCvtPack,    // cvt.rn{.relu}.f16x2/.bf16x2.f32: two f32 sources, .rn only
   kCvta,       // a state space; a variable or a generic address
   kLoad,       // state space, cache operator, .nc; one destination per vector element
   kStore,      // state space, cache operator; one source per vector element
@@ -41,6 +42,8 @@ enum class OpRule : uint8_t {
   kMembar,     // a level
   kCpAsync,    // .ca or .cg; cp-size 4, 8 or 16 (.cg: 16); an immediate src-size at most cp-size
   kFence,      // a scope
+  kMatrix,     // ldmatrix/stmatrix: .x1/.x2/.x4, a shared-memory address
+  kRedux,      // the operation for the type (add/min/max: u32, s32; and/or/xor: b32)
   kLabelDef,   // label (pseudo)
   kRawPtx,     // raw PTX: declared reads and writes
 };
@@ -77,6 +80,7 @@ struct OperandSpec {
   // "@shared", "@global"...; 0 ("@"): the instruction's {space} modifier.
   // An instruction may have several addresses (cp.async: shared <- global).
   uint8_t space = 0;
+  bool braces = false;      // printed in braces even as one register ({x})
 };
 
 // The parsed signature column: "DESTINATIONS=SOURCES".
@@ -118,6 +122,7 @@ enum class ModSlot : uint8_t {
   kShape,    // {shape:m16n8k8|m16n8k16}: mma shapes, listed in the format
   kLayout,   // {layout:row.col}: mma operand layouts, listed in the format
   kLiteral,  // text printed as it is (".shared.global" in "{cache}.shared.global"): OpInfo::slot_text
+  kNum,      // {num}: ldmatrix/stmatrix's .x1/.x2/.x4 (Modifiers::vec)
 };
 
 // An mma shape's dimensions, parsed from its name ("m16n8k16").

@@ -351,7 +351,7 @@ class Verifier {
         {ir::ModSlot::kTo, m.cvta_to},
         {ir::ModSlot::kNc, m.nc},
         {ir::ModSlot::kCache, m.cache != ir::CacheOp::kNone},
-        {ir::ModSlot::kVec, m.vec != 1},
+        {ir::ModSlot::kVec, m.vec != 1 && !HasSlot(info, ir::ModSlot::kNum)},  // ldmatrix's .x1 .. .x4 live there too
         {ir::ModSlot::kAtom, m.atom != ir::AtomOp::kNone},
         {ir::ModSlot::kShfl, m.shfl != ir::ShflMode::kNone},
         {ir::ModSlot::kVote, m.vote != ir::VoteMode::kNone},
@@ -421,7 +421,7 @@ class Verifier {
                                    TypeList(type_mask), ")"));
     }
     if (type_mask != 0 && m.type == ScalarType::kNone) return Error(i, StrCat(info.mnemonic, " needs a type"));
-    if (HasSlot(info, ir::ModSlot::kType2) && info.rule != OpRule::kCvt &&
+    if (HasSlot(info, ir::ModSlot::kType2) && info.rule != OpRule::kCvt && info.rule != OpRule::kCvtPack &&
         !ir::InMask(ir::TypeSlotMask(info, 1), m.type2)) {
       return Error(i, StrCat(info.mnemonic, " needs a second type (supported: ", TypeList(ir::TypeSlotMask(info, 1)),
                              ")"));
@@ -597,6 +597,10 @@ class Verifier {
     for (size_t g = 0, s = 0; g < sizes.size(); ++g) {
       const ir::OperandSpec& spec = sig.srcs[g];
       const ScalarType want = ir::OperandType(inst, spec);
+      if (spec.rule == ir::TypeRule::kAddress) {  // the row's rule checks it (CheckAddress)
+        s += sizes[g];
+        continue;
+      }
       for (uint8_t k = 0; k < sizes[g]; ++k, ++s) {
         const Operand& op = inst.srcs[s];
         const size_t n = inst.dsts.size() + s;
@@ -683,6 +687,13 @@ class Verifier {
           if (!op.is_reg()) return Error(i, "raw PTX inputs must be registers");
         }
         break;
+      case OpRule::kMatrix: {
+        const int num = inst.mods.vec;
+        if (num != 1 && num != 2 && num != 4) {
+          return Error(i, StrCat(info.mnemonic, " moves .x1, .x2 or .x4 matrices, not .x", num));
+        }
+        [[fallthrough]];
+      }
       default: {
         const ir::Signature& sig = info.sig;
         // mma fragments: their sizes follow from the shape and the types, so those are checked first.
@@ -955,6 +966,40 @@ class Verifier {
           return Error(i, StrCat("src-size ", inst.srcs[3].bits(), " is larger than the cp-size ", cp_size));
         }
         return absl::OkStatus();
+      }
+      case OpRule::kCvtPack: {
+        const std::string name = StrCat("cvt.", ir::TypeName(t));
+        if (inst.mods.type2 != ScalarType::kF32) {
+          return Error(i, StrCat(name, " packs two f32 values: the second type must be f32, not ",
+                                 inst.mods.type2 == ScalarType::kNone ? "none" : ir::TypeName(inst.mods.type2)));
+        }
+        if (inst.mods.rounding != ir::Rounding::kRn) return Error(i, StrCat(name, ".f32 needs .rn"));
+        return CheckSignature(i);
+      }
+      case OpRule::kMatrix:
+        if (inst.mods.space != ir::StateSpace::kShared) {
+          return Error(i, StrCat(info.mnemonic, " works on shared memory only (.shared), not ",
+                                 inst.mods.space == ir::StateSpace::kGeneric
+                                     ? std::string_view("generic addresses")
+                                     : ir::StateSpaceName(inst.mods.space)));
+        }
+        if (absl::Status s = CheckAddress(i, 0, ir::StateSpace::kShared); !s.ok()) return s;
+        return CheckSignature(i);
+      case OpRule::kRedux: {
+        const ir::AtomOp op = inst.mods.atom;
+        const bool arith = op == ir::AtomOp::kAdd || op == ir::AtomOp::kMin || op == ir::AtomOp::kMax;
+        const bool bits = op == ir::AtomOp::kAnd || op == ir::AtomOp::kOr || op == ir::AtomOp::kXor;
+        if (!arith && !bits) {
+          return Error(i, StrCat("redux.sync needs an operation (.add, .min, .max on u32/s32; .and, .or, .xor on b32)",
+                                 op == ir::AtomOp::kNone ? "" : StrCat(", not .", ir::AtomOpName(op))));
+        }
+        if (arith && t == ScalarType::kB32) {
+          return Error(i, StrCat("redux.sync.", ir::AtomOpName(op), " applies to u32 and s32, not b32"));
+        }
+        if (bits && t != ScalarType::kB32) {
+          return Error(i, StrCat("redux.sync.", ir::AtomOpName(op), " applies to b32 only, not ", ir::TypeName(t)));
+        }
+        return CheckSignature(i);
       }
     }
     return absl::OkStatus();

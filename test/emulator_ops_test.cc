@@ -1,8 +1,13 @@
 // Per-opcode semantics of the emulator at edge values: integer wrap-around,
 // lo/hi/wide, shifts, bit fields, division edge cases, float rounding modes,
 // ftz, sat, NaN and signed zeros, f16/bf16, every kind of cvt, setp.
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <random>
+
+#include "builder/memory.h"
+#include "ir/strings.h"
 
 #include "test/emulator_testing.h"
 
@@ -533,6 +538,367 @@ TEST_CASE("ex2.approx.ftz and tanh.approx on bf16 and bf16x2") {
   CHECK(bf16(0x3F00, tanh) == 0x3EED);
   CHECK(bf16(0x41A0, tanh) == 0x3F80);  // tanh(20) = 1
   CHECK(bf16x2(0xBF003F00u, tanh) == 0xBEED3EEDu);
+}
+
+// ---- warp collectives: ldmatrix/stmatrix, redux.sync, match.sync; packing cvt
+
+constexpr ir::StateSpace kGlobalSpace = ir::StateSpace::kGlobal;
+constexpr ir::StateSpace kSharedSpace = ir::StateSpace::kShared;
+
+// Runs `k` (params: in, out; both u32 arrays) on one block of `threads`;
+// returns `out`, or the launch's error.
+absl::StatusOr<std::vector<uint32_t>> RunInOut(const ir::Kernel& k, const std::vector<uint32_t>& in, size_t out_words,
+                                               uint32_t threads = 32) {
+  auto emu = runtime::MakeEmulator({.worker_threads = 1});
+  auto a = runtime::Buffer<uint32_t>::Allocate(*emu, in.size());
+  auto o = runtime::Buffer<uint32_t>::Allocate(*emu, out_words);
+  REQUIRE(a.ok());
+  REQUIRE(o.ok());
+  REQUIRE(a->CopyFrom(in).ok());
+  REQUIRE(o->CopyFrom(std::vector<uint32_t>(out_words, 0xDEADBEEFu)).ok());
+  auto loaded = emu->Load(k);
+  INFO(loaded.status().ToString());
+  REQUIRE(loaded.ok());
+  if (absl::Status s = emu->Launch(**loaded, {.grid = {1}, .block = {threads}}, {*a, *o}); !s.ok()) return s;
+  return *o->ToHost();
+}
+
+// "OK" or the error's message.
+std::string Said(const absl::Status& s) { return s.ok() ? "OK" : std::string(s.message()); }
+
+std::vector<uint32_t> RandomWords(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::vector<uint32_t> v(n);
+  for (uint32_t& w : v) w = static_cast<uint32_t>(rng());
+  return v;
+}
+
+// The ldmatrix/stmatrix tests keep 32 rows of 16 bytes in a shared tile;
+// lane i gives the address of row slot (5i + 3) % 32, so the matrices' rows
+// are scattered (and every lane's address differs).
+uint32_t RowSlot(uint32_t lane) { return (5 * lane + 3) % 32; }
+
+// Element (row, col) of matrix m when the tile's 128 words are `tile`.
+uint16_t TileElement(const std::vector<uint32_t>& tile, int m, int row, int col) {
+  const uint32_t word = tile[RowSlot(8 * m + row) * 4 + col / 2];
+  return static_cast<uint16_t>(word >> (16 * (col % 2)));
+}
+
+// The row address lane `lane` gives (plus `skew` bytes on lane `skew_lane`).
+Value<U32> RowAddress(KernelBuilder& b, Symbol<B32> tile, Value<U32> lane, uint32_t skew_lane, uint32_t skew) {
+  Value<U32> slot = b.And(b.Add(b.Mul(lane, 5u), 3u), 31u);
+  Value<U32> addr = b.Mad(slot, 16u, b.SymbolAddr(tile));
+  return b.Select(b.Eq(lane, skew_lane), b.Add(addr, skew), addr);
+}
+
+// in: the tile's 128 words; out[lane * N + m]: lane's register m.
+int ldmatrix_line = 0;  // where LdMatrixKernel calls LdMatrix
+template <int N>
+ir::Kernel LdMatrixKernel(bool trans, uint32_t skew_lane = 99, uint32_t skew = 0) {
+  KernelBuilder b("ldmatrix_test", ir::Target::kSm75);
+  Value<U64> in = b.CvtaToGlobal(b.Param<U64>("in"));
+  Value<U64> out = b.CvtaToGlobal(b.Param<U64>("out"));
+  Symbol<B32> tile = b.Shared<B32>("tile", 128, 16);
+  Value<U32> lane = b.LaneId();
+  for (uint32_t k = 0; k < 4; ++k) {
+    Value<U32> i = b.Add(b.Mul(lane, 4u), k);
+    b.Store(kSharedSpace, Address(b.ElementAddr(tile, i)), b.Load<B32>(kGlobalSpace, Address(b.ElementAddr<B32>(in, i))));
+  }
+  b.BarSync();
+  ldmatrix_line = __LINE__ + 1;
+  std::array<Value<B32>, N> frags = b.LdMatrix<N>(Address(RowAddress(b, tile, lane, skew_lane, skew)), trans);
+  for (int m = 0; m < N; ++m) {
+    Value<U32> i = b.Add(b.Mul(lane, static_cast<uint32_t>(N)), static_cast<uint32_t>(m));
+    b.Store(kGlobalSpace, Address(b.ElementAddr<B32>(out, i)), frags[m]);
+  }
+  return testing::FinishOrDie(b);
+}
+
+// in[lane * N + m]: lane's register m; out: the tile's 128 words after the
+// stmatrix (rows no lane addresses stay 0).
+template <int N>
+ir::Kernel StMatrixKernel(bool trans) {
+  KernelBuilder b("stmatrix_test", ir::Target::kSm90);
+  Value<U64> in = b.CvtaToGlobal(b.Param<U64>("in"));
+  Value<U64> out = b.CvtaToGlobal(b.Param<U64>("out"));
+  Symbol<B32> tile = b.Shared<B32>("tile", 128, 16);
+  Value<U32> lane = b.LaneId();
+  for (uint32_t k = 0; k < 4; ++k) {
+    b.Store(kSharedSpace, Address(b.ElementAddr(tile, b.Add(b.Mul(lane, 4u), k))), b.Const<B32>(0));
+  }
+  b.BarSync();
+  std::array<Value<B32>, N> frags;
+  for (int m = 0; m < N; ++m) {
+    Value<U32> i = b.Add(b.Mul(lane, static_cast<uint32_t>(N)), static_cast<uint32_t>(m));
+    frags[m] = b.Load<B32>(kGlobalSpace, Address(b.ElementAddr<B32>(in, i)));
+  }
+  b.StMatrix(Address(RowAddress(b, tile, lane, 99, 0)), frags, trans);
+  b.BarSync();
+  for (uint32_t k = 0; k < 4; ++k) {
+    Value<U32> i = b.Add(b.Mul(lane, 4u), k);
+    b.Store(kGlobalSpace, Address(b.ElementAddr<B32>(out, i)), b.Load<B32>(kSharedSpace, Address(b.ElementAddr(tile, i))));
+  }
+  return testing::FinishOrDie(b);
+}
+
+template <int N>
+void CheckLdMatrix(bool trans, uint32_t seed) {
+  INFO("ldmatrix.x" << N << (trans ? ".trans" : "") << ", seed " << seed);
+  const std::vector<uint32_t> tile = RandomWords(128, seed);
+  absl::StatusOr<std::vector<uint32_t>> out = RunInOut(LdMatrixKernel<N>(trans), tile, 32 * N);
+  REQUIRE(Said(out.status()) == "OK");
+  for (uint32_t lane = 0; lane < 32; ++lane) {
+    for (int m = 0; m < N; ++m) {
+      uint32_t want = 0;
+      for (int h = 0; h < 2; ++h) {
+        int row = static_cast<int>(lane / 4), col = static_cast<int>(2 * (lane % 4)) + h;
+        if (trans) std::swap(row, col);
+        want |= uint32_t{TileElement(tile, m, row, col)} << (16 * h);
+      }
+      INFO("lane " << lane << " register " << m);
+      CHECK((*out)[lane * N + m] == want);
+    }
+  }
+}
+
+template <int N>
+void CheckStMatrix(bool trans, uint32_t seed) {
+  INFO("stmatrix.x" << N << (trans ? ".trans" : "") << ", seed " << seed);
+  const std::vector<uint32_t> frags = RandomWords(32 * N, seed);
+  absl::StatusOr<std::vector<uint32_t>> out = RunInOut(StMatrixKernel<N>(trans), frags, 128);
+  REQUIRE(Said(out.status()) == "OK");
+  std::vector<uint32_t> want(128, 0);
+  for (int m = 0; m < N; ++m) {
+    for (int row = 0; row < 8; ++row) {
+      for (int col = 0; col < 8; ++col) {
+        // Element (row, col) of matrix m comes from lane 4 row + col / 2, half col % 2 (.trans: transposed).
+        const int r = trans ? col : row, c = trans ? row : col;
+        const uint32_t lane = static_cast<uint32_t>(4 * r + c / 2);
+        const uint32_t half = (frags[lane * N + m] >> (16 * (c % 2))) & 0xFFFF;
+        want[RowSlot(8 * m + row) * 4 + col / 2] |= half << (16 * (col % 2));
+      }
+    }
+  }
+  CHECK(*out == want);
+}
+
+TEST_CASE("ldmatrix: lane l gets row l/4, columns 2(l%4) and +1 of each matrix (.trans: of the transpose)") {
+  // Known answers first: each element holds its row slot * 8 + column.
+  std::vector<uint32_t> tile(128);
+  for (uint32_t slot = 0; slot < 32; ++slot) {
+    for (uint32_t w = 0; w < 4; ++w) tile[slot * 4 + w] = (slot * 8 + 2 * w) | (slot * 8 + 2 * w + 1) << 16;
+  }
+  absl::StatusOr<std::vector<uint32_t>> x1 = RunInOut(LdMatrixKernel<1>(false), tile, 32);
+  REQUIRE(Said(x1.status()) == "OK");
+  CHECK((*x1)[0] == (24u | 25u << 16));   // lane 0: row 0 (slot 3), columns 0, 1
+  CHECK((*x1)[5] == (66u | 67u << 16));   // lane 5: row 1 (slot 8), columns 2, 3
+  CHECK((*x1)[31] == (54u | 55u << 16));  // lane 31: row 7 (slot 38 % 32 = 6), columns 6, 7
+  absl::StatusOr<std::vector<uint32_t>> x1t = RunInOut(LdMatrixKernel<1>(true), tile, 32);
+  REQUIRE(Said(x1t.status()) == "OK");
+  CHECK((*x1t)[0] == (24u | 64u << 16));  // lane 0: column 0 of rows 0 (slot 3) and 1 (slot 8)
+  CHECK((*x1t)[5] == (105u | 145u << 16));  // lane 5: column 1 of rows 2 (slot 13) and 3 (slot 18)
+  for (uint32_t seed : {1u, 2u}) {
+    for (bool trans : {false, true}) {
+      CheckLdMatrix<1>(trans, seed);
+      CheckLdMatrix<2>(trans, seed);
+      CheckLdMatrix<4>(trans, seed);
+    }
+  }
+}
+
+TEST_CASE("stmatrix stores what ldmatrix would load, .x1/.x2/.x4, with and without .trans") {
+  for (uint32_t seed : {3u, 4u}) {
+    for (bool trans : {false, true}) {
+      CheckStMatrix<1>(trans, seed);
+      CheckStMatrix<2>(trans, seed);
+      CheckStMatrix<4>(trans, seed);
+    }
+  }
+}
+
+TEST_CASE("ldmatrix: a misaligned row address and a partial warp are errors naming the lane") {
+  // Lane 9 gives row 1 of matrix 1 at row slot 16 (byte 256), 8 bytes off.
+  ir::Kernel k = LdMatrixKernel<2>(false, /*skew_lane=*/9, /*skew=*/8);
+  absl::StatusOr<std::vector<uint32_t>> out = RunInOut(k, RandomWords(128, 5), 64);
+  CHECK(Said(out.status()) ==
+        StrCat("kernel ldmatrix_test: misaligned shared load of 16 bytes at shared address 264: the access needs "
+               "16-byte alignment; block (0,0,0) thread (9,0,0) at `ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%r28, "
+               "%r29}, [%r27];` (emulator_ops_test.cc:", ldmatrix_line, ")"));
+  // Lane 9's address is not read by .x1 (only lanes 0-7 give rows).
+  CHECK(Said(RunInOut(LdMatrixKernel<1>(false, 9, 8), RandomWords(128, 5), 32).status()) == "OK");
+  absl::StatusOr<std::vector<uint32_t>> partial = RunInOut(LdMatrixKernel<1>(false), RandomWords(128, 5), 32, 16);
+  CHECK(Said(partial.status()) ==
+        StrCat("kernel ldmatrix_test: ldmatrix.sync.aligned.m8n8 needs all 32 lanes of the warp, but lane 16 is not "
+               "in the block; block (0,0,0) thread (0,0,0) at `ldmatrix.sync.aligned.m8n8.x1.shared.b16 {%r28}, "
+               "[%r27];` (emulator_ops_test.cc:", ldmatrix_line, ")"));
+}
+
+// out[lane * 8 + k]: redux add.u32, min.u32, max.u32, min.s32, max.s32, and, or, xor of `in` over the
+// lane's member group (lanes 0-11 and 12-31, each with its own mask).
+TEST_CASE("redux.sync reduces over the member mask only") {
+  KernelBuilder b("redux_test", ir::Target::kSm80);
+  Value<U64> in = b.CvtaToGlobal(b.Param<U64>("in"));
+  Value<U64> out = b.CvtaToGlobal(b.Param<U64>("out"));
+  Value<U32> lane = b.LaneId();
+  Value<U32> v = b.Load<U32>(kGlobalSpace, Address(b.ElementAddr<U32>(in, lane)));
+  Value<S32> sv = b.Bitcast<S32>(v);
+  Value<U32> mask = b.Select(b.Lt(lane, 12u), b.Const<U32>(0x00000FFFu), 0xFFFFF000u);
+  using ir::AtomOp;
+  std::array<Value<U32>, 8> r = {
+      b.Redux(AtomOp::kAdd, v, mask),
+      b.Redux(AtomOp::kMin, v, mask),
+      b.Redux(AtomOp::kMax, v, mask),
+      b.Bitcast<U32>(b.Redux(AtomOp::kMin, sv, mask)),
+      b.Bitcast<U32>(b.Redux(AtomOp::kMax, sv, mask)),
+      b.Redux(AtomOp::kAnd, v, mask),
+      b.Redux(AtomOp::kOr, v, mask),
+      b.Redux(AtomOp::kXor, v, mask)};
+  for (uint32_t k = 0; k < 8; ++k) {
+    b.Store(kGlobalSpace, Address(b.ElementAddr<U32>(out, b.Add(b.Mul(lane, 8u), k))), r[k]);
+  }
+  ir::Kernel kernel = testing::FinishOrDie(b);
+  std::vector<uint32_t> in_words = RandomWords(32, 6);
+  in_words[3] = 0x80000000u;  // the signed minimum in the first group
+  in_words[20] = 0x7FFFFFFFu;
+  absl::StatusOr<std::vector<uint32_t>> got = RunInOut(kernel, in_words, 256);
+  REQUIRE(Said(got.status()) == "OK");
+  for (uint32_t lane = 0; lane < 32; ++lane) {
+    const uint32_t lo = lane < 12 ? 0 : 12, hi = lane < 12 ? 12 : 32;
+    uint32_t add = 0, umin = UINT32_MAX, umax = 0, band = UINT32_MAX, bor = 0, bxor = 0;
+    int32_t smin = INT32_MAX, smax = INT32_MIN;
+    for (uint32_t j = lo; j < hi; ++j) {
+      const uint32_t x = in_words[j];
+      add += x;
+      umin = std::min(umin, x);
+      umax = std::max(umax, x);
+      smin = std::min(smin, static_cast<int32_t>(x));
+      smax = std::max(smax, static_cast<int32_t>(x));
+      band &= x;
+      bor |= x;
+      bxor ^= x;
+    }
+    INFO("lane " << lane);
+    CHECK(std::vector<uint32_t>(got->begin() + lane * 8, got->begin() + lane * 8 + 8) ==
+          std::vector<uint32_t>{add, umin, umax, static_cast<uint32_t>(smin), static_cast<uint32_t>(smax), band, bor,
+                                bxor});
+  }
+  CHECK((*got)[3] == 0x80000000u);       // min.s32 of the first group
+  CHECK((*got)[20 * 8 + 4] == 0x7FFFFFFFu);  // max.s32 of the second
+}
+
+// out[lane * 5 + k]: match.any.b32, match.all.b32 and its predicate, match.any.b64, match.all.b64 over
+// the lane's member group (lanes 0-11 and 12-31).
+TEST_CASE("match.any.sync and match.all.sync over partial member masks, b32 and b64") {
+  KernelBuilder b("match_test", ir::Target::kSm80);
+  Value<U64> in = b.CvtaToGlobal(b.Param<U64>("in"));
+  Value<U64> out = b.CvtaToGlobal(b.Param<U64>("out"));
+  Value<U32> lane = b.LaneId();
+  Value<U32> v = b.Load<U32>(kGlobalSpace, Address(b.ElementAddr<U32>(in, lane)));
+  // The 64-bit value differs only in its high word: lanes 0-11 hold lane % 3 there, the others 7.
+  Value<U64> wide = b.Or(b.Shl(b.Cvt<U64>(v), 32u), b.Const<U64>(5));
+  Value<U32> mask = b.Select(b.Lt(lane, 12u), b.Const<U32>(0x00000FFFu), 0xFFFFF000u);
+  Value<U32> any = b.MatchAny(v, mask);
+  auto [all, agree] = b.MatchAll(v, mask);
+  Value<U32> any64 = b.MatchAny(wide, mask);
+  auto [all64, agree64] = b.MatchAll(wide, mask);
+  std::array<Value<U32>, 6> r = {any, all, b.Cvt<U32>(agree), any64, all64, b.Cvt<U32>(agree64)};
+  for (uint32_t k = 0; k < 6; ++k) {
+    b.Store(kGlobalSpace, Address(b.ElementAddr<U32>(out, b.Add(b.Mul(lane, 6u), k))), r[k]);
+  }
+  ir::Kernel kernel = testing::FinishOrDie(b);
+  std::vector<uint32_t> in_words(32);
+  for (uint32_t l = 0; l < 32; ++l) in_words[l] = l < 12 ? l % 3 : 7;
+  absl::StatusOr<std::vector<uint32_t>> got = RunInOut(kernel, in_words, 192);
+  REQUIRE(Said(got.status()) == "OK");
+  for (uint32_t lane = 0; lane < 32; ++lane) {
+    INFO("lane " << lane);
+    if (lane < 12) {
+      const uint32_t same = 0x249u << (lane % 3);  // lanes l % 3 == lane % 3 among 0-11
+      CHECK(std::vector<uint32_t>(got->begin() + lane * 6, got->begin() + lane * 6 + 6) ==
+            std::vector<uint32_t>{same, 0, 0, same, 0, 0});
+    } else {
+      CHECK(std::vector<uint32_t>(got->begin() + lane * 6, got->begin() + lane * 6 + 6) ==
+            std::vector<uint32_t>{0xFFFFF000u, 0xFFFFF000u, 1, 0xFFFFF000u, 0xFFFFF000u, 1});
+    }
+  }
+}
+
+TEST_CASE("cvt.rn.f16x2.f32 and .bf16x2.f32: the first source to the upper half, rounded to nearest even") {
+  auto pack = [](auto tag, float hi, float lo, bool relu = false) {
+    using To = decltype(tag);
+    return RunScalar([&](KernelBuilder& k) { return k.CvtPack<To>(k.Const<F32>(hi), k.Const<F32>(lo), relu); });
+  };
+  CHECK(pack(F16x2{}, 1.0f, -2.0f) == 0x3C00C000u);
+  CHECK(pack(F16x2{}, 1.0f + 0x1p-11f, 1.0f + 0x3p-11f) == 0x3C003C02u);  // ties to even: down, then up
+  CHECK(pack(F16x2{}, 70000.0f, -70000.0f) == 0x7C00FC00u);              // overflow to infinity
+  CHECK(pack(F16x2{}, 0x1p-24f, 0x1p-26f) == 0x00010000u);               // the smallest subnormal; below half of it, 0
+  CHECK(pack(F16x2{}, std::numeric_limits<float>::quiet_NaN(), 0.5f) == 0x7FFF3800u);
+  CHECK(pack(F16x2{}, -3.0f, 3.0f, true) == 0x00004200u);  // .relu
+  CHECK(pack(BF16x2{}, 1.0f, -2.0f) == 0x3F80C000u);
+  CHECK(pack(BF16x2{}, AsF32(0x3F808000u), AsF32(0x3F818000u)) == 0x3F803F82u);  // ties to even
+  CHECK(pack(BF16x2{}, AsF32(0x3F808001u), -0.0f) == 0x3F818000u);             // above the tie: up; -0 kept
+  CHECK(pack(BF16x2{}, std::numeric_limits<float>::infinity(), -1.0f, true) == 0x7F800000u);
+}
+
+TEST_CASE("ld/st.shared vectors from a variable plus an offset") {
+  auto kernel = [](uint32_t load_offset) {
+    KernelBuilder b("smem_vec", ir::Target::kSm80);
+    Value<U64> in = b.CvtaToGlobal(b.Param<U64>("in"));
+    Value<U64> out = b.CvtaToGlobal(b.Param<U64>("out"));
+    Symbol<F32> smem = b.Shared<F32>("smem", 16, 16);
+    for (uint32_t k = 0; k < 16; ++k) {
+      b.Store(kSharedSpace, Address(smem, 4 * k), b.Load<F32>(kGlobalSpace, Address(in, 4 * k)));
+    }
+    std::array<Value<F32>, 4> v = b.LoadVec<F32, 4>(kSharedSpace, Address(smem, load_offset));  // [smem+16]
+    b.StoreVec(kSharedSpace, Address(smem, 32), std::array<Value<F32>, 4>{v[3], v[2], v[1], v[0]});
+    std::array<Value<F32>, 2> w = b.LoadVec<F32, 2>(kSharedSpace, Address(smem, 40));
+    std::array<Value<F32>, 6> all = {v[0], v[1], v[2], v[3], w[0], w[1]};
+    for (uint32_t k = 0; k < 6; ++k) b.Store(kGlobalSpace, Address(out, 4 * k), all[k]);
+    return testing::FinishOrDie(b);
+  };
+  std::vector<uint32_t> in(16);
+  for (uint32_t k = 0; k < 16; ++k) in[k] = Bits(1.5f * static_cast<float>(k));
+  absl::StatusOr<std::vector<uint32_t>> got = RunInOut(kernel(16), in, 6, 1);
+  REQUIRE(Said(got.status()) == "OK");
+  // v: elements 4..7; stored reversed at 8..11, so [smem+40] holds elements 5 and 4.
+  CHECK(*got == std::vector<uint32_t>{in[4], in[5], in[6], in[7], in[5], in[4]});
+  // A v4 load 8 bytes past a 16-byte boundary is misaligned.
+  ir::Kernel bad = kernel(8);
+  CHECK(Said(RunInOut(bad, in, 6, 1).status()).starts_with(
+      "kernel smem_vec: misaligned shared load of 16 bytes at shared address 8: the access needs 16-byte alignment; "
+      "block (0,0,0) thread (0,0,0) at `ld.shared.v4.f32 {%f16, %f17, %f18, %f19}, [smem+8];`"));
+}
+
+TEST_CASE("shared pointers load and store fragments (Ptr::LoadMatrix / StoreMatrix)") {
+  KernelBuilder b("ptr_matrix", ir::Target::kSm90);
+  Value<U64> in = b.CvtaToGlobal(b.Param<U64>("in"));
+  Value<U64> out = b.CvtaToGlobal(b.Param<U64>("out"));
+  Ptr<B32, Shared> tile = SharedArray<B32>(b, "tile", 64, 16);
+  Value<U32> lane = b.LaneId();
+  // Matrix m's row r at bytes 16 (8m + r): lane l gives row l.
+  Ptr<B32, Shared> row = tile.At(b.Mul(lane, 4u));
+  tile.At(lane).Store(b.Load<B32>(kGlobalSpace, Address(b.ElementAddr<B32>(in, lane))));
+  tile.At(b.Add(lane, 32u)).Store(b.Load<B32>(kGlobalSpace, Address(b.ElementAddr<B32>(in, b.Add(lane, 32u)))));
+  b.BarSync();
+  std::array<Value<B32>, 2> frags = row.LoadMatrix<2>();
+  b.BarSync();
+  row.StoreMatrix(frags, /*trans=*/true);  // the transpose of each matrix, in place
+  b.BarSync();
+  tile.At(lane).Store(frags[0]);  // overwrite words 0..31 with the fragments of matrix 0
+  b.Store(kGlobalSpace, Address(b.ElementAddr<B32>(out, lane)), tile.At(b.Add(lane, 32u)).Load());
+  ir::Kernel k = testing::FinishOrDie(b);
+  const std::vector<uint32_t> words = RandomWords(64, 7);
+  absl::StatusOr<std::vector<uint32_t>> got = RunInOut(k, words, 32);
+  REQUIRE(Said(got.status()) == "OK");
+  // Words 32..63 are matrix 1 (rows 0..7, 4 words each) after the transposing store.
+  auto element = [&](int row, int col) { return static_cast<uint16_t>(words[32 + row * 4 + col / 2] >> (16 * (col % 2))); };
+  for (int row = 0; row < 8; ++row) {
+    for (int w = 0; w < 4; ++w) {
+      const uint32_t want = element(2 * w, row) | uint32_t{element(2 * w + 1, row)} << 16;
+      INFO("row " << row << " word " << w);
+      CHECK((*got)[row * 4 + w] == want);
+    }
+  }
 }
 
 }  // namespace

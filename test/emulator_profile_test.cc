@@ -212,6 +212,67 @@ TEST_CASE("64-bit shared accesses are served per half warp, 128-bit ones per qua
   }
 }
 
+// ldmatrix.xN with lane l giving row l at byte l * row_bytes (N = 1: lanes 0-7 only).
+ir::Kernel LdMatrixRows(int n, uint32_t row_bytes, int* line) {
+  KernelBuilder b(StrCat("ldmatrix_rows", n, "_", row_bytes), ir::Target::kSm80);
+  Value<U64> out = b.CvtaToGlobal(b.Param<U64>("out"));
+  Symbol<B32> tile = b.Shared<B32>("tile", 32 * row_bytes / 4, 16);
+  Value<U32> lane = b.LaneId();
+  Value<U32> row = b.Mad(lane, row_bytes, b.SymbolAddr(tile));
+  for (uint32_t k = 0; k < row_bytes / 4; ++k) b.Store(kShared, Address(row, 4 * k), b.Const<B32>(k));
+  b.BarSync();
+  Value<B32> first;
+  if (n == 1) {
+    first = b.LdMatrix<1>(Address(row))[0]; *line = __LINE__;
+  } else {
+    first = b.LdMatrix<4>(Address(row))[0]; *line = __LINE__;
+  }
+  b.Store(kGlobal, b.ElementAddr<B32>(out, lane), first);
+  return FinishOrDie(b);
+}
+
+TEST_CASE("ldmatrix: 8 rows of 16 bytes per phase; rows 128 bytes apart are 8-way bank conflicts") {
+  struct Case {
+    int n;
+    uint32_t row_bytes;
+    uint64_t wavefronts, ideal;
+  };
+  for (Case c : {Case{4, 16, 4, 4}, Case{4, 128, 32, 4}, Case{1, 16, 1, 1}, Case{1, 144, 1, 1}}) {
+    INFO("x" << c.n << ", rows " << c.row_bytes << " bytes apart");
+    int line = 0;
+    ir::Kernel k = LdMatrixRows(c.n, c.row_bytes, &line);
+    EmulatorProfile p = Profile(k, {.grid = {1}, .block = {32}}, {32});
+    const runtime::ProfileCounts& s = At(p, k, line, ir::Opcode::kLdmatrix).counts;
+    CHECK(s.shared_requests == 1);
+    CHECK(s.wavefronts == c.wavefronts);
+    CHECK(s.ideal_wavefronts == c.ideal);
+  }
+}
+
+TEST_CASE("ldmatrix reads race with unsynchronised stores of other lanes; bar.sync orders them") {
+  for (bool barrier : {false, true}) {
+    KernelBuilder b(barrier ? "ldmatrix_synced" : "ldmatrix_racy", ir::Target::kSm80);
+    Value<U64> out = b.CvtaToGlobal(b.Param<U64>("out"));
+    Symbol<B32> tile = b.Shared<B32>("tile", 32, 16);
+    Value<U32> lane = b.LaneId();
+    // Lane l writes word l; lane r (< 8) reads row r = words 4r..4r+3, written by lanes 4r..4r+3.
+    b.Store(kShared, b.ElementAddr(tile, lane), b.Const<B32>(7)); const int store_line = __LINE__;
+    if (barrier) b.BarSync();
+    Value<U32> row = b.Mad(b.And(lane, 7u), 16u, b.SymbolAddr(tile));
+    Value<B32> v = b.LdMatrix<1>(Address(row))[0]; const int load_line = __LINE__;
+    b.Store(kGlobal, b.ElementAddr<B32>(out, lane), v);
+    ir::Kernel k = FinishOrDie(b);
+    absl::Status s = Run({.worker_threads = 1, .race_check = true}, k, {.grid = {1}, .block = {32}}, {32});
+    if (barrier) {
+      CHECK(Msg(s) == "");
+    } else {
+      CHECK(Msg(s).find("race") != std::string::npos);
+      CHECK(Msg(s).find(StrCat("emulator_profile_test.cc:", load_line)) != std::string::npos);
+      CHECK(Msg(s).find(StrCat("emulator_profile_test.cc:", store_line)) != std::string::npos);
+    }
+  }
+}
+
 TEST_CASE("a branch that splits every warp in half") {
   KernelBuilder b("half_split");
   Value<U64> out = b.CvtaToGlobal(b.Param<U64>("out"));

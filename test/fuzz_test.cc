@@ -224,6 +224,7 @@ class ProgramGenerator {
           break;
         case ir::ModSlot::kCache: if (Chance(0.2)) m.cache = RandomEnum<ir::CacheOp>(8); break;
         case ir::ModSlot::kVec: m.vec = Pick(std::vector<uint8_t>{1, 1, 1, 2, 4}); break;
+        case ir::ModSlot::kNum: m.vec = Pick(std::vector<uint8_t>{1, 2, 4}); break;
         case ir::ModSlot::kAtom: m.atom = static_cast<ir::AtomOp>(Uniform(1, 10)); break;
         case ir::ModSlot::kShfl: m.shfl = static_cast<ir::ShflMode>(Uniform(1, 4)); break;
         case ir::ModSlot::kVote: m.vote = static_cast<ir::VoteMode>(Uniform(1, 4)); break;
@@ -295,6 +296,15 @@ class ProgramGenerator {
       case ir::OpRule::kMov:
         dst(t);
         inst.srcs = {Chance(0.1) ? Operand::Special(RandomEnum<ir::SpecialReg>(ir::kNumSpecialRegs)) : Value(t)};
+        break;
+      case ir::OpRule::kMatrix:  // ldmatrix {d..}, [a]; stmatrix [a], {s..}
+        if (inst.op == Opcode::kLdmatrix) {
+          for (int v = 0; v < m.vec; ++v) dst(ScalarType::kB32);
+        }
+        inst.srcs.push_back(RandomAddress(m.space, 16));
+        if (inst.op == Opcode::kStmatrix) {
+          for (int v = 0; v < m.vec; ++v) inst.srcs.push_back(Value(ScalarType::kB32));
+        }
         break;
       case ir::OpRule::kCvta:
         dst(ScalarType::kU64);

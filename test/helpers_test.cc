@@ -12,6 +12,7 @@
 #include "builder/collectives.h"
 #include "builder/math.h"
 #include "builder/memory.h"
+#include "ir/format.h"
 #include "emit/ir_printer.h"
 #include "ir/strings.h"
 #include "test/emulator_testing.h"
@@ -162,6 +163,36 @@ C Fold(ReduceOp op, const C* v, int n) {
     }
   }
   return acc;
+}
+
+// The instructions WarpReduce emits: "redux.sync.add.u32" once, or "shfl x5" for the shuffle tree.
+template <typename T>
+std::string WarpReduceForm(ir::Target target, ReduceOp op, uint32_t width = 32) {
+  KernelBuilder b("k", target);
+  auto y = GlobalParam<U32>(b, "out");
+  Value<T> v = b.Bitcast<T>(b.TidX());
+  y.Store(b.TidX(), b.Bitcast<U32>(WarpReduce(b, op, v, width)));
+  ir::Kernel k = FinishOrDie(b);
+  std::string redux;
+  int shfl = 0;
+  for (const ir::Instruction& inst : k.body) {
+    if (inst.op == ir::Opcode::kShfl) ++shfl;
+    if (inst.op == ir::Opcode::kRedux) ir::AppendOpcode(redux, inst);
+  }
+  return shfl == 0 ? redux : StrCat(redux, "shfl x", shfl);
+}
+
+TEST_CASE("WarpReduce: one redux.sync for 32-bit integers over the whole warp on sm_80+", "[helpers]") {
+  CHECK(WarpReduceForm<U32>(ir::Target::kSm80, ReduceOp::kSum) == "redux.sync.add.u32");
+  CHECK(WarpReduceForm<S32>(ir::Target::kSm90, ReduceOp::kMin) == "redux.sync.min.s32");
+  CHECK(WarpReduceForm<U32>(ir::Target::kSm120, ReduceOp::kMax) == "redux.sync.max.u32");
+  CHECK(WarpReduceForm<S32>(ir::Target::kSm80, ReduceOp::kAnd) == "redux.sync.and.b32");
+  CHECK(WarpReduceForm<U32>(ir::Target::kSm86, ReduceOp::kOr) == "redux.sync.or.b32");
+  CHECK(WarpReduceForm<B32>(ir::Target::kSm80, ReduceOp::kXor) == "redux.sync.xor.b32");
+  // Below sm_80, over part of the warp, and for other types: the shuffle tree.
+  CHECK(WarpReduceForm<U32>(ir::Target::kSm75, ReduceOp::kSum) == "shfl x5");
+  CHECK(WarpReduceForm<U32>(ir::Target::kSm80, ReduceOp::kSum, 16) == "shfl x4");
+  CHECK(WarpReduceForm<F32>(ir::Target::kSm80, ReduceOp::kMax) == "shfl x5");
 }
 
 TEST_CASE("WarpReduce: every op and width of value, the result in every lane", "[helpers]") {

@@ -165,7 +165,8 @@ std::vector<ir::Modifiers> SlotValues(const ir::OpInfo& info, ir::ModSlot slot, 
     case ModSlot::kTo: each(2, [](auto& c, int v) { c.cvta_to = v; }); break;
     case ModSlot::kNc: each(2, [](auto& c, int v) { c.nc = v; }); break;
     case ModSlot::kCache: each(8, [](auto& c, int v) { c.cache = static_cast<ir::CacheOp>(v); }); break;
-    case ModSlot::kVec: each(3, [](auto& c, int v) { c.vec = static_cast<uint8_t>(1 << v); }); break;
+    case ModSlot::kVec:
+    case ModSlot::kNum: each(3, [](auto& c, int v) { c.vec = static_cast<uint8_t>(1 << v); }); break;
     case ModSlot::kAtom: each(11, [](auto& c, int v) { c.atom = static_cast<ir::AtomOp>(v); }); break;
     case ModSlot::kShfl: each(5, [](auto& c, int v) { c.shfl = static_cast<ir::ShflMode>(v); }); break;
     case ModSlot::kVote: each(5, [](auto& c, int v) { c.vote = static_cast<ir::VoteMode>(v); }); break;
@@ -195,7 +196,9 @@ std::vector<ir::Modifiers> SlotValues(const ir::OpInfo& info, ir::ModSlot slot, 
       // A cvt's second type takes any of the row's types (the verifier decides the pairs).
       const ir::TypeMask mask = n == 1 && info.type_lists[1] == 0 ? info.types : ir::TypeSlotMask(info, n);
       for (int t = 1; t < ir::kNumScalarTypes; ++t) {
-        if (!ir::InMask(mask, static_cast<ScalarType>(t))) continue;
+        // cvt.rn.f16x2.f32's second type is outside its row's types: try them all.
+        const bool any = n == 1 && info.rule == ir::OpRule::kCvtPack;
+        if (!any && !ir::InMask(mask, static_cast<ScalarType>(t))) continue;
         ir::Modifiers c = m;
         ScalarType* field[] = {&c.type, &c.type2, &c.type3, &c.type4};
         *field[n] = static_cast<ScalarType>(t);
@@ -370,6 +373,10 @@ class Coverage {
       }
     }
     Try(inst, dsts);
+    if (sig.ndst > 0 && sig.dsts[sig.ndst - 1].optional) {  // and without the optional destination (match.all's p)
+      dsts.pop_back();
+      Try(inst, dsts);
+    }
   }
 
   void TryOperandForms(Opcode op, const ir::Modifiers& m) {
@@ -396,6 +403,19 @@ class Coverage {
               Try(inst, {});
             }
           }
+        }
+        return;
+      case ir::OpRule::kCvtPack:
+      case ir::OpRule::kRedux:
+        if (!info.has(ir::kTerminator)) TrySignature(op, m);
+        return;
+      case ir::OpRule::kMatrix:  // ldmatrix {d..}, [a]; stmatrix [a], {s..}
+        for (const Operand& addr : Addresses(StateSpace::kShared)) {
+          ir::Instruction inst = Make(op, m, {addr});
+          if (op == Opcode::kStmatrix) {
+            for (int v = 0; v < m.vec; ++v) inst.srcs.push_back(In(T::kB32));
+          }
+          Try(inst, std::vector<ScalarType>(op == Opcode::kLdmatrix ? m.vec : 0, T::kB32));
         }
         return;
       case ir::OpRule::kSetp: {
@@ -525,10 +545,24 @@ TEST_CASE("the coverage module holds the forms the table promises", "[coverage]"
         // issue 9: cp.async and its groups, bar.arrive, fence
         "cp.async.ca.shared.global", "cp.async.cg.shared.global", "cp.async.commit_group", "cp.async.wait_group",
         "cp.async.wait_all", "bar.arrive", "fence.acq_rel.cta", "fence.acq_rel.gpu", "fence.acq_rel.sys",
-        "fence.sc.cta", "fence.sc.gpu", "fence.sc.sys"}) {
+        "fence.sc.cta", "fence.sc.gpu", "fence.sc.sys",
+        // issue 9: warp fragments and collectives, packing conversions
+        "ldmatrix.sync.aligned.m8n8.x1.shared.b16", "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16",
+        "ldmatrix.sync.aligned.m8n8.x4.shared.b16", "stmatrix.sync.aligned.m8n8.x1.trans.shared.b16",
+        "stmatrix.sync.aligned.m8n8.x4.shared.b16", "redux.sync.add.u32", "redux.sync.min.s32", "redux.sync.max.u32",
+        "redux.sync.and.b32", "redux.sync.or.b32", "redux.sync.xor.b32", "match.any.sync.b32", "match.any.sync.b64",
+        "match.all.sync.b32", "match.all.sync.b64", "cvt.rn.f16x2.f32", "cvt.rn.bf16x2.f32", "cvt.rn.relu.f16x2.f32",
+        "cvt.rn.relu.bf16x2.f32"}) {
     INFO("form " << form);
     CHECK(forms.contains(form));
   }
+  // match.all with and without its predicate, b32 and b64; ldmatrix/stmatrix from a variable and a register.
+  CHECK(std::count_if(cov.accepted().begin(), cov.accepted().end(),
+                      [](const ir::Instruction& inst) { return inst.op == Opcode::kMatchAll; }) == 4);
+  CHECK(std::count_if(cov.accepted().begin(), cov.accepted().end(),
+                      [](const ir::Instruction& inst) { return inst.op == Opcode::kLdmatrix; }) == 12);
+  CHECK(std::count_if(cov.accepted().begin(), cov.accepted().end(),
+                      [](const ir::Instruction& inst) { return inst.op == Opcode::kStmatrix; }) == 12);
   // mov packing prints as plain mov.b32/.b64: count the opcodes (b32 and b64 each way).
   for (Opcode op : {Opcode::kMovPack, Opcode::kMovUnpack}) {
     CHECK(std::count_if(cov.accepted().begin(), cov.accepted().end(),

@@ -1212,6 +1212,166 @@ TEST_CASE("instructions checked by their signature alone: prmt, lop3, dp4a/dp2a,
   });
 }
 
+TEST_CASE("ldmatrix/stmatrix, redux.sync, match.sync and packing cvt: whole messages", "[verifier]") {
+  auto matrix = [](int n, bool trans, StateSpace space = StateSpace::kShared) {
+    ir::Modifiers m{.type = T::kB16, .space = space};
+    m.vec = static_cast<uint8_t>(n);
+    m.variant = trans ? 1 : 0;
+    return m;
+  };
+  auto redux = [](ir::AtomOp op, ScalarType t) { return ir::Modifiers{.type = t, .atom = op}; };
+  auto pack = [](ScalarType t, ScalarType t2, ir::Rounding r = ir::Rounding::kRn, uint8_t variant = 0) {
+    ir::Modifiers m{.type = t, .type2 = t2, .rounding = r};
+    m.variant = variant;
+    return m;
+  };
+  const Operand tile = Operand::AddrSymbol(0, 16);
+  const Operand mask = Imm(T::kB32, 0xFFFF);
+  RunCases({
+      {"OK", [&](Fixture& f) {
+         ir::Reg r[4] = {f.h.Reg(T::kB32), f.h.Reg(T::kB32), f.h.Reg(T::kB32), f.h.Reg(T::kB32)};
+         f.Add(Opcode::kLdmatrix, matrix(4, true), {r[0], r[1], r[2], r[3]}, {tile});
+         f.Add(Opcode::kMov, Ty(T::kU32), {f.u32}, {Operand::Symbol(f.tile)});
+         f.Add(Opcode::kLdmatrix, matrix(1, false), {f.b32}, {Operand::AddrReg(f.u32, 0)});
+       }},
+      {"instruction 0: ldmatrix.sync.aligned.m8n8.x3.shared.b16 {%7, %7, %7}, [tile+16]: ldmatrix.sync.aligned.m8n8 "
+       "moves .x1, .x2 or .x4 matrices, not .x3",
+       [&](Fixture& f) { f.Add(Opcode::kLdmatrix, matrix(3, false), {f.b32, f.b32, f.b32}, {tile}); }},
+      // A group that does not fit the signature prints flat.
+      {"instruction 0: ldmatrix.sync.aligned.m8n8.x2.shared.b16 %7, [tile+16]: ldmatrix.sync.aligned.m8n8 takes 2 "
+       "destination(s) and 1 source(s), got 1 and 1",
+       [&](Fixture& f) { f.Add(Opcode::kLdmatrix, matrix(2, false), {f.b32}, {tile}); }},
+      {"instruction 0: ldmatrix.sync.aligned.m8n8.x1.global.b16 {%7}, [%0]: ldmatrix.sync.aligned.m8n8 works on "
+       "shared memory only (.shared), not global",
+       [&](Fixture& f) { f.Add(Opcode::kLdmatrix, matrix(1, false, StateSpace::kGlobal), {f.b32}, {Operand::AddrReg(f.u64, 0)}); }},
+      {"instruction 0: ldmatrix.sync.aligned.m8n8.x1.b16 {%7}, [%0]: ldmatrix.sync.aligned.m8n8 works on shared "
+       "memory only (.shared), not generic addresses",
+       [&](Fixture& f) { f.Add(Opcode::kLdmatrix, matrix(1, false, StateSpace::kGeneric), {f.b32}, {Operand::AddrReg(f.u64, 0)}); }},
+      {"instruction 0: ldmatrix.sync.aligned.m8n8.x1.trans.shared.b16 {%0}, [tile+16]: operand 0 is %0 (u64), "
+       "expected b32",
+       [&](Fixture& f) { f.Add(Opcode::kLdmatrix, matrix(1, true), {f.u64}, {tile}); }},
+      {"instruction 0: ldmatrix.sync.aligned.m8n8.x1.shared.b16 {%7}, [%2]: operand 1: the address register is %2 "
+       "(f32), expected u64 (or u32 for shared and local)",
+       [&](Fixture& f) { f.Add(Opcode::kLdmatrix, matrix(1, false), {f.b32}, {Operand::AddrReg(f.f32, 0)}); }},
+      {"instruction 0: ldmatrix.sync.aligned.m8n8.x1.shared.b16 {%7}, %1: operand 1 is %1 (u32), expected an address",
+       [&](Fixture& f) { f.Add(Opcode::kLdmatrix, matrix(1, false), {f.b32}, {f.u32}); }},
+      {"instruction 0: ldmatrix.sync.aligned.m8n8.x1.shared.b32 {%7}, [tile+16]: ldmatrix.sync.aligned.m8n8 does not "
+       "support type b32 (supported: b16)",
+       [&](Fixture& f) {
+         ir::Modifiers m = matrix(1, false);
+         m.type = T::kB32;
+         f.Add(Opcode::kLdmatrix, m, {f.b32}, {tile});
+       }},
+      {"instruction 1: stmatrix.sync.aligned.m8n8.x2.trans.shared.b16 [tile+16], {%7, %7}: "
+       "stmatrix.sync.aligned.m8n8.x2.trans.shared.b16 requires sm_90 or newer; the kernel targets sm_80",
+       [&](Fixture& f) {
+         Define(f, {f.b32});
+         f.Add(Opcode::kStmatrix, matrix(2, true), {}, {tile, f.b32, f.b32});
+       }},
+      {"OK", [&](Fixture& f) {
+         f.h.kernel().target = ir::Target::kSm90;
+         Define(f, {f.b32});
+         f.Add(Opcode::kStmatrix, matrix(2, true), {}, {tile, f.b32, f.b32});
+       }},
+      {"OK", [&](Fixture& f) {
+         Define(f, {f.u32, f.s32, f.b32, f.u64});
+         f.Add(Opcode::kRedux, redux(ir::AtomOp::kAdd, T::kU32), {f.h.Reg(T::kU32)}, {f.u32, mask});
+         f.Add(Opcode::kRedux, redux(ir::AtomOp::kMin, T::kS32), {f.h.Reg(T::kS32)}, {f.s32, f.u32});
+         f.Add(Opcode::kRedux, redux(ir::AtomOp::kXor, T::kB32), {f.h.Reg(T::kB32)}, {f.u32, mask});
+         f.Add(Opcode::kMatchAny, Ty(T::kB64), {f.h.Reg(T::kU32)}, {f.u64, mask});
+         f.Add(Opcode::kMatchAll, Ty(T::kB32), {f.h.Reg(T::kB32), f.h.Reg(T::kPred)}, {f.b32, mask});
+         f.Add(Opcode::kMatchAll, Ty(T::kB32), {f.h.Reg(T::kB32)}, {f.b32, f.u32});
+       }},
+      {"instruction 1: redux.sync.add.b32 %7, %7, 0xFFFF: redux.sync.add applies to u32 and s32, not b32",
+       [&](Fixture& f) {
+         Define(f, {f.b32});
+         f.Add(Opcode::kRedux, redux(ir::AtomOp::kAdd, T::kB32), {f.b32}, {f.b32, mask});
+       }},
+      {"instruction 1: redux.sync.and.u32 %1, %1, 0xFFFF: redux.sync.and applies to b32 only, not u32",
+       [&](Fixture& f) {
+         Define(f, {f.u32});
+         f.Add(Opcode::kRedux, redux(ir::AtomOp::kAnd, T::kU32), {f.u32}, {f.u32, mask});
+       }},
+      {"instruction 1: redux.sync.inc.u32 %1, %1, 0xFFFF: redux.sync needs an operation (.add, .min, .max on u32/s32; "
+       ".and, .or, .xor on b32), not .inc",
+       [&](Fixture& f) {
+         Define(f, {f.u32});
+         f.Add(Opcode::kRedux, redux(ir::AtomOp::kInc, T::kU32), {f.u32}, {f.u32, mask});
+       }},
+      {"instruction 1: redux.sync.u32 %1, %1, 0xFFFF: redux.sync needs an operation (.add, .min, .max on u32/s32; "
+       ".and, .or, .xor on b32)",
+       [&](Fixture& f) {
+         Define(f, {f.u32});
+         f.Add(Opcode::kRedux, redux(ir::AtomOp::kNone, T::kU32), {f.u32}, {f.u32, mask});
+       }},
+      {"instruction 0: redux.sync.add.u32 %1, 5, 0xFFFF: operand 1 is an immediate (u32), expected a register of "
+       "type u32",
+       [&](Fixture& f) { f.Add(Opcode::kRedux, redux(ir::AtomOp::kAdd, T::kU32), {f.u32}, {Imm(T::kU32, 5), mask}); }},
+      {"instruction 1: redux.sync.max.s32 %6, %6, 0xFFFF: redux.sync.max.s32 requires sm_80 or newer; the "
+       "kernel targets sm_75",
+       [&](Fixture& f) {
+         f.h.kernel().target = ir::Target::kSm75;
+         Define(f, {f.s32});
+         f.Add(Opcode::kRedux, redux(ir::AtomOp::kMax, T::kS32), {f.s32}, {f.s32, mask});
+       }},
+      {"instruction 1: match.any.sync.b64 %1, %7, 0xFFFF: operand 1 is %7 (b32), expected b64",
+       [&](Fixture& f) {
+         Define(f, {f.b32});
+         f.Add(Opcode::kMatchAny, Ty(T::kB64), {f.u32}, {f.b32, mask});
+       }},
+      {"instruction 1: match.any.sync.b32 %1, %3, %1, 0xFFFF: match.any.sync takes 1 destination(s) and 2 source(s), "
+       "got 2 and 2",
+       [&](Fixture& f) {
+         Define(f, {f.u32});
+         f.Add(Opcode::kMatchAny, Ty(T::kB32), {f.u32, f.pred}, {f.u32, mask});
+       }},
+      {"instruction 1: match.all.sync.b32 %1|%7, %1, 0xFFFF: operand 1 is %7 (b32), expected pred",
+       [&](Fixture& f) {
+         Define(f, {f.u32});
+         f.Add(Opcode::kMatchAll, Ty(T::kB32), {f.u32, f.b32}, {f.u32, mask});
+       }},
+      {"instruction 1: match.all.sync.f32 %1, %2, 0xFFFF: match.all.sync does not support type f32 (supported: b32, b64)",
+       [&](Fixture& f) {
+         Define(f, {f.f32});
+         f.Add(Opcode::kMatchAll, Ty(T::kF32), {f.u32}, {f.f32, mask});
+       }},
+      {"OK", [&](Fixture& f) {
+         Define(f, {f.f32});
+         f.Add(Opcode::kCvtPack, pack(T::kF16x2, T::kF32), {f.b32}, {f.f32, f.f32});
+         f.Add(Opcode::kCvtPack, pack(T::kBF16x2, T::kF32, ir::Rounding::kRn, 1), {f.h.Reg(T::kBF16x2)},
+               {f.f32, Imm(T::kF32, 0x3F800000)});
+       }},
+      {"instruction 1: cvt.rz.f16x2.f32 %7, %2, %2: .rz does not apply to f16x2 (only .rn)",
+       [&](Fixture& f) {
+         Define(f, {f.f32});
+         f.Add(Opcode::kCvtPack, pack(T::kF16x2, T::kF32, ir::Rounding::kRz), {f.b32}, {f.f32, f.f32});
+       }},
+      {"instruction 1: cvt.f16x2.f32 %7, %2, %2: cvt.f16x2.f32 needs .rn",
+       [&](Fixture& f) {
+         Define(f, {f.f32});
+         f.Add(Opcode::kCvtPack, pack(T::kF16x2, T::kF32, ir::Rounding::kNone), {f.b32}, {f.f32, f.f32});
+       }},
+      {"instruction 1: cvt.rn.bf16x2.f64 %7, %4, %4: cvt.bf16x2 packs two f32 values: the second type must be f32, "
+       "not f64",
+       [&](Fixture& f) {
+         Define(f, {f.f64});
+         f.Add(Opcode::kCvtPack, pack(T::kBF16x2, T::kF64), {f.b32}, {f.f64, f.f64});
+       }},
+      {"instruction 1: cvt.rn.f16x2.f32 %7, %2: cvt takes 1 destination(s) and 2 source(s), got 1 and 1",
+       [&](Fixture& f) {
+         Define(f, {f.f32});
+         f.Add(Opcode::kCvtPack, pack(T::kF16x2, T::kF32), {f.b32}, {f.f32});
+       }},
+      {"instruction 1: cvt.rn.f16x2.f32 %7, %2, %2: cvt.rn.f16x2.f32 requires sm_80 or newer; the kernel "
+       "targets sm_75",
+       [&](Fixture& f) {
+         f.h.kernel().target = ir::Target::kSm75;
+         Define(f, {f.f32});
+         f.Add(Opcode::kCvtPack, pack(T::kF16x2, T::kF32), {f.b32}, {f.f32, f.f32});
+       }},
+  });
+}
+
 TEST_CASE("register groups print in braces as the signature groups them", "[verifier]") {
   Fixture f;
   ir::Modifiers m{.type = T::kB32};

@@ -192,6 +192,11 @@ absl::StatusOr<Program> Decode(const ir::Kernel& kernel, bool check_init, bool a
       case ir::Opcode::kVote: d.collective = Collective::kVote; break;
       case ir::Opcode::kActiveMask: d.collective = Collective::kActiveMask; break;
       case ir::Opcode::kBarWarpSync: d.collective = Collective::kWarpSync; break;
+      case ir::Opcode::kLdmatrix:
+      case ir::Opcode::kStmatrix: d.collective = Collective::kMatrix; break;
+      case ir::Opcode::kRedux: d.collective = Collective::kRedux; break;
+      case ir::Opcode::kMatchAny:
+      case ir::Opcode::kMatchAll: d.collective = Collective::kMatch; break;
       default: break;
     }
     if (inst.info().has(ir::kWarpMatrix)) d.collective = Collective::kMma;

@@ -230,6 +230,9 @@ void Deadlock(Block& b) {
 //    must wait at an instruction of the same kind with the same mask (on
 //    sm_70+ it may be a different instruction). A mask naming an exited or absent lane, or
 //    lanes passing different masks, is an error.
+//  - redux.sync / match.sync: as shfl.sync, each kind with its own lanes.
+//  - ldmatrix / stmatrix (.sync.aligned, no mask): all 32 lanes of the warp
+//    must wait at that same instruction.
 //  - activemask: the lanes waiting at that instruction form the mask.
 bool ReleaseWarps(Block& b) {
   const Program& p = *b.program;
@@ -267,7 +270,13 @@ bool ReleaseWarps(Block& b) {
           default: return Get<uint32_t>(t, inst.src[1]);
         }
       };
-      const uint32_t mask = mask_of(first, d);
+      // ldmatrix/stmatrix and mma take the whole warp; the messages say so instead of
+      // naming a member mask.
+      const bool aligned = d.collective == emu::Collective::kMatrix || d.collective == emu::Collective::kMma;
+      const std::string who =
+          aligned ? StrCat(ir::Mnemonic(p.kernel.body[d.index].op), " needs all 32 lanes of the warp, but")
+                  : std::string();
+      const uint32_t mask = aligned ? 0xFFFFFFFFu : mask_of(first, d);
       if ((mask >> lane & 1) == 0) {
         b.Fail(first, d, StrCat("the member mask 0x", Hex{mask, 8}, " does not include the calling lane ", lane));
         return false;
@@ -276,20 +285,16 @@ bool ReleaseWarps(Block& b) {
       for (uint32_t m = 0; m < 32 && ready; ++m) {
         if ((mask >> m & 1) == 0) continue;
         uint32_t j = warp * 32 + m;
-        // mma.sync has no member mask: it needs every lane of the warp.
-        auto missing = [&](std::string_view why) {
-          return d.collective == emu::Collective::kMma
-                     ? StrCat("mma.sync needs all 32 lanes of the warp; lane ", m, " ", why == "absent" ? "is not in the block" : "has exited")
-                     : StrCat("the member mask 0x", Hex{mask, 8}, " names lane ", m, ", which ",
-                              why == "absent" ? "is not in the block" : "has exited");
-        };
         if (j >= n) {
-          b.Fail(first, d, missing("absent"));
+          b.Fail(first, d, aligned ? StrCat(who, " lane ", m, " is not in the block")
+                                   : StrCat("the member mask 0x", Hex{mask, 8}, " names lane ", m,
+                                            ", which is not in the block"));
           return false;
         }
         Thread& other = b.threads[j];
         if (other.state == ThreadState::kExited) {
-          b.Fail(first, d, missing("exited"));
+          b.Fail(first, d, aligned ? StrCat(who, " lane ", m, " has exited")
+                                   : StrCat("the member mask 0x", Hex{mask, 8}, " names lane ", m, ", which has exited"));
           return false;
         }
         const DInst& od = p.code[other.pc];
@@ -297,7 +302,12 @@ bool ReleaseWarps(Block& b) {
           ready = false;  // it waits elsewhere; a deadlock unless it is released
           break;
         }
-        if (mask_of(other, od) != mask) {
+        if (aligned) {
+          if (other.pc != first.pc) {
+            b.Fail(first, d, StrCat(who, " lanes ", lane, " and ", m, " wait at different instructions"));
+            return false;
+          }
+        } else if (mask_of(other, od) != mask) {
           b.Fail(first, d, StrCat("lanes ", lane, " and ", m, " wait with different member masks (0x", Hex{mask, 8},
                                   " and 0x", Hex{mask_of(other, od), 8}, ")"));
           return false;

@@ -74,10 +74,15 @@ Observer::Observer(const Program& program, const Launch& launch, bool profile, b
       case ir::OpRule::kRed: s.kind = memory ? SiteKind::kAtomic : SiteKind::kNone; break;
       case ir::OpRule::kBranch: s.kind = d.guard != kNoSlot ? SiteKind::kBranch : SiteKind::kNone; break;
       case ir::OpRule::kCpAsync: s.kind = SiteKind::kCopy; break;
+      case ir::OpRule::kMatrix: s.kind = inst.op == ir::Opcode::kLdmatrix ? SiteKind::kLoad : SiteKind::kStore; break;
       default: break;
     }
     if (s.kind == SiteKind::kNone) continue;
     s.bytes = static_cast<uint32_t>(ir::TypeSize(d.mods.type)) * (s.kind == SiteKind::kAtomic ? 1 : d.vec);
+    if (inst.info().rule == ir::OpRule::kMatrix) {  // lane 8m + r: row r (16 bytes) of matrix m
+      s.bytes = 16;
+      s.lanes = 8u * d.vec;
+    }
     if (profile_ && s.kind != SiteKind::kAtomic && s.kind != SiteKind::kCopy) {
       s.group = static_cast<uint32_t>(group_pcs_.size());
       group_pcs_.push_back(pc);
@@ -124,7 +129,8 @@ void Observer::EndBlock() {
 bool Observer::ReachSite(Block& b, Thread& t, const DInst& d, uint64_t k) {
   const uint32_t pc = t.pc;
   const Site& site = sites_[pc];
-  const bool on = d.guard == kNoSlot || (t.regs[d.guard] != 0) != static_cast<bool>(d.guard_negated);
+  const bool on = (d.guard == kNoSlot || (t.regs[d.guard] != 0) != static_cast<bool>(d.guard_negated)) &&
+                  t.linear % 32 < site.lanes;
   const uint64_t address = (d.base == kNoSlot ? 0 : t.regs[d.base]) + static_cast<uint64_t>(d.imm);
   if (site.group != kNone) Record(t.linear / 32, t.linear % 32, k, pc, on, address);
   if (!race_check_ || !on || site.kind == SiteKind::kBranch) return true;

@@ -112,6 +112,7 @@ class Observer {
   struct Site {
     SiteKind kind = SiteKind::kNone;
     uint32_t bytes = 0;      // per lane (ld/st/atom)
+    uint32_t lanes = 32;     // lanes that access (ldmatrix.x1: 0-7 give row addresses)
     uint32_t group = UINT32_MAX;  // index among the grouped sites (profiled ld/st and guarded bra)
   };
   // The lanes of one warp at the k-th execution of a site.

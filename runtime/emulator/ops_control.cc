@@ -1,7 +1,9 @@
 // Emulator handlers: branches, ret/exit, bar.sync, bar.arrive, membar,
-// fence, and the warp
-// collectives (shfl.sync, vote.sync, activemask, bar.warp.sync) that the
-// scheduler completes.
+// fence, and the warp collectives (shfl.sync, vote.sync, activemask,
+// bar.warp.sync, redux.sync, match.sync, ldmatrix/stmatrix, mma.sync) that
+// the scheduler completes.
+#include <algorithm>
+
 #include "ir/strings.h"
 #include "runtime/emulator/observe.h"
 #include "runtime/emulator/program.h"
@@ -73,7 +75,12 @@ Handler SelectControl(const ir::Instruction& inst) {
     case ir::Opcode::kShfl:
     case ir::Opcode::kVote:
     case ir::Opcode::kActiveMask:
-    case ir::Opcode::kBarWarpSync: return &WaitWarp;
+    case ir::Opcode::kBarWarpSync:
+    case ir::Opcode::kRedux:
+    case ir::Opcode::kMatchAny:
+    case ir::Opcode::kMatchAll:
+    case ir::Opcode::kLdmatrix:
+    case ir::Opcode::kStmatrix: return &WaitWarp;
     default: return inst.info().has(ir::kWarpMatrix) ? &WaitWarp : nullptr;
   }
 }
@@ -134,6 +141,68 @@ Action RunCollective(Block& b, Thread* const* lanes, const DInst* const* insts, 
       }
       lanes[i]->regs[insts[i]->dst[0]] = r;
     }
+  } else if (kind == Collective::kRedux) {
+    // add wraps; min/max compare as the type says (u32 or s32); and/or/xor on bits.
+    const ir::AtomOp op = insts[0]->mods.atom;
+    const bool is_signed = insts[0]->mods.type == ir::ScalarType::kS32;
+    uint32_t acc = 0;
+    for (int i = 0; i < count; ++i) {
+      const uint32_t v = Get<uint32_t>(*lanes[i], insts[i]->src[0]);
+      if (i == 0) {
+        acc = v;
+        continue;
+      }
+      switch (op) {
+        case ir::AtomOp::kAdd: acc += v; break;
+        case ir::AtomOp::kMin:
+          acc = is_signed ? static_cast<uint32_t>(std::min(static_cast<int32_t>(acc), static_cast<int32_t>(v)))
+                          : std::min(acc, v);
+          break;
+        case ir::AtomOp::kMax:
+          acc = is_signed ? static_cast<uint32_t>(std::max(static_cast<int32_t>(acc), static_cast<int32_t>(v)))
+                          : std::max(acc, v);
+          break;
+        case ir::AtomOp::kAnd: acc &= v; break;
+        case ir::AtomOp::kOr: acc |= v; break;
+        case ir::AtomOp::kXor: acc ^= v; break;
+        default: break;
+      }
+    }
+    for (int i = 0; i < count; ++i) Set<uint32_t>(*lanes[i], insts[i]->dst[0], acc);
+  } else if (kind == Collective::kMatch) {
+    // any: the members holding my value; all: every member if all hold the
+    // same value (else 0), and the optional predicate says whether they do.
+    const bool wide = insts[0]->mods.type == ir::ScalarType::kB64;
+    uint64_t values[32] = {};
+    for (int i = 0; i < count; ++i) {
+      const uint64_t v = lanes[i]->regs[insts[i]->src[0]];
+      values[lanes[i]->linear % 32] = wide ? v : static_cast<uint32_t>(v);
+    }
+    bool all_equal = true;
+    for (int i = 1; i < count; ++i) all_equal &= values[lanes[i]->linear % 32] == values[lanes[0]->linear % 32];
+    for (int i = 0; i < count; ++i) {
+      const DInst& d = *insts[i];
+      uint32_t same = 0;
+      for (int j = 0; j < count; ++j) {
+        if (values[lanes[j]->linear % 32] == values[lanes[i]->linear % 32]) same |= uint32_t{1} << (lanes[j]->linear % 32);
+      }
+      if (b.program->kernel.body[d.index].op == ir::Opcode::kMatchAll) {
+        Set<uint32_t>(*lanes[i], d.dst[0], all_equal ? members : 0);
+        if (d.ndst > 1) lanes[i]->regs[d.dst[1]] = all_equal ? 1 : 0;
+      } else {
+        Set<uint32_t>(*lanes[i], d.dst[0], same);
+      }
+    }
+  } else if (kind == Collective::kMatrix) {
+    Thread* ordered[32] = {};
+    const DInst* inst_of[32] = {};
+    for (int i = 0; i < count; ++i) {
+      ordered[lanes[i]->linear % 32] = lanes[i];
+      inst_of[lanes[i]->linear % 32] = insts[i];
+    }
+    if (!RunMatrix(b, ordered, inst_of)) return Action::kError;
+    // .sync: the warp's accesses after it are ordered after its accesses before.
+    if (b.observer != nullptr) b.observer->WarpSynced(lanes[0]->linear / 32, 0xFFFFFFFFu);
   } else if (kind == Collective::kActiveMask) {
     for (int i = 0; i < count; ++i) Set<uint32_t>(*lanes[i], insts[i]->dst[0], members);
   } else if (kind == Collective::kMma) {

@@ -175,6 +175,20 @@ Action Cvt(Block&, Thread& t, const DInst& d) {
   }
 }
 
+// cvt.rn{.relu}.f16x2/.bf16x2.f32 d, a, b: a rounds into the upper half, b
+// into the lower (.relu: negative values to +0; NaN stays a canonical NaN).
+Action CvtPack(Block&, Thread& t, const DInst& d) {
+  const ir::FloatFormat f = HalfFormat(d.mods.type);
+  const bool relu = d.mods.variant == 1;  // {variant:relu}
+  auto half = [&](uint32_t slot) -> uint32_t {
+    double x = Get<float>(t, slot);
+    if (relu && x < 0) x = 0.0;
+    return HalfBits(x, f, ir::Rounding::kRn, false, false);
+  };
+  Set<uint32_t>(t, d.dst[0], half(d.src[0]) << 16 | half(d.src[1]));
+  return Action::kNext;
+}
+
 // cvta: generic <-> state space addresses. Shared and local addresses are
 // offsets; their generic forms live in fixed windows.
 Action CvtaToGeneric(Block&, Thread& t, const DInst& d) {
@@ -194,6 +208,7 @@ Action CvtaFromGeneric(Block&, Thread& t, const DInst& d) {
 Handler SelectConvert(const ir::Instruction& inst) {
   switch (inst.op) {
     case ir::Opcode::kCvt: return &Cvt;
+    case ir::Opcode::kCvtPack: return &CvtPack;
     case ir::Opcode::kCvta: return inst.mods.cvta_to ? &CvtaFromGeneric : &CvtaToGeneric;
     default: return nullptr;
   }

@@ -199,6 +199,51 @@ Action St(Block& b, Thread& t, const DInst& d) {
   return Action::kNext;
 }
 
+}  // namespace
+
+// ldmatrix/stmatrix .x1/.x2/.x4 (.trans): lane l holds, in register m, the
+// elements (l/4, 2(l%4)) and (l/4, 2(l%4)+1) of matrix m, the lower column
+// in the low half; .trans swaps rows and columns. A row is 8 b16 (16 bytes,
+// 16-byte aligned) at the address lane 8m + row gives.
+bool RunMatrix(Block& b, Thread* const* by_lane, const DInst* const* insts) {
+  const DInst& first = *insts[0];
+  const bool store = b.program->kernel.body[first.index].op == ir::Opcode::kStmatrix;
+  const bool trans = first.mods.variant == 1;  // {variant:trans}
+  const int num = first.vec;
+  uint8_t* rows[4][8] = {};
+  for (int m = 0; m < num; ++m) {
+    for (int r = 0; r < 8; ++r) {
+      Thread& t = *by_lane[8 * m + r];
+      const DInst& d = *insts[8 * m + r];
+      const uint64_t addr = (d.base == kNoSlot ? 0 : t.regs[d.base]) + static_cast<uint64_t>(d.imm);
+      rows[m][r] = Resolve(b, t, d, Space::kShared, addr, 16, store ? "store" : "load");
+      if (rows[m][r] == nullptr) return false;
+    }
+  }
+  (store ? b.counters.shared_stores : b.counters.shared_loads) += 8 * num;
+  for (int m = 0; m < num; ++m) {
+    for (int lane = 0; lane < 32; ++lane) {
+      Thread& t = *by_lane[lane];
+      const DInst& d = *insts[lane];
+      uint32_t word = store ? Get<uint32_t>(t, d.src[m]) : 0;
+      for (int h = 0; h < 2; ++h) {
+        int row = lane / 4, col = 2 * (lane % 4) + h;
+        if (trans) std::swap(row, col);
+        uint8_t* p = rows[m][row] + 2 * col;
+        if (store) {
+          StoreRelaxed<uint16_t>(p, static_cast<uint16_t>(word >> (16 * h)));
+        } else {
+          word |= uint32_t{LoadRelaxed<uint16_t>(p)} << (16 * h);
+        }
+      }
+      if (!store) Set<uint32_t>(t, d.dst[m], word);
+    }
+  }
+  return true;
+}
+
+namespace {
+
 // ---- atomics: T is the C++ value type; returns the old value.
 
 template <typename T, typename F>

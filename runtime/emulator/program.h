@@ -44,8 +44,9 @@ struct DInst;
 using Handler = Action (*)(Block& b, Thread& t, const DInst& d);
 
 // Collective operations the scheduler completes once every lane arrived.
-// kMma: mma.sync (ir::kWarpMatrix), which needs all 32 lanes of the warp.
-enum class Collective : uint8_t { kNone, kBarrier, kShfl, kVote, kActiveMask, kWarpSync, kMma };
+// kMatrix (ldmatrix/stmatrix) and kMma (mma.sync, ir::kWarpMatrix) are
+// .aligned: all 32 lanes of the warp, no mask.
+enum class Collective : uint8_t { kNone, kBarrier, kShfl, kVote, kActiveMask, kWarpSync, kMatrix, kRedux, kMatch, kMma };
 
 // One decoded instruction. Sources are register-file slots; immediates are
 // constant slots after the registers, so every operand is a slot read.
@@ -241,6 +242,12 @@ Action RunCollective(Block& b, Thread* const* lanes, const DInst* const* insts, 
 // fragments and writes its D fragment; false (after b.Fail) when the lanes
 // wait at different mma instructions.
 bool RunMma(Block& b, Thread* const* lanes, const DInst* const* insts, int count);
+
+// ldmatrix/stmatrix for a whole warp (ops_memory.cc): by_lane[l] is lane l
+// and insts[l] the instruction it waits at. Row r of matrix m lives at the
+// address lane 8m + r gives; each access is bounds- and alignment-checked.
+// Returns false after recording the block's error.
+bool RunMatrix(Block& b, Thread* const* by_lane, const DInst* const* insts);
 
 // Runs one block to completion (or its first error).
 void RunBlock(Block& b);
