@@ -23,6 +23,13 @@
 // thread count needs every thread of the block (an exited thread is
 // reported); a shuffle reading a lane outside its member mask yields
 // 0xFFFFFFFF (and counts as unwritten when initialisation is checked).
+// cp.async reads its global source when issued and writes shared memory
+// when the issuing thread's cp.async.wait_group/wait_all retires its group;
+// touching a shared byte of a copy still in flight (any thread, any access),
+// a copy misaligned to its cp-size, and a thread ending with copies in
+// flight are errors. bar.arrive counts a thread toward a named barrier
+// once per barrier phase. fence and membar order nothing further: each
+// thread's accesses already happen in program order.
 #ifndef PTXFORGE_RUNTIME_EMULATOR_H_
 #define PTXFORGE_RUNTIME_EMULATOR_H_
 
