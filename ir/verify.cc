@@ -597,10 +597,6 @@ class Verifier {
     for (size_t g = 0, s = 0; g < sizes.size(); ++g) {
       const ir::OperandSpec& spec = sig.srcs[g];
       const ScalarType want = ir::OperandType(inst, spec);
-      if (spec.rule == ir::TypeRule::kAddress) {  // the row's rule checks it (CheckAddress)
-        s += sizes[g];
-        continue;
-      }
       for (uint8_t k = 0; k < sizes[g]; ++k, ++s) {
         const Operand& op = inst.srcs[s];
         const size_t n = inst.dsts.size() + s;

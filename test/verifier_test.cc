@@ -1735,6 +1735,8 @@ TEST_CASE("the table's requirement columns can name an arch-specific target", "[
   CHECK_FALSE(ir::TargetSatisfies(ir::Target::kSm90, r));
   CHECK_FALSE(ir::TargetSatisfies(ir::Target::kSm100a, r));
   CHECK(ir::RequirementName(ir::TableRequirement(89, 84)) == "sm_89");
+}
+
 TEST_CASE("cp.async: two addresses, cp-size and src-size, groups; bar.arrive and fence", "[verifier]") {
   auto ca = [](ir::CacheOp c = ir::CacheOp::kCa) {
     ir::Modifiers m;
