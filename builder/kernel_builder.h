@@ -422,6 +422,47 @@ class KernelBuilder {
     EmitInstruction(std::move(inst), loc);
     return d;
   }
+  // A fragment from its elements, numbered as Coord() numbers them (element
+  // i is part i % kPerReg of register i / kPerReg): F16/BF16 elements are
+  // packed in pairs (mov.b32 %r, {lo, hi}), F32/S32 ones are the registers.
+  // (8-bit and tf32 elements come packed: load their B32 words directly.)
+  template <typename Frag>
+    requires(std::is_same_v<typename Frag::Elem, F16> || std::is_same_v<typename Frag::Elem, BF16> ||
+             std::is_same_v<typename Frag::Elem, F32> || std::is_same_v<typename Frag::Elem, S32>)
+  Frag MmaPack(const std::array<Value<typename Frag::Elem>, Frag::kRegs * Frag::kPerReg>& elems,
+               Loc loc = Loc::current()) {
+    Frag f;
+    for (int r = 0; r < Frag::kRegs; ++r) {
+      if constexpr (Frag::kPerReg == 1) {
+        f.regs[r] = Value<typename Frag::Reg>(elems[r].reg);
+      } else {
+        f.regs[r] = Value<typename Frag::Reg>(Emit(ir::Opcode::kMovPack, Mods(ir::ScalarType::kB32), Frag::Reg::kType,
+                                                   {elems[2 * r].reg, elems[2 * r + 1].reg}, loc));
+      }
+    }
+    return f;
+  }
+  // The four elements of an accumulator fragment (C or D), numbered as
+  // MmaFragC::Coord numbers them; F16 ones are unpacked from their pairs.
+  template <MmaShape S, typename Acc>
+  std::array<Value<Acc>, 4> MmaUnpack(const MmaFragC<S, Acc>& d, Loc loc = Loc::current()) {
+    std::array<Value<Acc>, 4> out;
+    for (int r = 0; r < MmaFragC<S, Acc>::kRegs; ++r) {
+      if constexpr (MmaFragC<S, Acc>::kPerReg == 1) {
+        out[r] = Value<Acc>(d.regs[r].reg);
+      } else {
+        ir::Instruction inst;
+        inst.op = ir::Opcode::kMovUnpack;
+        inst.mods = Mods(ir::ScalarType::kB32);
+        out[2 * r] = Value<Acc>(NewReg(Acc::kType));
+        out[2 * r + 1] = Value<Acc>(NewReg(Acc::kType));
+        inst.dsts = {out[2 * r].reg, out[2 * r + 1].reg};
+        inst.srcs = {d.regs[r].reg};
+        EmitInstruction(std::move(inst), loc);
+      }
+    }
+    return out;
+  }
   // An accumulator fragment of zeros (each register set with one mov).
   template <MmaShape S, typename Acc>
   MmaFragC<S, Acc> MmaZero(Loc loc = Loc::current()) {

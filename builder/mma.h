@@ -9,7 +9,10 @@
 //
 // A lane fills its fragments from memory with the Coord() functions (row and
 // column of each element it holds; PTX's "Matrix Fragments for mma" tables)
-// and reads D the same way.
+// and reads D the same way; Coord(lane, ...) is Coord(0, ...) plus
+// LaneOffset(lane), so a kernel adds the lane's offset at run time to
+// constant per-element offsets. b.MmaPack<Frag>(elements) builds a fragment
+// from F16/BF16/F32/S32 element values, b.MmaUnpack(d) returns D's four.
 #ifndef PTXFORGE_BUILDER_MMA_H_
 #define PTXFORGE_BUILDER_MMA_H_
 
@@ -67,6 +70,8 @@ struct MmaFragA {
   static constexpr MmaCoord Coord(int lane, int r, int j) {
     return {(lane >> 2) + 8 * (r & 1), (lane & 3) * kPerReg + j + DimsOf(S).k / 2 * (r >> 1)};
   }
+  // Coord(lane, r, j) - Coord(0, r, j): (groupID, threadID_in_group * kPerReg).
+  static constexpr MmaCoord LaneOffset(int lane) { return {lane >> 2, (lane & 3) * kPerReg}; }
 };
 
 // The lane's part of B (K x N, "col" layout: a column's K elements are
@@ -82,6 +87,8 @@ struct MmaFragB {
   static constexpr MmaCoord Coord(int lane, int r, int j) {
     return {(lane & 3) * kPerReg + j + DimsOf(S).k / 2 * r, lane >> 2};
   }
+  // Coord(lane, r, j) - Coord(0, r, j): (threadID_in_group * kPerReg, groupID).
+  static constexpr MmaCoord LaneOffset(int lane) { return {(lane & 3) * kPerReg, lane >> 2}; }
 };
 
 // The lane's part of the accumulator C, and of the result D (M x N): four
@@ -96,6 +103,8 @@ struct MmaFragC {
   // Element i (0..3; register i / kPerReg, part i % kPerReg): row groupID
   // (+8 for i >= 2), column threadID_in_group * 2 + (i & 1).
   static constexpr MmaCoord Coord(int lane, int i) { return {(lane >> 2) + 8 * (i >> 1), (lane & 3) * 2 + (i & 1)}; }
+  // Coord(lane, i) - Coord(0, i): (groupID, threadID_in_group * 2).
+  static constexpr MmaCoord LaneOffset(int lane) { return {lane >> 2, (lane & 3) * 2}; }
 };
 
 // The opcode of the mma form D(Acc) = A(In) * B(InB) + C(Acc) on shape S, or

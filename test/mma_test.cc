@@ -5,12 +5,14 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <vector>
 
 #include "builder/mma.h"
 #include "ir/float_bits.h"
+#include "ir/strings.h"
 #include "test/emulator_testing.h"
 
 namespace ptxforge {
@@ -84,6 +86,8 @@ struct Problem {
   std::vector<uint32_t> a, b, c;  // M x K, K x N, M x N
 };
 
+int kMmaLine = 0;  // the line of BuildMmaKernel's b.Mma call
+
 // The test kernel: lane l loads its A, B and C registers from a, b and c at
 // word l * regs + r, runs mma and stores D's registers to d the same way.
 template <MmaShape S, typename In, typename InB, typename Acc>
@@ -106,6 +110,7 @@ ir::Kernel BuildMmaKernel(bool satfinite) {
   load(fa, pa);
   load(fb, pb);
   load(fc, pc);
+  kMmaLine = __LINE__ + 1;  // for the message test
   FC fd = b.Mma(fa, fb, fc, satfinite);
   Value<U64> at = b.ElementAddr<B32>(pd, b.Mul(lane, Src<U32>(static_cast<uint32_t>(FC::kRegs))));
   for (int r = 0; r < FC::kRegs; ++r) b.Store(Space::kGlobal, Address(at, 4 * r), fd.regs[r]);
@@ -197,10 +202,9 @@ void Reference(const Problem& p, std::vector<double>& ref, std::vector<double>& 
 // misplaced element (an element's product is far larger). inf must match
 // exactly; a NaN must be the canonical NaN.
 template <MmaShape S, typename In, typename InB, typename Acc>
-void CheckFloat(const Problem& p) {
+void CompareFloat(const Problem& p, const std::vector<uint32_t>& d) {
   std::vector<double> ref, mag;
   Reference<S, In, InB, Acc>(p, ref, mag);
-  const std::vector<uint32_t> d = RunMma<S, In, InB, Acc>(p);
   constexpr bool f16 = std::is_same_v<Acc, F16>;
   for (size_t i = 0; i < d.size(); ++i) {
     INFO("element " << i << " (row " << i / DimsOf(S).n << ", column " << i % DimsOf(S).n << "): reference " << ref[i]);
@@ -215,6 +219,10 @@ void CheckFloat(const Problem& p) {
     }
     CHECK(std::fabs(got - ref[i]) <= mag[i] * (f16 ? 0x1p-10 : 0x1p-23));
   }
+}
+template <MmaShape S, typename In, typename InB, typename Acc>
+void CheckFloat(const Problem& p) {
+  CompareFloat<S, In, InB, Acc>(p, RunMma<S, In, InB, Acc>(p));
 }
 
 // Random elements: small integers over 32 (exact in every input format) as
@@ -380,9 +388,10 @@ TEST_CASE("mma needs the whole warp", "[mma]") {
   REQUIRE(loaded.ok());
   absl::Status s = emu->Launch(**loaded, {.grid = {1}, .block = {16}}, {bufs[0], bufs[1], bufs[2], bufs[3]});
   CHECK(testing::Msg(s) ==
-        "kernel mma: mma.sync.aligned needs all 32 lanes of the warp, but lane 16 is not in the block; block (0,0,0) thread "
-        "(0,0,0) at `mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%f4, %f5, %f6, %f7}, {%r3, %r4}, {%r6}, {%f0, "
-        "%f1, %f2, %f3};` (mma_test.cc:109)");
+        StrCat("kernel mma: mma.sync.aligned needs all 32 lanes of the warp, but lane 16 is not in the block; block (0,0,0) thread "
+               "(0,0,0) at `mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%f4, %f5, %f6, %f7}, {%r3, %r4}, {%r6}, "
+               "{%f0, %f1, %f2, %f3};` (mma_test.cc:",
+               kMmaLine, ")"));
 }
 
 
@@ -413,6 +422,105 @@ TEST_CASE("fp8 packing conversions: rounding, saturation, NaN, and back to f16x2
   CHECK(unpack(E4M3{}, 0x7F00) == 0x7E000000);   // NaN
   CHECK(unpack(E5M2{}, 0x7C7B) == 0x7C007B00);   // inf and 57344
   CHECK(unpack(E5M2{}, 0x0180) == 0x01008000);   // the smallest subnormal 2^-16 and -0
+}
+
+
+// The typed API end to end: each lane loads its elements of row-major A, B
+// and C by Coord (LaneOffset at run time plus Coord(0, ...) as constants),
+// packs them with MmaPack, runs mma and stores MmaUnpack(D) row-major.
+template <MmaShape S, typename Acc>
+std::vector<uint32_t> RunRowMajor(const Problem& p) {
+  using FA = MmaFragA<S, F16>;
+  using FB = MmaFragB<S, F16>;
+  using FC = MmaFragC<S, Acc>;
+  constexpr MmaDims dims = DimsOf(S);
+  KernelBuilder b("mma_row_major", ir::Target::kSm80);
+  Value<U64> pa = b.CvtaToGlobal(b.Param<U64>("a")), pb = b.CvtaToGlobal(b.Param<U64>("b"));
+  Value<U64> pc = b.CvtaToGlobal(b.Param<U64>("c")), pd = b.CvtaToGlobal(b.Param<U64>("d"));
+  Value<U32> lane = b.TidX();
+  Value<U32> g = b.Shr(lane, 2u), t = b.And(lane, 3u);
+  // Element index of the lane's offset (row0, col0) in a row-major matrix of `cols` columns.
+  auto lane_index = [&](Value<U32> row0, Value<U32> col0, int cols) {
+    return b.Add(b.Mul(row0, Src<U32>(static_cast<uint32_t>(cols))), col0);
+  };
+  Value<U64> a0 = b.ElementAddr<F16>(pa, lane_index(g, b.Mul(t, Src<U32>(FA::kPerReg)), dims.k));
+  Value<U64> b0 = b.ElementAddr<F16>(pb, lane_index(b.Mul(t, Src<U32>(FB::kPerReg)), g, dims.n));
+  Value<U64> c0 = b.ElementAddr<Acc>(pc, lane_index(g, b.Mul(t, 2u), dims.n));
+  Value<U64> d0 = b.ElementAddr<Acc>(pd, lane_index(g, b.Mul(t, 2u), dims.n));
+  std::array<Value<F16>, FA::kRegs * FA::kPerReg> ea;
+  for (int i = 0; i < FA::kRegs * FA::kPerReg; ++i) {
+    const MmaCoord at = FA::Coord(0, i / FA::kPerReg, i % FA::kPerReg);
+    ea[i] = b.Load<F16>(Space::kGlobal, Address(a0, 2 * (at.row * dims.k + at.col)));
+  }
+  std::array<Value<F16>, FB::kRegs * FB::kPerReg> eb;
+  for (int i = 0; i < FB::kRegs * FB::kPerReg; ++i) {
+    const MmaCoord at = FB::Coord(0, i / FB::kPerReg, i % FB::kPerReg);
+    eb[i] = b.Load<F16>(Space::kGlobal, Address(b0, 2 * (at.row * dims.n + at.col)));
+  }
+  constexpr int size = ir::TypeSize(Acc::kType);
+  std::array<Value<Acc>, 4> ec;
+  for (int i = 0; i < 4; ++i) {
+    const MmaCoord at = FC::Coord(0, i);
+    ec[i] = b.Load<Acc>(Space::kGlobal, Address(c0, size * (at.row * dims.n + at.col)));
+  }
+  const std::array<Value<Acc>, 4> ed =
+      b.MmaUnpack(b.Mma(b.MmaPack<FA>(ea), b.MmaPack<FB>(eb), b.MmaPack<FC>(ec)));
+  for (int i = 0; i < 4; ++i) {
+    const MmaCoord at = FC::Coord(0, i);
+    b.Store(Space::kGlobal, Address(d0, size * (at.row * dims.n + at.col)), ed[i]);
+  }
+  ir::Kernel kernel = FinishOrDie(b);
+  auto emu = runtime::MakeEmulator({.worker_threads = 1});
+  // Elements as they sit in memory: 2-byte halves, 4-byte f32.
+  auto bytes = [](const std::vector<uint32_t>& v, int elem) {
+    std::vector<uint8_t> out(v.size() * elem);
+    for (size_t i = 0; i < v.size(); ++i) std::memcpy(&out[i * elem], &v[i], elem);
+    return out;
+  };
+  auto buffer = [&](const std::vector<uint8_t>& v) {
+    auto buf = runtime::Buffer<uint8_t>::Allocate(*emu, v.size());
+    REQUIRE(buf.ok());
+    REQUIRE(buf->CopyFrom(v).ok());
+    return *std::move(buf);
+  };
+  auto ba = buffer(bytes(p.a, 2)), bb = buffer(bytes(p.b, 2)), bc = buffer(bytes(p.c, size));
+  auto bd = buffer(std::vector<uint8_t>(dims.m * dims.n * size, 0));
+  auto loaded = emu->Load(kernel);
+  INFO(loaded.status().ToString());
+  REQUIRE(loaded.ok());
+  absl::Status st = emu->Launch(**loaded, {.grid = {1}, .block = {32}}, {ba, bb, bc, bd});
+  INFO(st.ToString());
+  REQUIRE(st.ok());
+  const std::vector<uint8_t> raw = *bd.ToHost();
+  std::vector<uint32_t> d(dims.m * dims.n, 0);
+  for (size_t i = 0; i < d.size(); ++i) std::memcpy(&d[i], &raw[i * size], size);
+  return d;
+}
+
+TEST_CASE("typed fragments: Coord, MmaPack and MmaUnpack on row-major matrices", "[mma]") {
+  const Problem f = RandomProblem<MmaShape::kM16N8K16, F16, F16, F32>(11);
+  CompareFloat<MmaShape::kM16N8K16, F16, F16, F32>(f, RunRowMajor<MmaShape::kM16N8K16, F32>(f));
+  const Problem h = RandomProblem<MmaShape::kM16N8K8, F16, F16, F16>(12);
+  CompareFloat<MmaShape::kM16N8K8, F16, F16, F16>(h, RunRowMajor<MmaShape::kM16N8K8, F16>(h));
+  // The builder's Coord agrees with the PTX tables written out above.
+  for (int lane = 0; lane < 32; ++lane) {
+    for (int i = 0; i < 8; ++i) {
+      const MmaCoord a = MmaFragA<MmaShape::kM16N8K16, F16>::Coord(lane, i / 2, i % 2);
+      CHECK((a.row == TableA(16, 16, lane, i).row && a.col == TableA(16, 16, lane, i).col));
+    }
+    for (int i = 0; i < 16; ++i) {
+      const MmaCoord a = MmaFragA<MmaShape::kM16N8K32, S8>::Coord(lane, i / 4, i % 4);
+      CHECK((a.row == TableA(32, 8, lane, i).row && a.col == TableA(32, 8, lane, i).col));
+    }
+    for (int i = 0; i < 4; ++i) {
+      const MmaCoord a = MmaFragA<MmaShape::kM16N8K8, TF32>::Coord(lane, i, 0);
+      CHECK((a.row == TableA(8, 32, lane, i).row && a.col == TableA(8, 32, lane, i).col));
+      const MmaCoord bt = MmaFragB<MmaShape::kM16N8K16, F16>::Coord(lane, i / 2, i % 2);
+      CHECK((bt.row == TableB(16, 16, lane, i).row && bt.col == TableB(16, 16, lane, i).col));
+      const MmaCoord c = MmaFragC<MmaShape::kM16N8K16, F16>::Coord(lane, i);
+      CHECK((c.row == TableC(lane, i).row && c.col == TableC(lane, i).col));
+    }
+  }
 }
 
 }  // namespace
