@@ -1,7 +1,8 @@
 // Dominator-based value numbering of pure instructions.
 #include "passes/cse.h"
 
-#include <string>
+#include <algorithm>
+#include <cstring>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -17,7 +18,7 @@ namespace {
 using ir::Opcode;
 
 static_assert(std::has_unique_object_representations_v<ir::Modifiers>,
-              "the CSE key copies Modifiers' bytes: it must have no padding");
+              "CSE hashes and compares Modifiers' bytes: it must have no padding");
 
 bool Commutative(const ir::Instruction& inst) {
   const ir::ScalarType t = inst.mods.type;
@@ -36,10 +37,33 @@ bool Commutative(const ir::Instruction& inst) {
   }
 }
 
+// Operands equal as expressions (registers by id: renamings are applied first).
+bool SameOperand(const ir::Operand& a, const ir::Operand& b) {
+  if (a.kind != b.kind || a.id != b.id) return false;
+  if (a.is_reg()) return true;
+  return a.base == b.base && a.type == b.type && a.value == b.value;
+}
+
+uint64_t Mix(uint64_t h, uint64_t v) {
+  h ^= v + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
+  return h * 0xFF51AFD7ED558CCDull;
+}
+
+uint64_t HashOperand(const ir::Operand& op) {
+  uint64_t h = Mix(static_cast<uint64_t>(op.kind), op.id);
+  if (op.is_reg()) return h;
+  h = Mix(h, static_cast<uint64_t>(op.base) | static_cast<uint64_t>(op.type) << 8);
+  return Mix(h, static_cast<uint64_t>(op.value));
+}
+
 class Numbering {
  public:
   explicit Numbering(ir::Kernel& kernel)
-      : kernel_(kernel), values_(kernel), renaming_(kernel.regs.size()), dead_(kernel.body.size(), false) {}
+      : kernel_(kernel),
+        values_(kernel),
+        renaming_(kernel.regs.size()),
+        dead_(kernel.body.size(), false),
+        shadowed_(kernel.body.size(), kNone) {}
 
   size_t Run() {
     const ir::Cfg cfg = ir::Cfg::Build(kernel_);
@@ -77,8 +101,13 @@ class Numbering {
         continue;
       }
       while (undo_.size() > f.undo_mark) {
-        table_.erase(undo_.back());
+        const auto [hash, inst] = undo_.back();
         undo_.pop_back();
+        if (shadowed_[inst] == kNone) {
+          table_.erase(hash);
+        } else {
+          table_[hash] = shadowed_[inst];
+        }
       }
       stack.pop_back();
     }
@@ -88,20 +117,36 @@ class Numbering {
   }
 
  private:
+  static constexpr uint32_t kNone = UINT32_MAX;
+
+  // The table maps an expression's hash to the innermost instruction in
+  // scope with that hash; shadowed_[i] is the one i hid (same hash, an outer
+  // scope or a collision), so lookups walk that chain and scope exits restore it.
   void VisitBlock(const ir::BasicBlock& bb) {
     for (uint32_t i = bb.begin; i < bb.end; ++i) {
       ir::Instruction& inst = kernel_.body[i];
       renaming_.Apply(inst);
       if (!Mergeable(inst)) continue;
-      std::string key = Key(inst);
-      auto [it, inserted] = table_.try_emplace(std::move(key), inst.dsts[0].id);
-      if (inserted) {
-        undo_.push_back(it->first);
-      } else {
-        renaming_.Set(inst.dsts[0], ir::Reg{it->second});
-        dead_[i] = true;
-        ++removed_;
+      const uint64_t hash = Hash(inst);
+      auto [it, inserted] = table_.try_emplace(hash, i);
+      if (!inserted) {
+        uint32_t leader = kNone;
+        for (uint32_t j = it->second; j != kNone; j = shadowed_[j]) {
+          if (Same(kernel_.body[j], inst)) {
+            leader = j;
+            break;
+          }
+        }
+        if (leader != kNone) {
+          renaming_.Set(inst.dsts[0], kernel_.body[leader].dsts[0]);
+          dead_[i] = true;
+          ++removed_;
+          continue;
+        }
+        shadowed_[i] = it->second;
+        it->second = i;
       }
+      undo_.push_back({hash, i});
     }
   }
 
@@ -127,40 +172,41 @@ class Numbering {
     return true;
   }
 
-  static void AppendOperand(std::string& key, const ir::Operand& op) {
-    key.push_back(static_cast<char>(op.kind));
-    key.append(reinterpret_cast<const char*>(&op.id), sizeof op.id);
-    if (op.is_reg()) return;  // a register is its id
-    key.push_back(static_cast<char>(op.base));
-    key.push_back(static_cast<char>(op.type));
-    key.append(reinterpret_cast<const char*>(&op.value), sizeof op.value);
+  // Over the opcode, the destination's type, the modifiers and the operands
+  // (those of a commutative instruction in either order).
+  uint64_t Hash(const ir::Instruction& inst) const {
+    uint64_t h = Mix(static_cast<uint64_t>(inst.op), static_cast<uint64_t>(kernel_.type_of(inst.dsts[0])));
+    uint64_t words[(sizeof(ir::Modifiers) + 7) / 8] = {};
+    std::memcpy(words, &inst.mods, sizeof inst.mods);
+    for (uint64_t w : words) h = Mix(h, w);
+    if (Commutative(inst)) {
+      uint64_t a = HashOperand(inst.srcs[0]), b = HashOperand(inst.srcs[1]);
+      return Mix(Mix(h, std::min(a, b)), std::max(a, b));
+    }
+    for (const ir::Operand& op : inst.srcs) h = Mix(h, HashOperand(op));
+    return Mix(h, inst.srcs.size());
   }
 
-  std::string Key(const ir::Instruction& inst) const {
-    std::string key;
-    key.reserve(2 + sizeof(ir::Modifiers) + 16 * inst.srcs.size());
-    key.push_back(static_cast<char>(inst.op));
-    key.push_back(static_cast<char>(kernel_.type_of(inst.dsts[0])));
-    key.append(reinterpret_cast<const char*>(&inst.mods), sizeof inst.mods);
-    std::string a, b;
-    if (Commutative(inst)) {
-      AppendOperand(a, inst.srcs[0]);
-      AppendOperand(b, inst.srcs[1]);
-      if (b < a) std::swap(a, b);
-      key += a;
-      key += b;
-    } else {
-      for (const ir::Operand& op : inst.srcs) AppendOperand(key, op);
+  bool Same(const ir::Instruction& a, const ir::Instruction& b) const {
+    if (a.op != b.op || a.srcs.size() != b.srcs.size() || kernel_.type_of(a.dsts[0]) != kernel_.type_of(b.dsts[0]) ||
+        std::memcmp(&a.mods, &b.mods, sizeof a.mods) != 0) {
+      return false;
     }
-    return key;
+    bool same = true;
+    for (size_t k = 0; k < a.srcs.size() && same; ++k) same = SameOperand(a.srcs[k], b.srcs[k]);
+    if (!same && Commutative(a)) {
+      same = SameOperand(a.srcs[0], b.srcs[1]) && SameOperand(a.srcs[1], b.srcs[0]);
+    }
+    return same;
   }
 
   ir::Kernel& kernel_;
   const Values values_;
   Renaming renaming_;
   std::vector<bool> dead_;
-  absl::flat_hash_map<std::string, uint32_t> table_;
-  std::vector<std::string> undo_;
+  std::vector<uint32_t> shadowed_;  // by instruction
+  absl::flat_hash_map<uint64_t, uint32_t> table_;
+  std::vector<std::pair<uint64_t, uint32_t>> undo_;  // (hash, instruction) entered, innermost last
   size_t removed_ = 0;
 };
 

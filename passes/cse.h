@@ -25,7 +25,8 @@ namespace ptxforge::passes {
 // the operands (with earlier merges applied; the two operands of integer
 // add, mul, and, or, xor, min and max in a fixed order). Linear in the
 // body; the table is only looked up, never iterated, so the output does not
-// depend on hashing. Returns the number of instructions removed.
+// depend on hashing (a hash only finds candidates, which are compared in
+// full). Returns the number of instructions removed.
 size_t EliminateCommonSubexpressions(ir::Kernel& kernel);
 
 class CsePass : public Pass {
