@@ -13,9 +13,11 @@ namespace ptxforge::passes {
 // result's uses read the earlier register (whose definition dominates them).
 //
 // An expression is an instruction that is pure, unguarded, defines one
-// value (passes/values.h), and reads only values, immediates, addresses and
-// special registers that do not change while a thread runs (not %clock,
-// %clock64, %globaltimer, %warpid, %smid). Memory reads are never merged
+// value (passes/values.h), and reads only values, immediates and addresses.
+// Reads of special registers are not merged: %tid.x and the like cost no
+// register to read again, and a shared read stays live across the kernel
+// (it cost ptxas registers on layernorm, reduce and elementwise); %clock
+// and the like change between reads anyway. Memory reads are never merged
 // (a store or another thread may change memory between them), except
 // ld.param (kernel parameters are read-only); neither are warp-level
 // operations (shfl, vote, activemask: they depend on which threads are
