@@ -28,7 +28,7 @@ void BM_Build(benchmark::State& state, const kernels::KernelFamily* family) {
   for (auto _ : state) benchmark::DoNotOptimize(Build(*family, config));
 }
 
-// (b) The standard pipeline (verify, dce, regcount). It runs on one kernel
+// (b) The standard pipeline (verify, the optimizer, dce, regcount). It runs on one kernel
 // again and again: after the first run DCE finds nothing more to remove,
 // but still marks everything, so the cost per run stays the same.
 void BM_Passes(benchmark::State& state, const kernels::KernelFamily* family) {
@@ -48,10 +48,12 @@ void BM_Print(benchmark::State& state, const kernels::KernelFamily* family) {
   for (auto _ : state) benchmark::DoNotOptimize(OrDie(emit::PrintPtx(kernel)));
 }
 
-// (d) Everything ptx-dump does: build, passes, print.
-void BM_All(benchmark::State& state, const kernels::KernelFamily* family) {
+// (d) Everything ptx-dump does: build, passes, print; all/ with the
+// optimizer (the default), all_noopt/ without it (--passes=none).
+void BM_All(benchmark::State& state, const kernels::KernelFamily* family, bool optimize) {
   kernels::Config config = OrDie(family->MakeConfig());
-  passes::Pipeline pipeline = passes::Pipeline::Standard();
+  passes::Pipeline pipeline =
+      passes::Pipeline::Standard(optimize ? passes::PipelineOptions{} : passes::PipelineOptions::None());
   for (auto _ : state) {
     ir::Kernel kernel = Build(*family, config);
     OrDie(pipeline.Run(kernel));
@@ -65,7 +67,8 @@ void RegisterAll() {
     benchmark::RegisterBenchmark(StrCat("build/", name).c_str(), BM_Build, family);
     benchmark::RegisterBenchmark(StrCat("passes/", name).c_str(), BM_Passes, family);
     benchmark::RegisterBenchmark(StrCat("print/", name).c_str(), BM_Print, family);
-    benchmark::RegisterBenchmark(StrCat("all/", name).c_str(), BM_All, family);
+    benchmark::RegisterBenchmark(StrCat("all/", name).c_str(), BM_All, family, true);
+    benchmark::RegisterBenchmark(StrCat("all_noopt/", name).c_str(), BM_All, family, false);
   }
 }
 

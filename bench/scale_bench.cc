@@ -97,11 +97,11 @@ void BM_Build(benchmark::State& state) {
   Report(state, kernel, heap);
 }
 
-// The standard pipeline (verify: the mark's check, dce, regcount) on the
-// built kernel.
-void BM_Passes(benchmark::State& state) {
+// The standard pipeline (verify: the mark's check, the optimizer, dce,
+// regcount) on the built kernel; BM_PassesNoOpt without the optimizer.
+void RunPasses(benchmark::State& state, const passes::PipelineOptions& options) {
   ir::Kernel kernel = OrDie(bench::BuildSynthetic(static_cast<uint32_t>(state.range(0)), ShapeOf(state)));
-  passes::Pipeline pipeline = passes::Pipeline::Standard();
+  passes::Pipeline pipeline = passes::Pipeline::Standard(options);
   PeakHeap heap;
   for (auto _ : state) {
     heap.Start();
@@ -110,6 +110,8 @@ void BM_Passes(benchmark::State& state) {
   }
   Report(state, kernel, heap);
 }
+void BM_Passes(benchmark::State& state) { RunPasses(state, {}); }
+void BM_PassesNoOpt(benchmark::State& state) { RunPasses(state, passes::PipelineOptions::None()); }
 
 // The full verifier on the built kernel (what the verify pass costs on a
 // kernel that is not marked, e.g. after a pass changed it).
@@ -163,6 +165,7 @@ void Sizes(benchmark::internal::Benchmark* b) {
 
 BENCHMARK(BM_Build)->Apply(Sizes);
 BENCHMARK(BM_Passes)->Apply(Sizes);
+BENCHMARK(BM_PassesNoOpt)->Apply(Sizes);
 BENCHMARK(BM_Verify)->Apply(Sizes);
 BENCHMARK(BM_Print)->Apply(Sizes);
 BENCHMARK(BM_All)->Apply(Sizes);

@@ -7,6 +7,7 @@
 
 #include "absl/container/inlined_vector.h"
 #include "ir/register_numbering.h"
+#include "ir/semantics.h"
 
 namespace ptxforge::ir {
 namespace {
@@ -16,6 +17,11 @@ constexpr uint32_t kNone = UINT32_MAX;
 bool Movable(const Kernel& kernel, const Instruction& inst) {
   const OpInfo& info = inst.info();
   if (!info.has(kPure) || info.has(kPseudo) || info.has(kOpaque) || inst.guarded()) return false;
+  // Reads of %clock and the like are ordered by the program (two reads
+  // measure the time between them).
+  for (const Operand& op : inst.srcs) {
+    if (op.kind == OperandKind::kSpecial && sem::SpecialRegIsVolatile(static_cast<SpecialReg>(op.id))) return false;
+  }
   for (Reg d : inst.dsts) {
     if (d.id >= kernel.regs.size() || kernel.regs[d.id].is_mutable) return false;
   }

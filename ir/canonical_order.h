@@ -14,7 +14,8 @@ namespace ptxforge::ir {
 //
 // - Instructions that are not "movable" stay where they are and split each
 //   basic block into runs. Movable: pure (loads included), unguarded, not a
-//   label or raw PTX, defining no mutable register. Everything else (stores,
+//   label or raw PTX, defining no mutable register, reading no special
+//   register that changes while a thread runs (%clock ...). Everything else (stores,
 //   atomics, barriers, branches, labels, assignments to mutable registers)
 //   is sequenced by C++ statements and keeps its place, so no load moves
 //   across a store.

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <utility>
 
 #include "ir/strings.h"
 #include "runtime/cuda_device.h"
@@ -111,7 +112,8 @@ absl::StatusOr<ProblemResult> RunProblem(runtime::Device& device, const ir::Kern
     if (!hb.is_output) continue;
     absl::StatusOr<std::vector<uint8_t>> actual = buffers[i].ToHost();
     if (!actual.ok()) return actual.status();
-    result.outputs.push_back(OutputResult{hb.name, hb.tolerance, kernels::CompareOutput(hb, *actual)});
+    kernels::Comparison comparison = kernels::CompareOutput(hb, *actual);
+    result.outputs.push_back(OutputResult{hb.name, hb.tolerance, std::move(comparison), *std::move(actual)});
   }
   if (options.timed_launches > 0) {
     if (absl::Status s = TimeLaunches(device, **loaded, config, args, options.timed_launches, result); !s.ok()) return s;

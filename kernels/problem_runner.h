@@ -17,6 +17,7 @@ struct OutputResult {
   std::string name;
   double tolerance = 0;
   kernels::Comparison comparison;
+  std::vector<uint8_t> data;  // the bytes the kernel left in the buffer
 };
 
 struct ProblemResult {

@@ -2,17 +2,81 @@
 #include "passes/pass.h"
 
 #include "ir/strings.h"
+#include "passes/const_fold.h"
+#include "passes/copy_prop.h"
+#include "passes/cse.h"
+#include "passes/dead_branches.h"
 #include "passes/dead_register_removal.h"
+#include "passes/identities.h"
 #include "passes/register_count.h"
 #include "passes/verifier.h"
 
 namespace ptxforge::passes {
 
-Pipeline Pipeline::Standard() {
+namespace {
+
+constexpr std::string_view kOptimizations[] = {"constfold", "identities", "copyprop", "cse", "branches"};
+
+}  // namespace
+
+PipelineOptions PipelineOptions::None() {
+  PipelineOptions o;
+  for (std::string_view name : kOptimizations) o.Set(name, false);
+  return o;
+}
+
+std::span<const std::string_view> PipelineOptions::OptimizationNames() { return kOptimizations; }
+
+bool PipelineOptions::Set(std::string_view name, bool on) {
+  bool* field = name == "constfold"    ? &constfold
+                : name == "identities" ? &identities
+                : name == "copyprop"   ? &copyprop
+                : name == "cse"        ? &cse
+                : name == "branches"   ? &branches
+                                       : nullptr;
+  if (field == nullptr) return false;
+  *field = on;
+  return true;
+}
+
+absl::StatusOr<PipelineOptions> PipelineOptions::Parse(std::string_view spec) {
+  const std::string known = StrCat(StrJoin(kOptimizations, ", "), "; or all, none");
+  if (spec == "all") return PipelineOptions{};
+  if (spec == "none") return None();
+  if (spec.empty()) return absl::InvalidArgumentError(StrCat("empty list of optimisations (", known, ")"));
+  PipelineOptions o = spec.front() == '-' ? PipelineOptions{} : None();
+  for (size_t start = 0; start <= spec.size();) {
+    size_t comma = spec.find(',', start);
+    if (comma == std::string_view::npos) comma = spec.size();
+    std::string_view item = spec.substr(start, comma - start);
+    start = comma + 1;
+    bool on = true;
+    std::string_view name = item;
+    if (!name.empty() && (name.front() == '-' || name.front() == '+')) {
+      on = name.front() == '+';
+      name.remove_prefix(1);
+    }
+    if (name.empty()) {
+      return absl::InvalidArgumentError(StrCat("empty optimisation name in '", ForMessage(spec), "' (", known, ")"));
+    }
+    if (!o.Set(name, on)) {
+      return absl::InvalidArgumentError(StrCat("unknown optimisation '", ForMessage(name), "' (", known, ")"));
+    }
+  }
+  return o;
+}
+
+Pipeline Pipeline::Standard(const PipelineOptions& options) {
   Pipeline p;
   p.Add(std::make_unique<VerifierPass>());
+  if (options.constfold) p.Add(std::make_unique<ConstantFoldingPass>());
+  if (options.identities) p.Add(std::make_unique<IdentitiesPass>());
+  if (options.copyprop) p.Add(std::make_unique<CopyPropagationPass>());
+  if (options.cse) p.Add(std::make_unique<CsePass>());
+  if (options.branches) p.Add(std::make_unique<DeadBranchPass>());
   p.Add(std::make_unique<DeadRegisterRemovalPass>());
   p.Add(std::make_unique<RegisterCountPass>());
+  p.VerifyEach(options.verify_each);
   return p;
 }
 
@@ -43,6 +107,11 @@ absl::Status Pipeline::Run(ir::Kernel& kernel) const {
   for (const auto& p : passes_) {
     absl::Status s = p->Run(kernel);
     if (!s.ok()) return s;
+    if (verify_each_) {
+      if (absl::Status v = ir::VerifyKernel(kernel); !v.ok()) {
+        return absl::Status(v.code(), StrCat("after pass ", p->name(), ": ", v.message()));
+      }
+    }
     if (dump_ && (dump_after_ == "all" || dump_after_ == p->name())) dump_(p->name(), kernel);
   }
   return absl::OkStatus();

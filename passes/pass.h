@@ -4,11 +4,13 @@
 
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "ir/kernel.h"
 
 namespace ptxforge::passes {
@@ -21,6 +23,31 @@ class Pass {
   virtual absl::Status Run(ir::Kernel& kernel) = 0;
 };
 
+// Which optimisations Pipeline::Standard runs (each on by default) and
+// whether the verifier runs after every pass.
+struct PipelineOptions {
+  bool constfold = true;   // constant folding and propagation (passes/const_fold.h)
+  bool identities = true;  // exact algebraic identities (passes/identities.h)
+  bool copyprop = true;    // copy propagation (passes/copy_prop.h)
+  bool cse = true;         // common subexpressions by value numbering (passes/cse.h)
+  bool branches = true;    // constant guards and unreachable blocks (passes/dead_branches.h)
+  // Runs ir::VerifyKernel after every pass; an error names the pass that
+  // broke the kernel. Tests turn it on.
+  bool verify_each = false;
+
+  // Every optimisation off.
+  static PipelineOptions None();
+  // The optimisations' names, in the order the pipeline runs them.
+  static std::span<const std::string_view> OptimizationNames();
+  // Parses ptx-dump's --passes value: "all" (the default), "none", or a
+  // comma-separated list of optimisation names, each NAME or +NAME (on) or
+  // -NAME (off). A list whose first item is -NAME starts from all of them;
+  // otherwise from none. Errors name the bad item and list the names.
+  static absl::StatusOr<PipelineOptions> Parse(std::string_view spec);
+  // Turns one optimisation on or off; false if there is none of that name.
+  bool Set(std::string_view name, bool on);
+};
+
 // Called after a pass with the kernel as that pass left it.
 using DumpFn = std::function<void(std::string_view pass, const ir::Kernel& kernel)>;
 
@@ -30,13 +57,20 @@ class Pipeline {
   Pipeline(Pipeline&&) = default;
   Pipeline& operator=(Pipeline&&) = default;
 
-  // verify -> dce -> regcount: what ptx-dump and the runtime run.
-  static Pipeline Standard();
+  // verify -> constfold -> identities -> copyprop -> cse -> branches -> dce
+  // -> regcount, without the optimisations `options` turns off: what
+  // ptx-dump and the kernel library run.
+  static Pipeline Standard(const PipelineOptions& options = {});
 
   Pipeline& Add(std::unique_ptr<Pass> pass);
   // Calls `dump` after the pass named `pass_name` ("all": after every pass).
   // Fails when no pass has that name; the message lists the names.
   absl::Status DumpAfter(std::string_view pass_name, DumpFn dump);
+  // Runs the verifier after every pass (PipelineOptions::verify_each).
+  Pipeline& VerifyEach(bool on = true) {
+    verify_each_ = on;
+    return *this;
+  }
   // Runs the passes in order; stops at the first error, which names the pass.
   absl::Status Run(ir::Kernel& kernel) const;
   std::vector<std::string_view> PassNames() const;
@@ -45,6 +79,7 @@ class Pipeline {
   std::vector<std::unique_ptr<Pass>> passes_;
   std::string dump_after_;
   DumpFn dump_;
+  bool verify_each_ = false;
 };
 
 }  // namespace ptxforge::passes

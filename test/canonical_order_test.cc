@@ -144,5 +144,27 @@ TEST_CASE("canonical order: operand trees in operand order, loads never cross st
         "}\n");
 }
 
+TEST_CASE("canonical order: reads of %clock keep their order", "[canonical]") {
+  KernelBuilder b("k", ir::Target::kSm80);
+  Value<U64> p = b.CvtaToGlobal(b.Param<U64>("p"));
+  Value<U32> start = b.Clock();
+  Value<U32> end = b.Clock();
+  b.Store(StateSpace::kGlobal, p, b.Sub(end, start));  // the second read first in operand order
+  absl::StatusOr<ir::Kernel> k = b.Finish();
+  REQUIRE(Msg(k) == "OK");
+  CHECK(emit::PrintIr(*k) ==
+        "kernel k target sm_80\n"
+        "  param u64 p\n"
+        "{\n"
+        "  %0:u64 = ld.param.u64 [p]  // p\n"
+        "  %1:u64 = cvta.to.global.u64 %0\n"
+        "  %2:u32 = mov.u32 %clock\n"
+        "  %3:u32 = mov.u32 %clock\n"
+        "  %4:u32 = sub.u32 %3, %2\n"
+        "  st.global.u32 [%1], %4\n"
+        "  ret\n"
+        "}\n");
+}
+
 }  // namespace
 }  // namespace ptxforge

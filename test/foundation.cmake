@@ -18,3 +18,4 @@ add_test(NAME install_check
           -DWORK_DIR=${CMAKE_CURRENT_BINARY_DIR}/install_check -DCXX_COMPILER=${CMAKE_CXX_COMPILER}
           -P ${CMAKE_CURRENT_SOURCE_DIR}/consumer/install_check.cmake)
 set_tests_properties(install_check PROPERTIES TIMEOUT 900)
+ptxforge_add_test(optimizer_test SOURCES optimizer_test.cc)

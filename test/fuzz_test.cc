@@ -22,6 +22,7 @@
 #include "passes/verifier.h"
 #include "runtime/emulator.h"
 #include "runtime/ptxas.h"
+#include "test/test_util.h"
 
 namespace ptxforge {
 namespace {
@@ -430,6 +431,63 @@ TEST_CASE("random programs: the verifier decides, everything after it copes") {
     }
     FAIL("ptxas rejects the module for " << ir::TargetName(target) << ": " << result->output);
   }
+}
+
+// Item of issue 13: the optimizer must not change what a program computes.
+// Each verified random program runs on the emulator with the optimizer off
+// and on (the verifier after every pass) on the same zero-filled output;
+// when both launches finish, the output bytes are identical. The optimized
+// launch may stop where the other finishes only by the instruction budget.
+TEST_CASE("random programs: the optimizer does not change what they compute") {
+  int iterations = 300;
+  if (const char* env = std::getenv("PTXFORGE_FUZZ_ITERATIONS")) iterations = std::max(1, std::atoi(env));
+  uint64_t seed = 20261123;
+  if (const char* env = std::getenv("PTXFORGE_FUZZ_SEED")) seed = std::strtoull(env, nullptr, 10) + 1;
+  ProgramGenerator gen(seed);
+  auto emu = runtime::MakeEmulator({.worker_threads = 1,
+                                    .max_instructions_per_thread = 2000,
+                                    .max_launch_instructions = 1u << 20,
+                                    .launch_timeout = std::chrono::milliseconds(5000)});
+  auto out = runtime::Buffer<uint8_t>::Allocate(*emu, 256);
+  REQUIRE(out.ok());
+  int compared = 0, changed = 0;
+  for (int i = 0; i < iterations; ++i) {
+    const ir::Kernel original = gen.Generate(StrCat("fuzz", i));
+    INFO(emit::PrintIr(original));
+    REQUIRE(passes::VerifyKernel(original).ok());
+    absl::Status status[2];
+    std::vector<uint8_t> bytes[2];
+    size_t sizes[2] = {0, 0};
+    for (int optimized = 0; optimized < 2; ++optimized) {
+      ir::Kernel k = original;
+      passes::PipelineOptions options = optimized ? passes::PipelineOptions{} : passes::PipelineOptions::None();
+      options.verify_each = true;
+      REQUIRE(testing::Msg(passes::Pipeline::Standard(options).Run(k)) == "OK");
+      sizes[optimized] = k.body.size();
+      if (optimized) INFO(emit::PrintIr(k));
+      REQUIRE(out->CopyFrom(std::vector<uint8_t>(256, 0)).ok());
+      auto loaded = emu->Load(k);
+      REQUIRE(loaded.ok());
+      status[optimized] = emu->Launch(**loaded, {.grid = {1}, .block = {32}}, {*out, 16u});
+      absl::StatusOr<std::vector<uint8_t>> host = out->ToHost();
+      REQUIRE(host.ok());
+      bytes[optimized] = *std::move(host);
+    }
+    changed += sizes[1] != sizes[0];
+    if (status[0].ok() && status[1].ok()) {
+      ++compared;
+      CHECK(bytes[0] == bytes[1]);
+    } else if (status[0].ok() && !status[1].ok()) {
+      // Only the instruction budget may stop the optimized program alone.
+      const std::string failed(status[1].message());
+      INFO(failed);
+      CHECK(failed.find("instructions") != std::string::npos);
+    }
+    // The unoptimized program may fail alone: a load that only unreachable
+    // code used (removed by the optimizer, then by dce) can fault there.
+  }
+  WARN(compared << " of " << iterations << " programs compared, " << changed << " changed by the optimizer");
+  CHECK(compared * 4 >= iterations);
 }
 
 }  // namespace

@@ -173,7 +173,7 @@ TEST_CASE("register counts and max-live across a loop's back edge", "[regcount]"
 
 // The standard pipeline, recording the name of each pass `dump_after` selects.
 passes::Pipeline Recording(std::string_view dump_after, std::vector<std::string>& seen) {
-  passes::Pipeline p = passes::Pipeline::Standard();
+  passes::Pipeline p = passes::Pipeline::Standard(passes::PipelineOptions::None());
   REQUIRE(Msg(p.DumpAfter(dump_after, [&seen](std::string_view pass, const ir::Kernel&) { seen.emplace_back(pass); })) ==
           "OK");
   return p;
@@ -365,7 +365,8 @@ TEST_CASE("register counting gives the dense reference's numbers on guarded and 
 }
 
 TEST_CASE("the pipeline dumps after the chosen pass", "[pipeline]") {
-  passes::Pipeline p = passes::Pipeline::Standard();
+  // Without the optimizer (its passes have their own tests in optimizer_test).
+  passes::Pipeline p = passes::Pipeline::Standard(passes::PipelineOptions::None());
   REQUIRE(StrJoin(p.PassNames(), ",") == "verify,dce,regcount");
   REQUIRE(Msg(p.DumpAfter("fold", nullptr)) == "unknown pass 'fold'; passes: verify, dce, regcount, all");
   std::vector<std::string> seen;

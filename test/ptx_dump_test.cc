@@ -138,8 +138,8 @@ TEST_CASE("ptx-dump --emit=stats", "[ptx_dump]") {
           "kernel: vector_add_f32\n"
           "target: sm_80\n"
           "ptx_version: 7.0\n"
-          "instructions: 24\n"
-          "registers: pred=1 b16=0 b32=5 b64=12 f32=3 f64=0\n"
+          "instructions: 22\n"
+          "registers: pred=1 b16=0 b32=5 b64=10 f32=3 f64=0\n"
           "max_live_32bit: 9\n"
           "max_live_per_class: pred=1 b16=0 b32=3 b64=4 f32=2 f64=0\n");
   RequireError({"vector_add", "--emit=asm"}, 2, "--emit must be ptx, ir or stats, not 'asm'");
@@ -156,7 +156,33 @@ TEST_CASE("ptx-dump --dump-after prints the IR after a pass on stderr", "[ptx_du
   REQUIRE(all.err.find("// IR after dce\n") != std::string::npos);
   REQUIRE(all.err.substr(all.err.find("// IR after regcount\n")) == "// IR after regcount\n" + Golden("reduce_sum.ir"));
   RequireError({"vector_add", "--dump-after=fold"}, 2,
-               "--dump-after: unknown pass 'fold'; passes: verify, dce, regcount, all");
+               "--dump-after: unknown pass 'fold'; passes: verify, constfold, identities, copyprop, cse, branches, dce, "
+               "regcount, all");
+}
+
+// The passes a run went through, from --dump-after=all's headers.
+std::string PassesRun(const std::string& err) {
+  std::string names;
+  for (size_t at = err.find("// IR after "); at != std::string::npos; at = err.find("// IR after ", at + 1)) {
+    size_t start = at + 12, end = err.find('\n', start);
+    StrAppend(&names, names.empty() ? "" : ",", err.substr(start, end - start));
+  }
+  return names;
+}
+
+TEST_CASE("ptx-dump --passes chooses the optimisations", "[ptx_dump]") {
+  Result all = Dump({"vector_add", "--dump-after=all", "--emit=stats"});
+  REQUIRE(all.code == 0);
+  REQUIRE(PassesRun(all.err) == "verify,constfold,identities,copyprop,cse,branches,dce,regcount");
+  Result none = Dump({"vector_add", "--passes=none", "--dump-after=all", "--emit=stats"});
+  REQUIRE(none.code == 0);
+  REQUIRE(PassesRun(none.err) == "verify,dce,regcount");
+  REQUIRE(PassesRun(Dump({"vector_add", "--passes=-cse,-constfold", "--dump-after=all"}).err) ==
+          "verify,identities,copyprop,branches,dce,regcount");
+  REQUIRE(PassesRun(Dump({"vector_add", "--passes", "cse", "--dump-after=all"}).err) == "verify,cse,dce,regcount");
+  // vector_add computes its element offset once per array; CSE shares it.
+  REQUIRE(all.out != none.out);
+  REQUIRE(Dump({"vector_add", "--passes=all"}).out == Dump({"vector_add"}).out);
 }
 
 TEST_CASE("ptx-dump -o and --output write the file instead of stdout", "[ptx_dump]") {
@@ -282,7 +308,7 @@ TEST_CASE("ptx-dump --help documents every option", "[ptx_dump]") {
   REQUIRE(r.err.empty());
   REQUIRE(r.out.find("usage: ptx-dump --list\n       ptx-dump NAME [options]\n") == 0);
   for (std::string option : {"\n  --list ", "\n  --target=sm_XX ", "\n  --set KEY=VALUE ", "\n  --emit=ptx|ir|stats ",
-                             "\n  --dump-after=PASS ", "\n  -o FILE, --output=FILE\n", "\n  --validate ",
+                             "\n  --dump-after=PASS ", "\n  --passes=LIST ", "\n  -o FILE, --output=FILE\n", "\n  --validate ",
                              "\n  --help "}) {
     INFO("option " << option);
     REQUIRE(r.out.find(option) != std::string::npos);
@@ -290,8 +316,8 @@ TEST_CASE("ptx-dump --help documents every option", "[ptx_dump]") {
   REQUIRE(r.out.find(StrCat("one of: ", ir::SupportedTargetList(), "\n")) != std::string::npos);
   REQUIRE(r.out.find("\nExit status: 0 success; 1 the kernel did not build, verify, assemble or\nmatch its reference, "
                      "ptxas failed or timed out, or the output could not be\nwritten; 2 a usage error (an unknown or "
-                     "empty option, kernel, target, pass,\n--set key, or a --set value the kernel does not accept, "
-                     "including test\nshapes too large to run).\n") != std::string::npos);
+                     "empty option, kernel, target, pass,\noptimisation, --set key, or a --set value the kernel does not "
+                     "accept,\nincluding test shapes too large to run).\n") != std::string::npos);
   REQUIRE(r.out.find("\n  --ptxas-timeout=SECONDS\n                       stop ptxas after this long (default 60) and "
                      "fail\n") != std::string::npos);
   REQUIRE(Dump({"-h"}).out == r.out);
@@ -308,7 +334,20 @@ TEST_CASE("ptx-dump usage errors exit 2 with one line", "[ptx_dump]") {
                StrCat("unknown target 'sm_81'; supported targets: ", ir::SupportedTargetList()));
   RequireError({"vector_add", "--target"}, 2, "--target needs a value");
   // Item 15: an empty --dump-after is an error, not "no dump".
-  RequireError({"vector_add", "--dump-after="}, 2, "--dump-after needs a pass name (verify, dce, regcount or all)");
+  RequireError({"vector_add", "--dump-after="}, 2,
+               "--dump-after needs a pass name (verify, constfold, identities, copyprop, cse, branches, dce, regcount "
+               "or all)");
+  // --passes: the whole message of a bad value.
+  const std::string names = "(constfold, identities, copyprop, cse, branches; or all, none)";
+  RequireError({"vector_add", "--passes=fold"}, 2, "--passes: unknown optimisation 'fold' " + names);
+  RequireError({"vector_add", "--passes=-cse,-dce"}, 2, "--passes: unknown optimisation 'dce' " + names);
+  RequireError({"vector_add", "--passes=cse,,constfold"}, 2,
+               "--passes: empty optimisation name in 'cse,,constfold' " + names);
+  RequireError({"vector_add", "--passes="}, 2, "--passes: empty list of optimisations " + names);
+  RequireError({"vector_add", "--passes"}, 2, "--passes needs a value");
+  // A pass the chosen optimisations leave out cannot be dumped after.
+  RequireError({"vector_add", "--passes=none", "--dump-after=cse"}, 2,
+               "--dump-after: unknown pass 'cse'; passes: verify, dce, regcount, all");
   RequireError({"vector_add", "--ptxas-timeout=0"}, 2,
                "--ptxas-timeout must be a number of seconds in (0, 86400], not '0'");
   RequireError({"vector_add", "--ptxas-timeout=abc"}, 2,
@@ -335,8 +374,8 @@ TEST_CASE("ptx-dump errors stay one line: newlines escaped, long input cut", "[p
                StrCat("unknown target '", x64, "... (100000 characters)'; supported targets: ",
                       ir::SupportedTargetList()));
   RequireError({"vector_add", StrCat("--dump-after=", x)}, 2,
-               StrCat("--dump-after: unknown pass '", x64, "... (100000 characters)'; passes: verify, dce, regcount, "
-                      "all"));
+               StrCat("--dump-after: unknown pass '", x64, "... (100000 characters)'; passes: verify, constfold, "
+                      "identities, copyprop, cse, branches, dce, regcount, all"));
 }
 
 // Item 15: an output that cannot be written fails the run.

@@ -41,8 +41,16 @@ Builds the library kernel NAME with ptxforge and prints its PTX.
   --emit=ptx|ir|stats  what to print: PTX (default), the IR after the passes,
                        or statistics (instructions, registers per class,
                        maximum live registers, PTX version)
-  --dump-after=PASS    also print the IR to stderr after PASS (verify, dce,
-                       regcount, or all)
+  --passes=LIST        which optimisations run (default all): all, none, or a
+                       comma-separated list of names to run (constfold,cse)
+                       or, starting with -NAME, to leave out of all of them
+                       (-cse,-constfold); +NAME turns one back on. Names:
+                       constfold (constant folding and propagation),
+                       identities (x+0, x*1, x&-1 ...), copyprop (copies),
+                       cse (common subexpressions), branches (constant
+                       branches, unreachable blocks)
+  --dump-after=PASS    also print the IR to stderr after PASS (verify, an
+                       optimisation's name, dce, regcount, or all)
   -o FILE, --output=FILE
                        write to FILE instead of stdout
   --validate           assemble the PTX with `ptxas -arch=<target>` and report
@@ -71,8 +79,8 @@ Builds the library kernel NAME with ptxforge and prints its PTX.
 Exit status: 0 success; 1 the kernel did not build, verify, assemble or
 match its reference, ptxas failed or timed out, or the output could not be
 written; 2 a usage error (an unknown or empty option, kernel, target, pass,
---set key, or a --set value the kernel does not accept, including test
-shapes too large to run).
+optimisation, --set key, or a --set value the kernel does not accept,
+including test shapes too large to run).
 )";
 
 struct Options {
@@ -81,6 +89,7 @@ struct Options {
   std::vector<std::pair<std::string, std::string>> sets;
   std::string emit = "ptx";
   std::string dump_after;
+  passes::PipelineOptions passes;
   std::string output;
   bool validate = false;
   std::string run;
@@ -173,10 +182,19 @@ std::string ParseArgs(std::span<const std::string> args, Options& o) {
         return StrCat("--ptxas-timeout must be a number of seconds in (0, 86400], not '", ForMessage(*v), "'");
       }
       o.ptxas_timeout = std::chrono::milliseconds(std::max<int64_t>(1, std::llround(seconds * 1000)));
+    } else if (is("--passes")) {
+      std::optional<std::string> v = TakeValue(args, i, "--passes", error);
+      if (!v) return error;
+      absl::StatusOr<passes::PipelineOptions> p = passes::PipelineOptions::Parse(*v);
+      if (!p.ok()) return StrCat("--passes: ", p.status().message());
+      o.passes = *p;
     } else if (is("--dump-after")) {
       std::optional<std::string> v = TakeValue(args, i, "--dump-after", error);
       if (!v) return error;
-      if (v->empty()) return "--dump-after needs a pass name (verify, dce, regcount or all)";
+      if (v->empty()) {
+        return "--dump-after needs a pass name (verify, constfold, identities, copyprop, cse, branches, dce, regcount "
+               "or all)";
+      }
       o.dump_after = *v;
     } else if (a == "-o" || is("--output")) {
       std::optional<std::string> v = TakeValue(args, i, a == "-o" ? "-o" : "--output", error);
@@ -322,7 +340,7 @@ int RunPtxDump(std::span<const std::string> args, std::ostream& out, std::ostrea
     err << "ptx-dump: " << s.message() << "\n";
     return kUsage;
   }
-  passes::Pipeline pipeline = passes::Pipeline::Standard();
+  passes::Pipeline pipeline = passes::Pipeline::Standard(o.passes);
   if (!o.dump_after.empty()) {
     absl::Status s = pipeline.DumpAfter(o.dump_after, [&err](std::string_view pass, const ir::Kernel& k) {
       err << "// IR after " << pass << "\n" << emit::PrintIr(k);

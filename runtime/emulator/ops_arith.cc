@@ -6,6 +6,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "ir/semantics.h"
 #include "runtime/emulator/float_semantics.h"
 #include "runtime/emulator/program.h"
 
@@ -29,41 +30,26 @@ Action IntBinary(Thread& t, const DInst& d, F f) {
 template <typename T>
 struct IntOps {
   static Action Add(Block&, Thread& t, const DInst& d) {
-    return IntBinary<T>(t, d, [](T a, T b) { return static_cast<T>(static_cast<U<T>>(a) + static_cast<U<T>>(b)); });
+    return IntBinary<T>(t, d, ir::sem::Add<T>);
   }
   // add.sat / sub.sat exist for s32 only (the verifier enforces it).
-  static T Saturated(int64_t r) {
-    return static_cast<T>(std::clamp<int64_t>(r, std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()));
-  }
+  static T Saturated(int64_t r) { return static_cast<T>(ir::sem::SaturateS32(r)); }
   static Action AddSat(Block&, Thread& t, const DInst& d) {
     return IntBinary<T>(t, d, [](T a, T b) { return Saturated(static_cast<int64_t>(a) + static_cast<int64_t>(b)); });
   }
   static Action Sub(Block&, Thread& t, const DInst& d) {
-    return IntBinary<T>(t, d, [](T a, T b) { return static_cast<T>(static_cast<U<T>>(a) - static_cast<U<T>>(b)); });
+    return IntBinary<T>(t, d, ir::sem::Sub<T>);
   }
   static Action SubSat(Block&, Thread& t, const DInst& d) {
     return IntBinary<T>(t, d, [](T a, T b) { return Saturated(static_cast<int64_t>(a) - static_cast<int64_t>(b)); });
   }
-  // (16-bit operands are widened first: uint16_t * uint16_t would multiply as int.)
-  using Mul = std::conditional_t<(sizeof(T) < 4), uint32_t, U<T>>;
-  static T MulLo(T a, T b) {
-    return static_cast<T>(static_cast<Mul>(static_cast<U<T>>(a)) * static_cast<Mul>(static_cast<U<T>>(b)));
-  }
-  static T MulHi(T a, T b) {
-    if constexpr (sizeof(T) == 8) {
-      using W = std::conditional_t<std::is_signed_v<T>, __int128, unsigned __int128>;
-      return static_cast<T>((static_cast<W>(a) * static_cast<W>(b)) >> 64);
-    } else {
-      using W = std::conditional_t<std::is_signed_v<T>, int64_t, uint64_t>;
-      return static_cast<T>((static_cast<W>(a) * static_cast<W>(b)) >> (8 * sizeof(T)));
-    }
-  }
-  using Wide = std::conditional_t<sizeof(T) == 2, std::conditional_t<std::is_signed_v<T>, int32_t, uint32_t>,
-                                  std::conditional_t<std::is_signed_v<T>, int64_t, uint64_t>>;
+  static T MulLo(T a, T b) { return ir::sem::MulLo<T>(a, b); }
+  static T MulHi(T a, T b) { return ir::sem::MulHi<T>(a, b); }
+  using Wide = ir::sem::Wide<T>;
   static Action MulLoOp(Block&, Thread& t, const DInst& d) { return IntBinary<T>(t, d, MulLo); }
   static Action MulHiOp(Block&, Thread& t, const DInst& d) { return IntBinary<T>(t, d, MulHi); }
   static Action MulWide(Block&, Thread& t, const DInst& d) {
-    Set<Wide>(t, d.dst[0], static_cast<Wide>(static_cast<Wide>(Get<T>(t, d.src[0])) * static_cast<Wide>(Get<T>(t, d.src[1]))));
+    Set<Wide>(t, d.dst[0], ir::sem::MulWide<T>(Get<T>(t, d.src[0]), Get<T>(t, d.src[1])));
     return Action::kNext;
   }
   static Action MadLo(Block&, Thread& t, const DInst& d) {
@@ -82,35 +68,16 @@ struct IntOps {
     Set<Wide>(t, d.dst[0], static_cast<Wide>(p + static_cast<UW>(Get<Wide>(t, d.src[2]))));
     return Action::kNext;
   }
-  // Division by zero gives all ones (no trap); MIN / -1 wraps to MIN.
-  static Action Div(Block&, Thread& t, const DInst& d) {
-    return IntBinary<T>(t, d, [](T a, T b) -> T {
-      if (b == 0) return static_cast<T>(~U<T>{0});
-      if constexpr (std::is_signed_v<T>) {
-        if (a == std::numeric_limits<T>::min() && b == -1) return a;
-      }
-      return static_cast<T>(a / b);
-    });
-  }
-  // Remainder by zero gives the dividend; MIN % -1 is 0.
-  static Action Rem(Block&, Thread& t, const DInst& d) {
-    return IntBinary<T>(t, d, [](T a, T b) -> T {
-      if (b == 0) return a;
-      if constexpr (std::is_signed_v<T>) {
-        if (b == -1) return 0;
-      }
-      return static_cast<T>(a % b);
-    });
-  }
+  static Action Div(Block&, Thread& t, const DInst& d) { return IntBinary<T>(t, d, ir::sem::Div<T>); }
+  static Action Rem(Block&, Thread& t, const DInst& d) { return IntBinary<T>(t, d, ir::sem::Rem<T>); }
   static Action Min(Block&, Thread& t, const DInst& d) { return IntBinary<T>(t, d, [](T a, T b) { return a < b ? a : b; }); }
   static Action Max(Block&, Thread& t, const DInst& d) { return IntBinary<T>(t, d, [](T a, T b) { return a > b ? a : b; }); }
   static Action Abs(Block&, Thread& t, const DInst& d) {
-    T a = Get<T>(t, d.src[0]);
-    Set<T>(t, d.dst[0], a < 0 ? static_cast<T>(U<T>{0} - static_cast<U<T>>(a)) : a);
+    Set<T>(t, d.dst[0], ir::sem::Abs<T>(Get<T>(t, d.src[0])));
     return Action::kNext;
   }
   static Action Neg(Block&, Thread& t, const DInst& d) {
-    Set<T>(t, d.dst[0], static_cast<T>(U<T>{0} - static_cast<U<T>>(Get<T>(t, d.src[0]))));
+    Set<T>(t, d.dst[0], ir::sem::Neg<T>(Get<T>(t, d.src[0])));
     return Action::kNext;
   }
   static Action And(Block&, Thread& t, const DInst& d) { return IntBinary<T>(t, d, [](T a, T b) { return static_cast<T>(a & b); }); }
@@ -125,35 +92,24 @@ struct IntOps {
     return Action::kNext;
   }
   static constexpr uint32_t kBits = 8 * sizeof(T);
-  // Shift amounts of the width or more give 0 (or the sign for shr.s).
   static Action Shl(Block&, Thread& t, const DInst& d) {
-    uint32_t n = Get<uint32_t>(t, d.src[1]);
-    U<T> a = static_cast<U<T>>(Get<T>(t, d.src[0]));
-    Set<T>(t, d.dst[0], n >= kBits ? T{0} : static_cast<T>(static_cast<U<T>>(a << n)));
+    Set<T>(t, d.dst[0], ir::sem::Shl<T>(Get<T>(t, d.src[0]), Get<uint32_t>(t, d.src[1])));
     return Action::kNext;
   }
   static Action Shr(Block&, Thread& t, const DInst& d) {
-    uint32_t n = Get<uint32_t>(t, d.src[1]);
-    T a = Get<T>(t, d.src[0]);
-    if constexpr (std::is_signed_v<T>) {
-      Set<T>(t, d.dst[0], static_cast<T>(a >> (n >= kBits ? kBits - 1 : n)));
-    } else {
-      Set<T>(t, d.dst[0], n >= kBits ? T{0} : static_cast<T>(a >> n));
-    }
+    Set<T>(t, d.dst[0], ir::sem::Shr<T>(Get<T>(t, d.src[0]), Get<uint32_t>(t, d.src[1])));
     return Action::kNext;
   }
   static Action Popc(Block&, Thread& t, const DInst& d) {
-    Set<uint32_t>(t, d.dst[0], static_cast<uint32_t>(std::popcount(static_cast<U<T>>(Get<T>(t, d.src[0])))));
+    Set<uint32_t>(t, d.dst[0], ir::sem::Popc<T>(Get<T>(t, d.src[0])));
     return Action::kNext;
   }
   static Action Clz(Block&, Thread& t, const DInst& d) {
-    Set<uint32_t>(t, d.dst[0], static_cast<uint32_t>(std::countl_zero(static_cast<U<T>>(Get<T>(t, d.src[0])))));
+    Set<uint32_t>(t, d.dst[0], ir::sem::Clz<T>(Get<T>(t, d.src[0])));
     return Action::kNext;
   }
   static Action Brev(Block&, Thread& t, const DInst& d) {
-    U<T> a = static_cast<U<T>>(Get<T>(t, d.src[0])), r = 0;
-    for (uint32_t i = 0; i < kBits; ++i) r |= static_cast<U<T>>(((a >> i) & 1) << (kBits - 1 - i));
-    Set<T>(t, d.dst[0], static_cast<T>(r));
+    Set<T>(t, d.dst[0], ir::sem::Brev<T>(Get<T>(t, d.src[0])));
     return Action::kNext;
   }
   static Action Bfe(Block&, Thread& t, const DInst& d) {
@@ -445,52 +401,8 @@ Handler FloatHandler(const ir::Modifiers& m) {
 
 // ---- comparison
 
-template <typename T>
-bool Compare(ir::CmpOp c, T a, T b) {
-  if constexpr (std::is_floating_point_v<T>) {
-    bool unordered = std::isnan(a) || std::isnan(b);
-    switch (c) {
-      case ir::CmpOp::kEq: return !unordered && a == b;
-      case ir::CmpOp::kNe: return !unordered && a != b;
-      case ir::CmpOp::kLt: return !unordered && a < b;
-      case ir::CmpOp::kLe: return !unordered && a <= b;
-      case ir::CmpOp::kGt: return !unordered && a > b;
-      case ir::CmpOp::kGe: return !unordered && a >= b;
-      case ir::CmpOp::kEqu: return unordered || a == b;
-      case ir::CmpOp::kNeu: return unordered || a != b;
-      case ir::CmpOp::kLtu: return unordered || a < b;
-      case ir::CmpOp::kLeu: return unordered || a <= b;
-      case ir::CmpOp::kGtu: return unordered || a > b;
-      case ir::CmpOp::kGeu: return unordered || a >= b;
-      case ir::CmpOp::kNum: return !unordered;
-      case ir::CmpOp::kNan: return unordered;
-      default: return false;
-    }
-  } else {
-    switch (c) {
-      case ir::CmpOp::kEq: return a == b;
-      case ir::CmpOp::kNe: return a != b;
-      case ir::CmpOp::kLt:
-      case ir::CmpOp::kLo: return a < b;
-      case ir::CmpOp::kLe:
-      case ir::CmpOp::kLs: return a <= b;
-      case ir::CmpOp::kGt:
-      case ir::CmpOp::kHi: return a > b;
-      case ir::CmpOp::kGe:
-      case ir::CmpOp::kHs: return a >= b;
-      default: return false;
-    }
-  }
-}
-
-inline bool Combine(ir::BoolOp op, bool a, bool c) {
-  switch (op) {
-    case ir::BoolOp::kAnd: return a && c;
-    case ir::BoolOp::kOr: return a || c;
-    case ir::BoolOp::kXor: return a != c;
-    default: return a;
-  }
-}
+using ir::sem::Combine;
+using ir::sem::Compare;
 
 template <typename T>
 Action Setp(Block&, Thread& t, const DInst& d) {

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 
+#include "ir/semantics.h"
 #include "runtime/emulator/float_semantics.h"
 #include "runtime/emulator/program.h"
 
@@ -113,17 +114,7 @@ Action Cvt(Block&, Thread& t, const DInst& d) {
       WriteInt(t, d.dst[0], to, bits);
       return Action::kNext;
     }
-    uint64_t bits = v.u;
-    if (m.sat) {
-      long double lo, hi;
-      IntRange(to, lo, hi);
-      long double x = v.is_signed ? static_cast<long double>(v.s) : static_cast<long double>(v.u);
-      x = x < lo ? lo : x > hi ? hi : x;
-      bits = ir::IsSigned(to) ? static_cast<uint64_t>(static_cast<int64_t>(x)) : static_cast<uint64_t>(x);
-    } else if (v.is_signed) {
-      bits = static_cast<uint64_t>(v.s);  // sign-extend before truncating
-    }
-    WriteInt(t, d.dst[0], to, bits);
+    WriteInt(t, d.dst[0], to, ir::sem::ConvertInt(v.u, from, to, m.sat));
     return Action::kNext;
   }
   // To a float type.

@@ -1,0 +1,218 @@
+// Dominator-based value numbering of pure instructions.
+#include "passes/cse.h"
+
+#include <algorithm>
+#include <cstring>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "ir/cfg.h"
+#include "passes/values.h"
+
+namespace ptxforge::passes {
+namespace {
+
+using ir::Opcode;
+
+static_assert(std::has_unique_object_representations_v<ir::Modifiers>,
+              "CSE hashes and compares Modifiers' bytes: it must have no padding");
+
+bool Commutative(const ir::Instruction& inst) {
+  const ir::ScalarType t = inst.mods.type;
+  if (!ir::IsInteger(t) && !ir::IsBits(t) && t != ir::ScalarType::kPred) return false;
+  switch (inst.op) {
+    case Opcode::kAdd:
+    case Opcode::kMul:
+    case Opcode::kAnd:
+    case Opcode::kOr:
+    case Opcode::kXor:
+    case Opcode::kMin:
+    case Opcode::kMax:
+      return inst.srcs.size() == 2;
+    default:
+      return false;
+  }
+}
+
+// Operands equal as expressions (registers by id: renamings are applied first).
+bool SameOperand(const ir::Operand& a, const ir::Operand& b) {
+  if (a.kind != b.kind || a.id != b.id) return false;
+  if (a.is_reg()) return true;
+  return a.base == b.base && a.type == b.type && a.value == b.value;
+}
+
+uint64_t Mix(uint64_t h, uint64_t v) {
+  h ^= v + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
+  return h * 0xFF51AFD7ED558CCDull;
+}
+
+uint64_t HashOperand(const ir::Operand& op) {
+  uint64_t h = Mix(static_cast<uint64_t>(op.kind), op.id);
+  if (op.is_reg()) return h;
+  h = Mix(h, static_cast<uint64_t>(op.base) | static_cast<uint64_t>(op.type) << 8);
+  return Mix(h, static_cast<uint64_t>(op.value));
+}
+
+class Numbering {
+ public:
+  explicit Numbering(ir::Kernel& kernel)
+      : kernel_(kernel),
+        values_(kernel),
+        renaming_(kernel.regs.size()),
+        dead_(kernel.body.size(), false),
+        shadowed_(kernel.body.size(), kNone) {}
+
+  size_t Run() {
+    const ir::Cfg cfg = ir::Cfg::Build(kernel_);
+    const uint32_t nb = static_cast<uint32_t>(cfg.blocks.size());
+    if (nb == 0) return 0;
+    const std::vector<uint32_t> idom = ir::ImmediateDominators(cfg);
+    // Children of each block in the dominator tree, flattened (block order).
+    std::vector<uint32_t> child_begin(nb + 1, 0), children;
+    for (uint32_t b = 1; b < nb; ++b) {
+      if (idom[b] != UINT32_MAX) ++child_begin[idom[b] + 1];
+    }
+    for (uint32_t b = 0; b < nb; ++b) child_begin[b + 1] += child_begin[b];
+    children.resize(child_begin[nb]);
+    {
+      std::vector<uint32_t> fill(child_begin.begin(), child_begin.end() - 1);
+      for (uint32_t b = 1; b < nb; ++b) {
+        if (idom[b] != UINT32_MAX) children[fill[idom[b]]++] = b;
+      }
+    }
+    // Iterative preorder walk; on leaving a block its table entries go.
+    struct Frame {
+      uint32_t block;
+      uint32_t next_child;
+      size_t undo_mark;
+    };
+    std::vector<Frame> stack;
+    stack.push_back({0, child_begin[0], undo_.size()});
+    VisitBlock(cfg.blocks[0]);
+    while (!stack.empty()) {
+      Frame& f = stack.back();
+      if (f.next_child < child_begin[f.block + 1]) {
+        const uint32_t c = children[f.next_child++];
+        stack.push_back({c, child_begin[c], undo_.size()});
+        VisitBlock(cfg.blocks[c]);
+        continue;
+      }
+      while (undo_.size() > f.undo_mark) {
+        const auto [hash, inst] = undo_.back();
+        undo_.pop_back();
+        if (shadowed_[inst] == kNone) {
+          table_.erase(hash);
+        } else {
+          table_[hash] = shadowed_[inst];
+        }
+      }
+      stack.pop_back();
+    }
+    if (removed_ == 0) return 0;
+    for (ir::Instruction& inst : kernel_.body) renaming_.Apply(inst);  // blocks the walk did not reach too
+    return RemoveMarked(kernel_, dead_);
+  }
+
+ private:
+  static constexpr uint32_t kNone = UINT32_MAX;
+
+  // The table maps an expression's hash to the innermost instruction in
+  // scope with that hash; shadowed_[i] is the one i hid (same hash, an outer
+  // scope or a collision), so lookups walk that chain and scope exits restore it.
+  void VisitBlock(const ir::BasicBlock& bb) {
+    for (uint32_t i = bb.begin; i < bb.end; ++i) {
+      ir::Instruction& inst = kernel_.body[i];
+      renaming_.Apply(inst);
+      if (!Mergeable(inst)) continue;
+      const uint64_t hash = Hash(inst);
+      auto [it, inserted] = table_.try_emplace(hash, i);
+      if (!inserted) {
+        uint32_t leader = kNone;
+        for (uint32_t j = it->second; j != kNone; j = shadowed_[j]) {
+          if (Same(kernel_.body[j], inst)) {
+            leader = j;
+            break;
+          }
+        }
+        if (leader != kNone) {
+          renaming_.Set(inst.dsts[0], kernel_.body[leader].dsts[0]);
+          dead_[i] = true;
+          ++removed_;
+          continue;
+        }
+        shadowed_[i] = it->second;
+        it->second = i;
+      }
+      undo_.push_back({hash, i});
+    }
+  }
+
+  bool Mergeable(const ir::Instruction& inst) const {
+    const ir::OpInfo& info = inst.info();
+    if (!info.has(ir::kPure) || info.has(ir::kPseudo) || info.has(ir::kOpaque) || info.has(ir::kConvergent)) return false;
+    if (info.has(ir::kReadsMemory) && !(inst.op == Opcode::kLd && inst.mods.space == ir::StateSpace::kParam)) return false;
+    if (inst.guarded() || inst.dsts.size() != 1 || !values_.IsValue(inst.dsts[0])) return false;
+    // An add or sub of two registers is one instruction that reuses nothing:
+    // merging it only keeps its result live longer. ptxas merges it where
+    // that pays (measured: merging them made ptxas spill on nf4.gemm_transpose
+    // for sm_120 and cost registers on nf4.gemm; leaving them never did).
+    if ((inst.op == Opcode::kAdd || inst.op == Opcode::kSub) && inst.srcs.size() == 2 && inst.srcs[0].is_reg() &&
+        inst.srcs[1].is_reg()) {
+      return false;
+    }
+    // A read of a special register (%tid.x ...) is not merged either: it
+    // needs no register to recompute, and sharing one keeps it live across
+    // the kernel (measured: layernorm, reduce and elementwise each took 1..3
+    // more registers under ptxas when their later %tid.x reads were merged).
+    for (const ir::Operand& op : inst.srcs) {
+      if (op.reads_reg() && !values_.IsValue(op.reg())) return false;
+      if (op.kind == ir::OperandKind::kSpecial) return false;
+    }
+    return true;
+  }
+
+  // Over the opcode, the destination's type, the modifiers and the operands
+  // (those of a commutative instruction in either order).
+  uint64_t Hash(const ir::Instruction& inst) const {
+    uint64_t h = Mix(static_cast<uint64_t>(inst.op), static_cast<uint64_t>(kernel_.type_of(inst.dsts[0])));
+    uint64_t words[(sizeof(ir::Modifiers) + 7) / 8] = {};
+    std::memcpy(words, &inst.mods, sizeof inst.mods);
+    for (uint64_t w : words) h = Mix(h, w);
+    if (Commutative(inst)) {
+      uint64_t a = HashOperand(inst.srcs[0]), b = HashOperand(inst.srcs[1]);
+      return Mix(Mix(h, std::min(a, b)), std::max(a, b));
+    }
+    for (const ir::Operand& op : inst.srcs) h = Mix(h, HashOperand(op));
+    return Mix(h, inst.srcs.size());
+  }
+
+  bool Same(const ir::Instruction& a, const ir::Instruction& b) const {
+    if (a.op != b.op || a.srcs.size() != b.srcs.size() || kernel_.type_of(a.dsts[0]) != kernel_.type_of(b.dsts[0]) ||
+        std::memcmp(&a.mods, &b.mods, sizeof a.mods) != 0) {
+      return false;
+    }
+    bool same = true;
+    for (size_t k = 0; k < a.srcs.size() && same; ++k) same = SameOperand(a.srcs[k], b.srcs[k]);
+    if (!same && Commutative(a)) {
+      same = SameOperand(a.srcs[0], b.srcs[1]) && SameOperand(a.srcs[1], b.srcs[0]);
+    }
+    return same;
+  }
+
+  ir::Kernel& kernel_;
+  const Values values_;
+  Renaming renaming_;
+  std::vector<bool> dead_;
+  std::vector<uint32_t> shadowed_;  // by instruction
+  absl::flat_hash_map<uint64_t, uint32_t> table_;
+  std::vector<std::pair<uint64_t, uint32_t>> undo_;  // (hash, instruction) entered, innermost last
+  size_t removed_ = 0;
+};
+
+}  // namespace
+
+size_t EliminateCommonSubexpressions(ir::Kernel& kernel) { return Numbering(kernel).Run(); }
+
+}  // namespace ptxforge::passes

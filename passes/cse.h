@@ -1,0 +1,45 @@
+// Common-subexpression elimination by dominator-based value numbering.
+#ifndef PTXFORGE_PASSES_CSE_H_
+#define PTXFORGE_PASSES_CSE_H_
+
+#include "ir/kernel.h"
+#include "passes/pass.h"
+
+namespace ptxforge::passes {
+
+// Walks the dominator tree in preorder with a scoped table of the
+// expressions computed so far on the path from the entry. An instruction
+// that computes an expression already in the table is deleted and its
+// result's uses read the earlier register (whose definition dominates them).
+//
+// An expression is an instruction that is pure, unguarded, defines one
+// value (passes/values.h), and reads only values, immediates and addresses.
+// Reads of special registers are not merged: %tid.x and the like cost no
+// register to read again, and a shared read stays live across the kernel
+// (it cost ptxas registers on layernorm, reduce and elementwise); %clock
+// and the like change between reads anyway. Memory reads are never merged
+// (a store or another thread may change memory between them), except
+// ld.param (kernel parameters are read-only); neither are warp-level
+// operations (shfl, vote, activemask: they depend on which threads are
+// active), nor an add or sub of two registers (one instruction reusing
+// nothing: merging it only lengthens a live range, and made ptxas spill on
+// a registry kernel; ptxas merges those itself where it pays). The key is the opcode, the modifiers, the destination's type and
+// the operands (with earlier merges applied; the two operands of integer
+// add, mul, and, or, xor, min and max in a fixed order). Linear in the
+// body; the table is only looked up, never iterated, so the output does not
+// depend on hashing (a hash only finds candidates, which are compared in
+// full). Returns the number of instructions removed.
+size_t EliminateCommonSubexpressions(ir::Kernel& kernel);
+
+class CsePass : public Pass {
+ public:
+  std::string_view name() const override { return "cse"; }
+  absl::Status Run(ir::Kernel& kernel) override {
+    EliminateCommonSubexpressions(kernel);
+    return absl::OkStatus();
+  }
+};
+
+}  // namespace ptxforge::passes
+
+#endif  // PTXFORGE_PASSES_CSE_H_

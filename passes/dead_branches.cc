@@ -1,0 +1,74 @@
+// Constant guards, unreachable blocks and branches to the next instruction.
+#include "passes/dead_branches.h"
+
+#include <optional>
+#include <vector>
+
+#include "ir/cfg.h"
+#include "passes/values.h"
+
+namespace ptxforge::passes {
+
+size_t RemoveDeadBranches(ir::Kernel& kernel) {
+  size_t changed = 0;
+  {
+    const Values values(kernel);
+    std::vector<bool> dead(kernel.body.size(), false);
+    bool any_dead = false;
+    for (size_t i = 0; i < kernel.body.size(); ++i) {
+      ir::Instruction& inst = kernel.body[i];
+      if (!inst.guarded()) continue;
+      std::optional<uint64_t> c = ConstantOf(kernel, values, inst.guard);
+      if (!c) continue;
+      if (((*c & 1) != 0) != inst.guard_negated) {
+        inst.guard = ir::Reg{};
+        inst.guard_negated = false;
+      } else {
+        // Never runs. A definition of a non-mutable register stays (its uses
+        // would lose their definition); nothing else that never runs does.
+        bool defines_value = false;
+        for (ir::Reg d : inst.dsts) defines_value |= d.id >= kernel.regs.size() || !kernel.regs[d.id].is_mutable;
+        if (defines_value) continue;
+        dead[i] = true;
+        any_dead = true;
+      }
+      ++changed;
+    }
+    if (any_dead) RemoveMarked(kernel, dead);
+  }
+  // Unreachable blocks.
+  {
+    const ir::Cfg cfg = ir::Cfg::Build(kernel);
+    std::vector<bool> reachable(cfg.blocks.size(), false);
+    for (uint32_t b : ir::ReversePostOrder(cfg)) reachable[b] = true;
+    std::vector<bool> dead(kernel.body.size(), false);
+    size_t n = 0;
+    for (size_t b = 0; b < cfg.blocks.size(); ++b) {
+      if (reachable[b]) continue;
+      for (uint32_t i = cfg.blocks[b].begin; i < cfg.blocks[b].end; ++i) dead[i] = true;
+      n += cfg.blocks[b].end - cfg.blocks[b].begin;
+    }
+    if (n > 0) changed += RemoveMarked(kernel, dead);
+  }
+  // Branches to the next instruction.
+  {
+    auto& body = kernel.body;
+    std::vector<bool> dead(body.size(), false);
+    bool any = false;
+    for (size_t i = 0; i < body.size(); ++i) {
+      const ir::Instruction& inst = body[i];
+      if (inst.op != ir::Opcode::kBra || inst.guarded() || inst.srcs.empty()) continue;
+      for (size_t j = i + 1; j < body.size() && body[j].op == ir::Opcode::kLabel; ++j) {
+        if (!body[j].srcs.empty() && body[j].srcs[0].id == inst.srcs[0].id) {
+          dead[i] = true;
+          any = true;
+          break;
+        }
+      }
+    }
+    if (any) changed += RemoveMarked(kernel, dead);
+  }
+  return changed;
+}
+
+}  // namespace ptxforge::passes

@@ -1,0 +1,69 @@
+// Values, renaming and deletion shared by the optimizer passes.
+#include "passes/values.h"
+
+#include <utility>
+
+namespace ptxforge::passes {
+
+Values::Values(const ir::Kernel& kernel) : def_(kernel.regs.size(), kNotAValue) {
+  constexpr uint32_t kNone = kNotAValue - 1;  // while counting: not defined yet
+  std::fill(def_.begin(), def_.end(), kNone);
+  const uint32_t n = static_cast<uint32_t>(kernel.body.size());
+  for (uint32_t i = 0; i < n; ++i) {
+    const ir::Instruction& inst = kernel.body[i];
+    const bool ok = !inst.guarded() && inst.op != ir::Opcode::kRaw;
+    for (ir::Reg d : inst.dsts) {
+      if (d.id >= def_.size()) continue;
+      def_[d.id] = ok && def_[d.id] == kNone ? i : kNotAValue;
+    }
+  }
+  for (size_t r = 0; r < def_.size(); ++r) {
+    if (def_[r] == kNone || kernel.regs[r].is_mutable) def_[r] = kNotAValue;
+  }
+}
+
+std::optional<uint64_t> ConstantOf(const ir::Kernel& kernel, const Values& values, ir::Reg r) {
+  uint32_t d = values.Def(r);
+  if (d == Values::kNotAValue) return std::nullopt;
+  const ir::Instruction& inst = kernel.body[d];
+  if (inst.op != ir::Opcode::kMov || inst.srcs.size() != 1 || !inst.srcs[0].is_imm()) return std::nullopt;
+  return inst.srcs[0].bits();
+}
+
+uint32_t Renaming::Find(uint32_t r) {
+  const size_t n = to_.size();
+  uint32_t root = r;
+  while (root < n && to_[root] != ir::Reg::kInvalidId) root = to_[root];
+  while (r < n && to_[r] != ir::Reg::kInvalidId && to_[r] != root) {  // path compression
+    const uint32_t next = to_[r];
+    to_[r] = root;
+    r = next;
+  }
+  return root;
+}
+
+size_t RemoveMarked(ir::Kernel& kernel, const std::vector<bool>& dead) {
+  auto& body = kernel.body;
+  const size_t n = body.size();
+  size_t kept = 0;
+  while (kept < n && !dead[kept]) ++kept;
+  for (size_t i = kept; i < n; ++i) {
+    if (!dead[i]) body[kept++] = std::move(body[i]);
+  }
+  body.resize(kept);
+  return n - kept;
+}
+
+void MakeMove(const ir::Kernel& kernel, ir::Instruction& inst, ir::Operand src) {
+  ir::Instruction mov;
+  mov.op = ir::Opcode::kMov;
+  mov.mods.type = kernel.type_of(inst.dsts[0]);
+  mov.dsts = {inst.dsts[0]};
+  mov.srcs = {src};
+  mov.guard = inst.guard;
+  mov.guard_negated = inst.guard_negated;
+  mov.loc = inst.loc;
+  inst = std::move(mov);
+}
+
+}  // namespace ptxforge::passes

@@ -1,0 +1,79 @@
+// What the optimizer passes share: which registers are values (defined once,
+// unconditionally), renaming uses, and deleting marked instructions.
+#ifndef PTXFORGE_PASSES_VALUES_H_
+#define PTXFORGE_PASSES_VALUES_H_
+
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "ir/kernel.h"
+
+namespace ptxforge::passes {
+
+// A register is a *value* when it is not mutable and the body defines it
+// exactly once, by an unguarded instruction that is not raw PTX. The
+// verifier's must-defined check then makes that definition dominate every
+// use, so the register holds the same bits at every use: a value can be
+// replaced by an equal value or a constant everywhere. Mutable registers
+// (loop-carried) are never values.
+class Values {
+ public:
+  static constexpr uint32_t kNotAValue = UINT32_MAX;
+
+  explicit Values(const ir::Kernel& kernel);
+  // The index of r's one definition; kNotAValue when r is not a value.
+  uint32_t Def(ir::Reg r) const { return r.id < def_.size() ? def_[r.id] : kNotAValue; }
+  bool IsValue(ir::Reg r) const { return Def(r) != kNotAValue; }
+
+ private:
+  std::vector<uint32_t> def_;
+};
+
+// The constant a value register holds: r is a value defined by
+// `mov.T r, IMM` (its immediate's bits). nullopt otherwise.
+std::optional<uint64_t> ConstantOf(const ir::Kernel& kernel, const Values& values, ir::Reg r);
+
+// Calls f(uint32_t& id) for each register id an instruction reads (sources,
+// address bases, the guard), so that it can rename it.
+template <typename F>
+void ForEachUseId(ir::Instruction& inst, F&& f) {
+  for (ir::Operand& op : inst.srcs) {
+    if (op.reads_reg()) f(op.id);
+  }
+  if (inst.guard.valid()) f(inst.guard.id);
+}
+
+// Register renaming with chains resolved (a -> b -> c reads as a -> c).
+class Renaming {
+ public:
+  explicit Renaming(size_t nregs) : to_(nregs, ir::Reg::kInvalidId) {}
+  void Set(ir::Reg from, ir::Reg to) {
+    to_[from.id] = to.id;
+    ++count_;
+  }
+  // How many renamings were set.
+  size_t size() const { return count_; }
+  // What r stands for now.
+  uint32_t Find(uint32_t r);
+  // Renames every use in `inst`.
+  void Apply(ir::Instruction& inst) {
+    ForEachUseId(inst, [&](uint32_t& id) { id = Find(id); });
+  }
+
+ private:
+  std::vector<uint32_t> to_;
+  size_t count_ = 0;
+};
+
+// Deletes the instructions marked in `dead` (by body index), keeping the
+// order of the others. Returns how many went.
+size_t RemoveMarked(ir::Kernel& kernel, const std::vector<bool>& dead);
+
+// `mov.T dst, src`: what a simplified instruction becomes. T is dst's type.
+void MakeMove(const ir::Kernel& kernel, ir::Instruction& inst, ir::Operand src);
+
+}  // namespace ptxforge::passes
+
+#endif  // PTXFORGE_PASSES_VALUES_H_

@@ -1,0 +1,496 @@
+// Tests of the optimizer passes (IR in, IR out, exact text), the pipeline's
+// options, and the emulator equivalence of every registry kernel with the
+// optimizer on and off.
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "builder/kernel_builder.h"
+#include "emit/ir_printer.h"
+#include "ir/strings.h"
+#include "kernels/problem_runner.h"
+#include "kernels/registry.h"
+#include "passes/const_fold.h"
+#include "passes/copy_prop.h"
+#include "passes/cse.h"
+#include "passes/dead_branches.h"
+#include "passes/dead_register_removal.h"
+#include "passes/identities.h"
+#include "passes/pass.h"
+#include "passes/verifier.h"
+#include "runtime/emulator.h"
+#include "test/test_util.h"
+
+namespace ptxforge {
+namespace {
+
+using ir::StateSpace;
+using testing::Msg;
+
+ir::Kernel Finished(KernelBuilder& b) {
+  absl::StatusOr<ir::Kernel> k = b.Finish();
+  REQUIRE(Msg(k) == "OK");
+  return *std::move(k);
+}
+
+// The IR text; with PTXFORGE_DUMP_IR=1 also on stderr between @@@ markers, to
+// review a pass's output after an intended change.
+std::string DumpIr(const ir::Kernel& k) {
+  std::string ir = emit::PrintIr(k);
+  if (std::getenv("PTXFORGE_DUMP_IR")) std::fprintf(stderr, "@@@BEGIN %s\n%s@@@END\n", k.name.c_str(), ir.c_str());
+  return ir;
+}
+
+// The pass's output must still verify.
+void RequireVerifies(const ir::Kernel& k) { REQUIRE(Msg(ir::VerifyKernel(k)) == "OK"); }
+
+// ---- constant folding and propagation
+
+TEST_CASE("constfold: integer arithmetic, wrap-around, shifts past the width", "[constfold]") {
+  KernelBuilder b("fold");
+  Value<U64> out = b.CvtaToGlobal(b.Param<U64>("out"));
+  Value<U32> big = b.Const<U32>(0xFFFFFFF0u);
+  Value<U32> wrapped = b.Add(big, 0x20u);           // 0x10: wraps
+  Value<U32> shifted = b.Shl(wrapped, 40u);          // 0: shift >= 32
+  Value<S32> neg = b.Const<S32>(-8);
+  Value<S32> sra = b.Shr(neg, 100u);                 // -1: shr.s fills with the sign
+  Value<S32> quot = b.Div(neg, b.Const<S32>(0));     // -1: division by zero gives all ones
+  Value<U64> wide = b.MulWide(big, 16u);             // 0xFFFFFFF00
+  Value<U32> n = b.Param<U32>("n");
+  Value<U32> sum = b.Add(n, b.Add(wrapped, shifted)); // the constant 0x10 propagates into the add
+  b.Store(StateSpace::kGlobal, out, sum);
+  b.Store(StateSpace::kGlobal, Address(out, 4), b.Add(sra, quot));
+  b.Store(StateSpace::kGlobal, Address(out, 8), wide);
+  ir::Kernel k = Finished(b);
+  REQUIRE(passes::FoldConstants(k) > 0);
+  RequireVerifies(k);
+  passes::RemoveDeadRegisters(k);
+  REQUIRE(DumpIr(k) ==
+          "kernel fold target sm_80\n"
+          "  param u64 out\n"
+          "  param u32 n\n"
+          "{\n"
+          "  %5:u64 = mov.u64 68719476480\n"
+          "  %6:u64 = ld.param.u64 [out]  // out\n"
+          "  %7:u64 = cvta.to.global.u64 %6\n"
+          "  %8:u32 = ld.param.u32 [n]  // n\n"
+          "  %12:u32 = add.u32 %8, 16\n"
+          "  st.global.u32 [%7], %12\n"
+          "  %13:s32 = mov.s32 -2\n"
+          "  st.global.s32 [%7+4], %13\n"
+          "  st.global.u64 [%7+8], %5\n"
+          "  ret\n"
+          "}\n");
+}
+
+TEST_CASE("constfold: setp, selp, cvt and predicates", "[constfold]") {
+  KernelBuilder b("fold_cmp");
+  Value<U64> out = b.CvtaToGlobal(b.Param<U64>("out"));
+  Value<U32> n = b.Param<U32>("n");
+  Value<S32> minus = b.Const<S32>(-1);
+  Value<Pred> lt = b.Lt(minus, 0);                       // true as s32
+  Value<U32> pick = b.Select(lt, n, 7u);                 // selp on a known predicate: n
+  Value<U16> narrow = b.Cvt<U16>(b.Const<U32>(0x12345u)); // truncates to 0x2345
+  Value<S64> widened = b.Cvt<S64>(minus);                // sign-extends
+  b.Store(StateSpace::kGlobal, out, pick);
+  b.Store(StateSpace::kGlobal, Address(out, 4), narrow);
+  b.Store(StateSpace::kGlobal, Address(out, 8), widened);
+  ir::Kernel k = Finished(b);
+  passes::FoldConstants(k);
+  RequireVerifies(k);
+  passes::RemoveDeadRegisters(k);
+  REQUIRE(DumpIr(k) ==
+          "kernel fold_cmp target sm_80\n"
+          "  param u64 out\n"
+          "  param u32 n\n"
+          "{\n"
+          "  %1:u16 = mov.u16 9029\n"
+          "  %3:s64 = mov.s64 -1\n"
+          "  %4:u64 = ld.param.u64 [out]  // out\n"
+          "  %5:u64 = cvta.to.global.u64 %4\n"
+          "  %6:u32 = ld.param.u32 [n]  // n\n"
+          "  %8:u32 = mov.u32 %6\n"
+          "  st.global.u32 [%5], %8\n"
+          "  st.global.u16 [%5+4], %1\n"
+          "  st.global.s64 [%5+8], %3\n"
+          "  ret\n"
+          "}\n");
+}
+
+TEST_CASE("constfold: floats only where bit-exact", "[constfold]") {
+  KernelBuilder b("fold_float");
+  Value<U64> out = b.CvtaToGlobal(b.Param<U64>("out"));
+  Value<F32> x = b.Param<F32>("x");
+  Value<F32> three = b.Add(b.Const<F32>(1.0f), 2.0f);    // folded: 3
+  Value<F32> nan = b.Const<F32>(std::numeric_limits<float>::quiet_NaN());
+  Value<F32> keep_nan = b.Add(nan, 1.0f);                // not folded: NaN payloads differ
+  Value<F32> keep_rz = b.Add(b.Const<F32>(1.0f), 2.0f, {.rounding = ir::Rounding::kRz});  // not folded: .rz
+  Value<F32> keep_ftz = b.Mul(b.Const<F32>(1.0f), 2.0f, {.ftz = true});                  // not folded: .ftz
+  b.Store(StateSpace::kGlobal, out, b.Add(x, three));
+  b.Store(StateSpace::kGlobal, Address(out, 4), keep_nan);
+  b.Store(StateSpace::kGlobal, Address(out, 8), keep_rz);
+  b.Store(StateSpace::kGlobal, Address(out, 12), keep_ftz);
+  ir::Kernel k = Finished(b);
+  passes::FoldConstants(k);
+  RequireVerifies(k);
+  passes::RemoveDeadRegisters(k);
+  REQUIRE(DumpIr(k) ==
+          "kernel fold_float target sm_80\n"
+          "  param u64 out\n"
+          "  param f32 x\n"
+          "{\n"
+          "  %1:f32 = add.f32 0f7FC00000, 0f3F800000\n"
+          "  %3:f32 = add.rz.f32 0f3F800000, 0f40000000\n"
+          "  %5:f32 = mul.ftz.f32 0f3F800000, 0f40000000\n"
+          "  %6:u64 = ld.param.u64 [out]  // out\n"
+          "  %7:u64 = cvta.to.global.u64 %6\n"
+          "  %8:f32 = ld.param.f32 [x]  // x\n"
+          "  %11:f32 = add.f32 %8, 0f40400000\n"
+          "  st.global.f32 [%7], %11\n"
+          "  st.global.f32 [%7+4], %1\n"
+          "  st.global.f32 [%7+8], %3\n"
+          "  st.global.f32 [%7+12], %5\n"
+          "  ret\n"
+          "}\n");
+}
+
+TEST_CASE("constfold: EvaluateConstant follows PTX on the edge cases", "[constfold]") {
+  KernelBuilder b("eval");
+  b.Param<S32>("a");
+  ir::Kernel k = Finished(b);
+  auto eval = [&](ir::Opcode op, ir::ScalarType t, std::vector<uint64_t> v, ir::Mode mode = ir::Mode::kNone) {
+    ir::Instruction inst;
+    inst.op = op;
+    inst.mods.type = t;
+    inst.mods.mode = mode;
+    inst.dsts = {ir::Reg{0}};
+    for (size_t i = 0; i < v.size(); ++i) inst.srcs.push_back(ir::Operand::Imm(t, v[i]));
+    k.regs[0].type = t;
+    return passes::EvaluateConstant(k, inst, v);
+  };
+  using ir::Opcode;
+  using ir::ScalarType;
+  const uint64_t kMin32 = 0x80000000u, kMinus1 = 0xFFFFFFFFu;
+  CHECK(eval(Opcode::kDiv, ScalarType::kS32, {kMin32, kMinus1}) == kMin32);  // MIN / -1 wraps
+  CHECK(eval(Opcode::kRem, ScalarType::kS32, {kMin32, kMinus1}) == 0u);
+  CHECK(eval(Opcode::kRem, ScalarType::kU32, {7, 0}) == 7u);                 // remainder by zero: the dividend
+  CHECK(eval(Opcode::kDiv, ScalarType::kU32, {7, 0}) == kMinus1);
+  CHECK(eval(Opcode::kShr, ScalarType::kU32, {kMin32, 32}) == 0u);
+  CHECK(eval(Opcode::kShr, ScalarType::kS32, {kMin32, 32}) == kMinus1);
+  CHECK(eval(Opcode::kShl, ScalarType::kB64, {1, 63}) == uint64_t{1} << 63);
+  CHECK(eval(Opcode::kMul, ScalarType::kS32, {kMinus1, kMinus1}, ir::Mode::kHi) == 0u);
+  CHECK(eval(Opcode::kMul, ScalarType::kU32, {kMinus1, kMinus1}, ir::Mode::kHi) == 0xFFFFFFFEu);
+  CHECK(eval(Opcode::kMul, ScalarType::kU16, {0xFFFF, 0xFFFF}, ir::Mode::kLo) == 1u);
+  CHECK(eval(Opcode::kAbs, ScalarType::kS32, {kMin32}) == kMin32);
+  CHECK(eval(Opcode::kNeg, ScalarType::kS16, {0x8000}) == 0x8000u);
+  CHECK(eval(Opcode::kClz, ScalarType::kB32, {0}) == 32u);
+  CHECK(eval(Opcode::kBrev, ScalarType::kB32, {1}) == kMin32);
+  CHECK(eval(Opcode::kMin, ScalarType::kS32, {kMinus1, 1}) == kMinus1);
+  CHECK(eval(Opcode::kMin, ScalarType::kU32, {kMinus1, 1}) == 1u);
+  CHECK(eval(Opcode::kCnot, ScalarType::kB32, {0}) == 1u);
+  CHECK(!eval(Opcode::kAdd, ScalarType::kF16, {0x3C00, 0x3C00}));  // halves are not folded
+}
+
+// ---- identities
+
+TEST_CASE("identities: x+0, x*1, x*0, x&-1, x^x ... become movs", "[identities]") {
+  KernelBuilder b("ident");
+  Value<U64> out = b.CvtaToGlobal(b.Param<U64>("out"));
+  Value<U32> x = b.Param<U32>("x");
+  Value<F32> f = b.Param<F32>("f");
+  b.Store(StateSpace::kGlobal, out, b.Add(x, 0u));
+  b.Store(StateSpace::kGlobal, Address(out, 4), b.Mul(x, 1u));
+  b.Store(StateSpace::kGlobal, Address(out, 8), b.Mul(x, 0u));
+  b.Store(StateSpace::kGlobal, Address(out, 12), b.Sub(x, x));
+  b.Store(StateSpace::kGlobal, Address(out, 16), b.Shr(x, 0u));
+  Value<B32> bits = b.Param<B32>("bits");
+  b.Store(StateSpace::kGlobal, Address(out, 20), b.And(bits, 0xFFFFFFFFu));
+  b.Store(StateSpace::kGlobal, Address(out, 24), b.Xor(bits, bits));
+  b.Store(StateSpace::kGlobal, Address(out, 28), b.Add(f, 0.0f));  // floats stay: -0 + 0 is +0
+  b.Store(StateSpace::kGlobal, Address(out, 32), b.Mul(f, 1.0f));  // NaN payloads
+  ir::Kernel k = Finished(b);
+  REQUIRE(passes::SimplifyIdentities(k) == 7);
+  RequireVerifies(k);
+  REQUIRE(DumpIr(k) ==
+          "kernel ident target sm_80\n"
+          "  param u64 out\n"
+          "  param u32 x\n"
+          "  param f32 f\n"
+          "  param b32 bits\n"
+          "{\n"
+          "  %0:f32 = ld.param.f32 [f]  // f\n"
+          "  %1:u64 = ld.param.u64 [out]  // out\n"
+          "  %2:u64 = cvta.to.global.u64 %1\n"
+          "  %3:u32 = ld.param.u32 [x]  // x\n"
+          "  %4:u32 = mov.u32 %3\n"
+          "  st.global.u32 [%2], %4\n"
+          "  %5:u32 = mov.u32 %3\n"
+          "  st.global.u32 [%2+4], %5\n"
+          "  %6:u32 = mov.u32 0\n"
+          "  st.global.u32 [%2+8], %6\n"
+          "  %7:u32 = mov.u32 0\n"
+          "  st.global.u32 [%2+12], %7\n"
+          "  %8:u32 = mov.u32 %3\n"
+          "  st.global.u32 [%2+16], %8\n"
+          "  %9:b32 = ld.param.b32 [bits]  // bits\n"
+          "  %10:b32 = mov.b32 %9\n"
+          "  st.global.b32 [%2+20], %10\n"
+          "  %11:b32 = mov.b32 0x0\n"
+          "  st.global.b32 [%2+24], %11\n"
+          "  %12:f32 = add.f32 %0, 0f00000000\n"
+          "  st.global.f32 [%2+28], %12\n"
+          "  %13:f32 = mul.f32 %0, 0f3F800000\n"
+          "  st.global.f32 [%2+32], %13\n"
+          "  ret\n"
+          "}\n");
+}
+
+// ---- copy propagation
+
+TEST_CASE("copyprop: uses of a copy read the original; copies of mutable registers stay", "[copyprop]") {
+  KernelBuilder b("copies");
+  Value<U64> out = b.CvtaToGlobal(b.Param<U64>("out"));
+  Value<U32> x = b.Param<U32>("x");
+  Value<U32> y = b.Add(x, 0u);  // identities make it `mov y, x`
+  Var<U32> m = b.Mutable<U32>(x, "m");
+  Value<U32> snapshot = b.Add<U32>(m, 0u);
+  b.Assign(m, b.Add<U32>(m, 1u));
+  b.Store(StateSpace::kGlobal, out, b.Mul(y, y));
+  b.Store(StateSpace::kGlobal, Address(out, 4), snapshot);
+  b.Store(StateSpace::kGlobal, Address(out, 8), m);
+  ir::Kernel k = Finished(b);
+  passes::SimplifyIdentities(k);
+  REQUIRE(passes::PropagateCopies(k) == 1);
+  RequireVerifies(k);
+  REQUIRE(DumpIr(k) ==
+          "kernel copies target sm_80\n"
+          "  param u64 out\n"
+          "  param u32 x\n"
+          "{\n"
+          "  %0:u64 = ld.param.u64 [out]  // out\n"
+          "  %1:u64 = cvta.to.global.u64 %0\n"
+          "  %2:u32 = ld.param.u32 [x]  // x\n"
+          "  %4:u32 = mov.u32 %2  // m mutable\n"
+          "  %5:u32 = mov.u32 %4\n"
+          "  %6:u32 = add.u32 %4, 1\n"
+          "  %4:u32 = mov.u32 %6  // m mutable\n"
+          "  %7:u32 = mul.lo.u32 %2, %2\n"
+          "  st.global.u32 [%1], %7\n"
+          "  st.global.u32 [%1+4], %5\n"
+          "  st.global.u32 [%1+8], %4\n"
+          "  ret\n"
+          "}\n");
+}
+
+// ---- common subexpressions
+
+TEST_CASE("cse: dominating expressions are reused, across blocks too", "[cse]") {
+  KernelBuilder b("cse");
+  Value<U64> out = b.CvtaToGlobal(b.Param<U64>("out"));
+  Value<U32> n = b.Param<U32>("n");
+  Value<U32> tid = b.TidX();
+  Value<U32> a = b.Mul(tid, 4u);
+  b.Store(StateSpace::kGlobal, out, a);
+  b.If(b.Lt(tid, n), [&] {
+    Value<U32> again = b.Mul(tid, 4u);         // the same as a: a's block dominates this one
+    Value<U32> tid2 = b.TidX();                // %tid.x again: read again (no register to keep live)
+    b.Store(StateSpace::kGlobal, Address(out, 4), b.Mul(again, tid2));
+    b.Store(StateSpace::kGlobal, Address(out, 8), b.Mul(tid2, again));  // commuted: the same mul
+    b.Store(StateSpace::kGlobal, Address(out, 32), b.Add(again, tid2));
+    b.Store(StateSpace::kGlobal, Address(out, 36), b.Add(again, tid2));  // register + register: left to ptxas
+  });
+  b.If(b.Lt(n, 5u), [&] {
+    Value<U32> c = b.Mul(n, 3u);               // not available in the sibling block below
+    b.Store(StateSpace::kGlobal, Address(out, 12), c);
+  });
+  b.Store(StateSpace::kGlobal, Address(out, 16), b.Mul(n, 3u));
+  Value<U32> clock1 = b.Clock();
+  Value<U32> clock2 = b.Clock();               // volatile: both reads stay
+  b.Store(StateSpace::kGlobal, Address(out, 20), b.Sub(clock2, clock1));
+  Value<U32> l1 = b.Load<U32>(StateSpace::kGlobal, out);
+  b.Store(StateSpace::kGlobal, Address(out, 24), l1);
+  Value<U32> l2 = b.Load<U32>(StateSpace::kGlobal, out);  // memory changed in between: both loads stay
+  b.Store(StateSpace::kGlobal, Address(out, 28), l2);
+  ir::Kernel k = Finished(b);
+  REQUIRE(passes::EliminateCommonSubexpressions(k) == 2);
+  RequireVerifies(k);
+  REQUIRE(DumpIr(k) ==
+          "kernel cse target sm_80\n"
+          "  param u64 out\n"
+          "  param u32 n\n"
+          "{\n"
+          "  %0:u32 = ld.param.u32 [n]  // n\n"
+          "  %1:u64 = ld.param.u64 [out]  // out\n"
+          "  %2:u64 = cvta.to.global.u64 %1\n"
+          "  %3:u32 = mov.u32 %tid.x\n"
+          "  %4:u32 = mul.lo.u32 %3, 4\n"
+          "  st.global.u32 [%2], %4\n"
+          "  %5:pred = setp.lt.u32 %3, %0\n"
+          "  @!%5 bra $L0_endif\n"
+          "  %7:u32 = mov.u32 %tid.x\n"
+          "  %8:u32 = mul.lo.u32 %4, %7\n"
+          "  st.global.u32 [%2+4], %8\n"
+          "  st.global.u32 [%2+8], %8\n"
+          "  %10:u32 = add.u32 %4, %7\n"
+          "  st.global.u32 [%2+32], %10\n"
+          "  %11:u32 = add.u32 %4, %7\n"
+          "  st.global.u32 [%2+36], %11\n"
+          "$L0_endif:\n"
+          "  %12:pred = setp.lt.u32 %0, 5\n"
+          "  @!%12 bra $L1_endif\n"
+          "  %13:u32 = mul.lo.u32 %0, 3\n"
+          "  st.global.u32 [%2+12], %13\n"
+          "$L1_endif:\n"
+          "  %14:u32 = mul.lo.u32 %0, 3\n"
+          "  st.global.u32 [%2+16], %14\n"
+          "  %15:u32 = mov.u32 %clock\n"
+          "  %16:u32 = mov.u32 %clock\n"
+          "  %17:u32 = sub.u32 %16, %15\n"
+          "  st.global.u32 [%2+20], %17\n"
+          "  %18:u32 = ld.global.u32 [%2]\n"
+          "  st.global.u32 [%2+24], %18\n"
+          "  %19:u32 = ld.global.u32 [%2]\n"
+          "  st.global.u32 [%2+28], %19\n"
+          "  ret\n"
+          "}\n");
+}
+
+// ---- dead branches
+
+TEST_CASE("branches: constant conditions resolved, unreachable blocks removed", "[branches]") {
+  KernelBuilder b("branches");
+  Value<U64> out = b.CvtaToGlobal(b.Param<U64>("out"));
+  Value<U32> n = b.Param<U32>("n");
+  Value<U32> four = b.Const<U32>(4u);
+  b.IfElse(b.Lt(four, 3u), [&] { b.Store<U32>(StateSpace::kGlobal, out, 1u); },   // never
+           [&] { b.Store<U32>(StateSpace::kGlobal, out, 2u); });                   // always
+  b.If(b.Eq(four, 4u), [&] { b.Store(StateSpace::kGlobal, Address(out, 4), n); });  // always
+  b.If(b.Lt(n, 4u), [&] { b.Store(StateSpace::kGlobal, Address(out, 8), n); });     // unknown: stays
+  ir::Kernel k = Finished(b);
+  passes::FoldConstants(k);
+  REQUIRE(passes::RemoveDeadBranches(k) > 0);
+  RequireVerifies(k);
+  passes::RemoveDeadRegisters(k);
+  REQUIRE(DumpIr(k) ==
+          "kernel branches target sm_80\n"
+          "  param u64 out\n"
+          "  param u32 n\n"
+          "{\n"
+          "  %0:u64 = ld.param.u64 [out]  // out\n"
+          "  %1:u64 = cvta.to.global.u64 %0\n"
+          "  %2:u32 = ld.param.u32 [n]  // n\n"
+          "$L0_else:\n"
+          "  %6:u32 = mov.u32 2\n"
+          "  st.global.u32 [%1], %6\n"
+          "$L1_endif:\n"
+          "  st.global.u32 [%1+4], %2\n"
+          "$L2_endif:\n"
+          "  %8:pred = setp.lt.u32 %2, 4\n"
+          "  @!%8 bra $L3_endif\n"
+          "  st.global.u32 [%1+8], %2\n"
+          "$L3_endif:\n"
+          "  ret\n"
+          "}\n");
+}
+
+// ---- the pipeline
+
+TEST_CASE("the pipeline runs the optimisations the options leave on", "[pipeline]") {
+  REQUIRE(StrJoin(passes::Pipeline::Standard().PassNames(), ",") ==
+          "verify,constfold,identities,copyprop,cse,branches,dce,regcount");
+  REQUIRE(StrJoin(passes::Pipeline::Standard(passes::PipelineOptions::None()).PassNames(), ",") == "verify,dce,regcount");
+  passes::PipelineOptions o;
+  o.cse = false;
+  o.constfold = false;
+  REQUIRE(StrJoin(passes::Pipeline::Standard(o).PassNames(), ",") == "verify,identities,copyprop,branches,dce,regcount");
+}
+
+std::string Parsed(std::string_view spec) {
+  absl::StatusOr<passes::PipelineOptions> o = passes::PipelineOptions::Parse(spec);
+  if (!o.ok()) return std::string(o.status().message());
+  return StrJoin(passes::Pipeline::Standard(*o).PassNames(), ",");
+}
+
+TEST_CASE("PipelineOptions::Parse reads --passes values", "[pipeline]") {
+  CHECK(Parsed("all") == "verify,constfold,identities,copyprop,cse,branches,dce,regcount");
+  CHECK(Parsed("none") == "verify,dce,regcount");
+  CHECK(Parsed("cse,constfold") == "verify,constfold,cse,dce,regcount");
+  CHECK(Parsed("-cse,-constfold") == "verify,identities,copyprop,branches,dce,regcount");
+  CHECK(Parsed("-cse,+cse") == "verify,constfold,identities,copyprop,cse,branches,dce,regcount");
+  CHECK(Parsed("+copyprop") == "verify,copyprop,dce,regcount");
+  const std::string names = "(constfold, identities, copyprop, cse, branches; or all, none)";
+  CHECK(Parsed("fold") == "unknown optimisation 'fold' " + names);
+  CHECK(Parsed("-dce") == "unknown optimisation 'dce' " + names);
+  CHECK(Parsed("cse,,constfold") == "empty optimisation name in 'cse,,constfold' " + names);
+  CHECK(Parsed("-") == "empty optimisation name in '-' " + names);
+  CHECK(Parsed("") == "empty list of optimisations " + names);
+  CHECK(Parsed("a\nb") == "unknown optimisation 'a\\nb' " + names);
+}
+
+// A pass that breaks the kernel: verify_each names it.
+class BreakingPass : public passes::Pass {
+ public:
+  std::string_view name() const override { return "breaker"; }
+  absl::Status Run(ir::Kernel& kernel) override {
+    for (const ir::Instruction& inst : kernel.body) {
+      if (inst.op == ir::Opcode::kSt) {  // a copy of the store, first: it reads registers not yet defined
+        ir::Instruction copy = inst;
+        kernel.body.insert(kernel.body.begin(), copy);
+        break;
+      }
+    }
+    return absl::OkStatus();
+  }
+};
+
+TEST_CASE("verify_each runs the verifier after every pass and names the pass", "[pipeline]") {
+  KernelBuilder b("broken");
+  Value<U64> out = b.CvtaToGlobal(b.Param<U64>("out"));
+  const int store_line = __LINE__ + 1;
+  b.Store(StateSpace::kGlobal, out, b.Param<U32>("n"));
+  ir::Kernel k = Finished(b);
+  passes::Pipeline p;
+  p.Add(std::make_unique<BreakingPass>());
+  ir::Kernel copy = k;
+  REQUIRE(Msg(p.Run(copy)) == "OK");  // without verify_each, nothing notices
+  p.VerifyEach();
+  REQUIRE(Msg(p.Run(k)) == StrCat("after pass breaker: kernel broken: optimizer_test.cc:", store_line,
+                                  ": st.global.u32 [%1], %2: %1 is used before it is defined on some path"));
+}
+
+// ---- equivalence: every registry kernel gives the same bits with and without the optimizer
+
+TEST_CASE("every registry kernel gives bit-identical emulator results with the optimizer on and off", "[equivalence]") {
+  auto emu = runtime::MakeEmulator({});
+  for (const kernels::KernelFamily* family : kernels::AllFamilies()) {
+    INFO(family->name());
+    absl::StatusOr<kernels::Config> config = family->MakeConfig();
+    REQUIRE(config.ok());
+    absl::StatusOr<kernels::TestProblem> problem = family->MakeProblem(*config, 7);
+    REQUIRE(problem.ok());
+    std::vector<std::vector<uint8_t>> outputs[2];
+    size_t instructions[2] = {0, 0};
+    for (int optimized = 0; optimized < 2; ++optimized) {
+      absl::StatusOr<ir::Kernel> kernel = family->Build(*config, ir::Target::kSm80);
+      REQUIRE(kernel.ok());
+      passes::PipelineOptions options = optimized ? passes::PipelineOptions{} : passes::PipelineOptions::None();
+      options.verify_each = true;
+      REQUIRE(Msg(passes::Pipeline::Standard(options).Run(*kernel)) == "OK");
+      instructions[optimized] = kernel->body.size();
+      absl::StatusOr<kernels::ProblemResult> result = kernels::RunProblem(*emu, *kernel, *problem);
+      REQUIRE(Msg(result.status()) == "OK");
+      INFO(result->Report());
+      CHECK(result->ok());
+      for (const kernels::OutputResult& o : result->outputs) outputs[optimized].push_back(o.data);
+    }
+    CHECK(instructions[1] <= instructions[0]);
+    REQUIRE(outputs[0].size() == outputs[1].size());
+    for (size_t i = 0; i < outputs[0].size(); ++i) CHECK(outputs[0][i] == outputs[1][i]);
+  }
+}
+
+}  // namespace
+}  // namespace ptxforge
