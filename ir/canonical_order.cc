@@ -1,6 +1,7 @@
 // Canonical instruction order and register numbering.
 #include "ir/canonical_order.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <utility>
 #include <vector>
@@ -41,22 +42,35 @@ Uses UsesOf(const Instruction& inst) {
 class Orderer {
  public:
   explicit Orderer(const Kernel& kernel)
-      : kernel_(kernel), def_at_(kernel.regs.size(), kNone), state_(kernel.body.size(), 0) {
-    order_.reserve(kernel.body.size());
-  }
+      : kernel_(kernel),
+        def_at_(kernel.regs.size(), kNone),
+        first_use_(kernel.regs.size(), kUnused),
+        state_(kernel.body.size(), 0) {}
 
   std::vector<uint32_t> Run() && {
     const auto& body = kernel_.body;
     const uint32_t n = static_cast<uint32_t>(body.size());
-    uint32_t i = 0;
-    while (i < n) {
-      if (!Movable(kernel_, body[i])) {
-        order_.push_back(i++);
-        continue;
+    // The runs and fixed instructions, found forwards, are ordered backwards:
+    // a run's unread results are placed by their first use after the run,
+    // which needs the final order of everything after it.
+    std::vector<std::pair<uint32_t, uint32_t>> segments;  // [begin, end); a fixed instruction is one long
+    for (uint32_t i = 0; i < n;) {
+      uint32_t begin = i++;
+      if (Movable(kernel_, body[begin])) {
+        while (i < n && Movable(kernel_, body[i])) ++i;
       }
-      uint32_t begin = i;
-      while (i < n && Movable(kernel_, body[i])) ++i;
-      OrderRun(begin, i);
+      segments.emplace_back(begin, i);
+    }
+    order_.resize(n);
+    for (auto it = segments.rbegin(); it != segments.rend(); ++it) {
+      auto [begin, end] = *it;
+      if (end - begin == 1 && !Movable(kernel_, body[begin])) {
+        order_[begin] = begin;
+      } else {
+        OrderRun(begin, end);
+      }
+      // Record uses last to first, so each register keeps its earliest use.
+      for (uint32_t k = end; k-- > begin;) NoteUses(order_[k], k);
     }
     return std::move(order_);
   }
@@ -78,10 +92,34 @@ class Orderer {
     return p != kNone && p >= begin_ && p < j ? p : kNone;
   }
 
-  // Orders the movable run [begin, end); body[end], if any, ends it.
+  // Where a register is first read, as (final position, operand slot) packed
+  // into one key: earlier uses have smaller keys.
+  void NoteUses(uint32_t inst, uint32_t position) {
+    uint64_t slot = 0;
+    ForEachUse(kernel_.body[inst], [&](Reg r) {
+      if (r.id < first_use_.size()) {
+        uint64_t key = (uint64_t{position} << 16) | std::min<uint64_t>(slot, 0xffff);
+        first_use_[r.id] = std::min(first_use_[r.id], key);
+      }
+      ++slot;
+    });
+  }
+
+  // The earliest use of any result of `inst` (kUnused when none is read).
+  uint64_t FirstUseOf(uint32_t inst) const {
+    uint64_t key = kUnused;
+    for (Reg d : kernel_.body[inst].dsts) {
+      if (d.id < first_use_.size()) key = std::min(key, first_use_[d.id]);
+    }
+    return key;
+  }
+
+  // Orders the movable run [begin, end) into order_[begin, end); body[end],
+  // if any, ends it.
   void OrderRun(uint32_t begin, uint32_t end) {
     const auto& body = kernel_.body;
     begin_ = begin;
+    next_ = begin;
     for (uint32_t j = begin; j < end; ++j) {
       ForEachUse(body[j], [&](Reg r) {
         if (uint32_t p = Producer(r, j); p != kNone) state_[p] |= kConsumed;
@@ -93,10 +131,15 @@ class Orderer {
     for (Reg r : ender_uses) {
       if (uint32_t p = Producer(r, end); p != kNone) state_[p] |= kConsumed;
     }
-    // Results read only after the run: separate statements, in recorded order.
+    // Results read only after the run, in the order of their first use there
+    // (recorded order for those never read, and between equal keys).
+    roots_.clear();
     for (uint32_t j = begin; j < end; ++j) {
-      if (!(state_[j] & kConsumed)) Visit(j);
+      if (!(state_[j] & kConsumed)) roots_.emplace_back(FirstUseOf(j), j);
     }
+    std::stable_sort(roots_.begin(), roots_.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (const auto& [key, j] : roots_) Visit(j);
     for (Reg r : ender_uses) {
       if (uint32_t p = Producer(r, end); p != kNone) Visit(p);
     }
@@ -110,7 +153,7 @@ class Orderer {
     while (!stack_.empty()) {
       Frame& top = stack_.back();
       if (top.next == top.uses.size()) {
-        order_.push_back(top.inst);
+        order_[next_++] = top.inst;
         stack_.pop_back();
         continue;
       }
@@ -122,11 +165,16 @@ class Orderer {
   }
 
   const Kernel& kernel_;
-  std::vector<uint32_t> def_at_;  // by register: the last instruction seen defining it
+  static constexpr uint64_t kUnused = UINT64_MAX;
+
+  std::vector<uint32_t> def_at_;     // by register: the last instruction seen defining it
+  std::vector<uint64_t> first_use_;  // by register: its earliest use after the runs ordered so far
   std::vector<uint8_t> state_;    // by instruction
   std::vector<uint32_t> order_;
   std::vector<Frame> stack_;
+  std::vector<std::pair<uint64_t, uint32_t>> roots_;  // (first use, instruction)
   uint32_t begin_ = 0;
+  uint32_t next_ = 0;  // where Visit puts the next instruction of the run
 };
 
 // items[i] = old items[order[i]] for every i, in place (order is a

@@ -21,14 +21,17 @@ namespace ptxforge::ir {
 //   across a store.
 // - Within a run, instructions are emitted in post order of their operands
 //   (operand order, then the guard), starting first from the run's results
-//   that neither the run nor the instruction ending it reads (in recorded
-//   order: those come from separate C++ statements), then from the operands of
-//   the instruction that ends the run, in operand order.
+//   that neither the run nor the instruction ending it reads, in the order of
+//   their first use after the run (position in the canonical order, then
+//   operand slot; results never read keep their recorded order), then from
+//   the operands of the instruction that ends the run, in operand order.
+//   Runs are ordered last to first so that those first uses are final.
 // - Registers are then numbered by first appearance (uses before
 //   definitions, operands in order); registers that never appear keep their
 //   relative order after those that do.
 //
-// Linear in instructions plus registers. The program's meaning is unchanged:
+// Linear in instructions plus registers, plus sorting each run's unread
+// results. The program's meaning is unchanged:
 // every instruction still follows the definitions it reads.
 void CanonicalizeOrder(Kernel& kernel);
 

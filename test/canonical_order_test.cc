@@ -105,6 +105,29 @@ TEST_CASE("loops, mutable registers and shuffles give the same IR and PTX in any
   CHECK(Build([](KernelBuilder& b) { LoopAndShuffle(b, 2); }) == first);
 }
 
+// Two values computed in one C++ expression (argument order unspecified) and
+// read only after a store: they end their run unread, so their order comes
+// from where they are first used, not from the order they were recorded in.
+TEST_CASE("values read only after a store are ordered by their first use", "[canonical]") {
+  auto body = [](KernelBuilder& b, bool swapped) {
+    Value<U64> p = b.CvtaToGlobal(b.Param<U64>("p"));
+    Value<U32> t = b.TidX();
+    Value<U32> row, col;
+    if (swapped) {
+      col = b.Add(t, 2u);
+      row = b.Mul(t, 3u);
+    } else {
+      row = b.Mul(t, 3u);
+      col = b.Add(t, 2u);
+    }
+    b.Store(StateSpace::kGlobal, p, t);
+    b.Store(StateSpace::kGlobal, b.ElementAddr<U32>(p, row), col);
+    b.Store(StateSpace::kGlobal, b.ElementAddr<U32>(p, col), row);
+  };
+  std::string swapped = Build([&](KernelBuilder& b) { body(b, true); });
+  CHECK(Build([&](KernelBuilder& b) { body(b, false); }) == swapped);
+}
+
 TEST_CASE("canonical order: operand trees in operand order, loads never cross stores", "[canonical]") {
   auto body = [](KernelBuilder& b, bool swapped) {
     Value<U64> p = b.CvtaToGlobal(b.Param<U64>("p"));
