@@ -227,9 +227,9 @@ TEST_CASE("memcheck: touching bytes of a cp.async in flight, misaligned copies, 
   const std::string msg = Msg(emu->Launch(*loaded, {.block = {2}}, {*src, 0u, 16u}));
   CHECK(msg == StrCat("kernel other_early: shared load of 4 bytes at shared address 4 reads bytes that a cp.async in "
                       "flight will write (shared address 4): thread (0,0,0) issued `cp.async.ca.shared.global [%r4], "
-                      "[%rd3], 16, %r1;` (emulator_async_test.cc:", other.copy_line, ") and has not waited for it "
+                      "[%rd3], 16, %r2;` (emulator_async_test.cc:", other.copy_line, ") and has not waited for it "
                       "(cp.async.wait_group or cp.async.wait_all); block (0,0,0) thread (1,0,0) at `ld.shared.f32 "
-                      "%f0, [%r2+4];` (emulator_async_test.cc:", other.access_line, ")"));
+                      "%f0, [%r1+4];` (emulator_async_test.cc:", other.access_line, ")"));
   // A thread may not end with copies in flight.
   Misuse leak = kernel("never_waits", [](KernelBuilder& b, auto src, auto slot, auto size, auto tile, Misuse& m) {
     CpAsync(tile.At(slot), src.At(slot), 16, {.src_size = size}); m.copy_line = __LINE__;
