@@ -16,14 +16,8 @@ namespace {
 using runtime::Buffer;
 using runtime::MakeEmulator;
 using testing::FinishOrDie;
+using testing::LoadOrDie;
 using testing::Msg;
-
-std::unique_ptr<runtime::LoadedKernel> LoadOrDie(runtime::Device& d, const ir::Kernel& k) {
-  auto loaded = d.Load(k);
-  INFO(loaded.status().ToString());
-  REQUIRE(loaded.ok());
-  return *std::move(loaded);
-}
 
 // 32 threads copy a 32 x 4 f32 tile from `src` (n floats) with 16-byte
 // cp.asyncs; the part past n is zero-filled through src-size (partly for

@@ -14,14 +14,8 @@ using ir::StateSpace;
 using runtime::Buffer;
 using runtime::MakeEmulator;
 using testing::FinishOrDie;
+using testing::LoadOrDie;
 using testing::Msg;
-
-std::unique_ptr<runtime::LoadedKernel> LoadOrDie(runtime::Device& d, const ir::Kernel& k) {
-  auto loaded = d.Load(k);
-  INFO(loaded.status().ToString());
-  REQUIRE(loaded.ok());
-  return *std::move(loaded);
-}
 
 // out[i] = in[i] + 1 for i < n.
 ir::Kernel AddOne() {

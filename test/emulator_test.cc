@@ -23,17 +23,11 @@ using runtime::Buffer;
 using runtime::Emulator;
 using runtime::MakeEmulator;
 using testing::FinishOrDie;
+using testing::LoadOrDie;
 using testing::Msg;
 
 constexpr StateSpace kGlobal = StateSpace::kGlobal;
 constexpr StateSpace kShared = StateSpace::kShared;
-
-std::unique_ptr<runtime::LoadedKernel> LoadOrDie(runtime::Device& d, const ir::Kernel& k) {
-  auto loaded = d.Load(k);
-  INFO(loaded.status().ToString());
-  REQUIRE(loaded.ok());
-  return *std::move(loaded);
-}
 
 // Runs a kernel whose only param is a u32 output buffer of `count`
 // elements; fails the test if the launch fails; returns the buffer.

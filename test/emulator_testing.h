@@ -4,6 +4,7 @@
 
 #include <bit>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,14 @@ inline ir::Kernel FinishOrDie(KernelBuilder& b) {
   INFO(k.status().ToString());
   REQUIRE(k.ok());
   return *std::move(k);
+}
+
+// Loads `k` onto `d` and fails the test with the device's message if it fails.
+inline std::unique_ptr<runtime::LoadedKernel> LoadOrDie(runtime::Device& d, const ir::Kernel& k) {
+  auto loaded = d.Load(k);
+  INFO(loaded.status().ToString());
+  REQUIRE(loaded.ok());
+  return *std::move(loaded);
 }
 
 // Runs `body` (which returns a Value) in a single thread of a kernel on sm_90 (so bf16 arithmetic
