@@ -861,6 +861,26 @@ class Verifier {
                                  "addresses only, not ", ir::StateSpaceName(sp)));
         }
         if (absl::Status s = CheckAddress(i, 0, sp); !s.ok()) return s;
+        if (!load && vec > 1 && ir::IsBits(t)) {
+          // ptxas refuses some bit-typed vectors that mix an integer immediate with
+          // float values ("Vector with elements of different types"); which
+          // mixes it takes depends on element order, so all are refused.
+          bool int_imm = false, float_value = false;
+          for (int v = 0; v < vec; ++v) {
+            const Operand& op = inst.srcs[1 + v];
+            if (op.is_imm()) {
+              (ir::IsFloat(op.type) ? float_value : int_imm) = true;
+            } else if (op.is_reg() && op.id < k_.regs.size()) {
+              const ir::RegClass c = ir::RegClassOf(k_.regs[op.id].type);
+              float_value |= c == ir::RegClass::kF32 || c == ir::RegClass::kF64;
+            }
+          }
+          if (int_imm && float_value) {
+            return Error(i, StrCat(info.mnemonic, ".v", vec, " mixes integer immediates with float values, which "
+                                   "ptxas refuses (\"Vector with elements of different types\"): put the "
+                                   "immediates in registers"));
+          }
+        }
         for (int v = 0; v < vec; ++v) {
           if (load) {
             if (absl::Status s = ExpectDst(i, v, t); !s.ok()) return s;

@@ -376,6 +376,21 @@ TEST_CASE("address and state space errors", "[verifier]") {
          m.vec = 2;
          f.Add(Opcode::kSt, m, {}, {Operand::AddrReg(f.u64, 0), f.f32, Imm(T::kF32, 0x3F800000)});
        }},
+      {"instruction 3: st.global.v2.b32 [%0], {%2, 0x5}: st.v2 mixes integer immediates with float values, which "
+       "ptxas refuses (\"Vector with elements of different types\"): put the immediates in registers",
+       [](Fixture& f) {  // the fuzzer's find: the verifier let it through, ptxas refused it
+         Define(f, {f.u64, f.f32, f.b32});
+         ir::Modifiers m = Mem(T::kB32, StateSpace::kGlobal);
+         m.vec = 2;
+         f.Add(Opcode::kSt, m, {}, {Operand::AddrReg(f.u64, 0), f.f32, Imm(T::kB32, 5)});
+       }},
+      {"OK",  // an f32 register with a b32 register, or with a float literal: ptxas takes both
+       [](Fixture& f) {
+         Define(f, {f.u64, f.f32, f.b32});
+         ir::Modifiers m = Mem(T::kB32, StateSpace::kGlobal);
+         m.vec = 4;
+         f.Add(Opcode::kSt, m, {}, {Operand::AddrReg(f.u64, 0), f.f32, f.b32, Imm(T::kF32, 0x3F800000), f.f32});
+       }},
       {"instruction 1: st.global.f32 [%0], 0x3F800000: operand 1 is an immediate (b32), expected an f32 immediate "
        "(PTX takes only a float literal for a float operand)",
        [](Fixture& f) {
