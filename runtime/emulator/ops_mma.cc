@@ -21,9 +21,11 @@
 //    differ from it in the last bits of f32 (tests allow for it); inf and NaN
 //    propagate (inf - inf and 0 * inf are NaN; a NaN result is the canonical
 //    NaN 0x7fffffff, or 0x7fff for f16).
-//  - tf32: the hardware reads only the 19 high bits of each b32 register (sign,
-//    8 exponent bits, 10 mantissa bits): the low 13 bits are dropped
-//    (truncation). Round with cvt.rna.tf32.f32 first to get nearest rounding.
+//  - tf32: only the 19 high bits of each b32 register are used (sign, 8
+//    exponent bits, 10 mantissa bits); the low 13 bits are dropped
+//    (truncation). The PTX ISA leaves tf32's layout to the implementation for
+//    mma.sync and states this truncation only for wgmma; not yet checked on
+//    a GPU. Round with cvt.rna.tf32.f32 first to get nearest rounding.
 //  - integers: exact; the sum wraps to 32 bits, or with .satfinite clamps to
 //    the s32 range.
 //  - fp8: decoded exactly (e4m3: no inf, S.1111.111 is NaN, max 448; e5m2:
