@@ -28,13 +28,8 @@ namespace ptxforge {
 namespace {
 
 using ir::StateSpace;
+using testing::Finished;
 using testing::Msg;
-
-ir::Kernel Finished(KernelBuilder& b) {
-  absl::StatusOr<ir::Kernel> k = b.Finish();
-  REQUIRE(Msg(k) == "OK");
-  return *std::move(k);
-}
 
 // The IR text; with PTXFORGE_DUMP_IR=1 also on stderr between @@@ markers, to
 // review a pass's output after an intended change.

@@ -21,13 +21,8 @@ namespace ptxforge {
 namespace {
 
 using ir::StateSpace;
+using testing::Finished;
 using testing::Msg;
-
-ir::Kernel Finished(KernelBuilder& b) {
-  absl::StatusOr<ir::Kernel> k = b.Finish();
-  REQUIRE(Msg(k) == "OK");
-  return *std::move(k);
-}
 
 // Straight-line code with dead values, a dead load and an unused param.
 ir::Kernel StraightLine() {

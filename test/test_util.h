@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "builder/kernel_builder.h"
 #include "ir/kernel.h"
 #include "ir/strings.h"
 #include "kernels/registry.h"
@@ -76,6 +77,13 @@ class HandKernel {
  private:
   ir::Kernel kernel_;
 };
+
+// The builder's kernel; fails the test with the builder's message if Finish() fails.
+inline ir::Kernel Finished(KernelBuilder& b) {
+  absl::StatusOr<ir::Kernel> k = b.Finish();
+  REQUIRE(Msg(k) == "OK");
+  return *std::move(k);
+}
 
 inline ir::Operand Imm(ir::ScalarType t, uint64_t bits) { return ir::Operand::Imm(t, bits); }
 
