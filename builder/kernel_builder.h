@@ -564,6 +564,11 @@ class KernelBuilder {
   Value<To> Bitcast(Value<From> a, Loc loc = Loc::current()) {
     return Value<To>(BitcastReg(To::kType, From::kType, a.reg, loc));
   }
+  // Options of CvtPack below.
+  struct CvtPackOptions {
+    bool relu = false;       // .relu: negative results become +0
+    bool satfinite = false;  // .satfinite (PTX 8.1)
+  };
   // cvt.rn.f16x2.f32 / cvt.rn.bf16x2.f32 (sm_80): two f32 rounded to
   // nearest-even and packed, `hi` in the upper half and `lo` in the lower
   // (PTX's `cvt d, a, b` puts a in the upper half). `relu` (.relu) turns
@@ -571,8 +576,17 @@ class KernelBuilder {
   template <ScalarTag To>
     requires(std::is_same_v<To, F16x2> || std::is_same_v<To, BF16x2>)
   Value<To> CvtPack(Value<F32> hi, Value<F32> lo, bool relu = false, Loc loc = Loc::current()) {
+    return CvtPack<To>(hi, lo, CvtPackOptions{.relu = relu}, loc);
+  }
+  // The same with options: .relu, and .satfinite (PTX 8.1), which turns
+  // results beyond the largest finite value (infinities included) into that
+  // value with the sign kept; NaN stays NaN.
+  template <ScalarTag To>
+    requires(std::is_same_v<To, F16x2> || std::is_same_v<To, BF16x2>)
+  Value<To> CvtPack(Value<F32> hi, Value<F32> lo, CvtPackOptions options, Loc loc = Loc::current()) {
     ir::Modifiers m{.type = To::kType, .type2 = ir::ScalarType::kF32, .rounding = ir::Rounding::kRn};
-    m.variant = relu ? 1 : 0;  // {variant:relu}
+    // {variant:relu|satfinite|relu.satfinite}
+    m.variant = static_cast<uint8_t>((options.relu ? 1 : 0) + (options.satfinite ? 2 : 0));
     return Value<To>(Emit(ir::Opcode::kCvtPack, m, To::kType, {hi.reg, lo.reg}, loc));
   }
   // cvta.to.global.u64: a generic pointer (a kernel param) to a global address.

@@ -29,7 +29,7 @@ enum class OpRule : uint8_t {
   kMov,        // the source may be a special register, a variable address, a half-float immediate
   kSetp,       // a comparison for the type; a third source with a bool op
   kCvt,        // the pair of types decides the rounding modifier
-  kCvtPack,    // cvt.rn{.relu}.f16x2/.bf16x2.f32: two f32 sources, .rn only
+  kCvtPack,    // cvt.rn{.relu}{.satfinite}.f16x2/.bf16x2.f32: two f32 sources, .rn only
   kCvta,       // a state space; a variable or a generic address
   kLoad,       // state space, cache operator, .nc; one destination per vector element
   kStore,      // state space, cache operator; one source per vector element

@@ -840,6 +840,23 @@ TEST_CASE("cvt.rn.f16x2.f32 and .bf16x2.f32: the first source to the upper half,
   CHECK(pack(BF16x2{}, std::numeric_limits<float>::infinity(), -1.0f, true) == 0x7F800000u);
 }
 
+TEST_CASE("cvt.rn.satfinite.f16x2.f32 and .bf16x2.f32: beyond the largest finite value, that value with its sign") {
+  auto pack = [](auto tag, float hi, float lo, bool relu = false) {
+    using To = decltype(tag);
+    return RunScalar([&](KernelBuilder& k) {
+      return k.CvtPack<To>(k.Const<F32>(hi), k.Const<F32>(lo), KernelBuilder::CvtPackOptions{.relu = relu, .satfinite = true});
+    });
+  };
+  const float inf = std::numeric_limits<float>::infinity();
+  CHECK(pack(F16x2{}, 70000.0f, -70000.0f) == 0x7BFFFBFFu);  // would overflow to infinity: 65504 and -65504
+  CHECK(pack(F16x2{}, 65519.0f, 65520.0f) == 0x7BFF7BFFu);   // below and at the rounding point to infinity
+  CHECK(pack(F16x2{}, inf, -inf) == 0x7BFFFBFFu);            // infinities too
+  CHECK(pack(F16x2{}, std::numeric_limits<float>::quiet_NaN(), 1.0f) == 0x7FFF3C00u);  // NaN stays NaN
+  CHECK(pack(F16x2{}, -inf, 70000.0f, true) == 0x00007BFFu);  // .relu first, then .satfinite
+  CHECK(pack(BF16x2{}, inf, std::numeric_limits<float>::max()) == 0x7F7F7F7Fu);  // FLT_MAX rounds up past bf16's max
+  CHECK(pack(BF16x2{}, -inf, 1.0f) == 0xFF7F3F80u);
+}
+
 TEST_CASE("ld/st.shared vectors from a variable plus an offset") {
   auto kernel = [](uint32_t load_offset) {
     KernelBuilder b("smem_vec", ir::Target::kSm80);

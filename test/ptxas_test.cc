@@ -552,7 +552,7 @@ TEST_CASE("the coverage module holds the forms the table promises", "[coverage]"
         "stmatrix.sync.aligned.m8n8.x4.shared.b16", "redux.sync.add.u32", "redux.sync.min.s32", "redux.sync.max.u32",
         "redux.sync.and.b32", "redux.sync.or.b32", "redux.sync.xor.b32", "match.any.sync.b32", "match.any.sync.b64",
         "match.all.sync.b32", "match.all.sync.b64", "cvt.rn.f16x2.f32", "cvt.rn.bf16x2.f32", "cvt.rn.relu.f16x2.f32",
-        "cvt.rn.relu.bf16x2.f32"}) {
+        "cvt.rn.relu.bf16x2.f32", "cvt.rn.satfinite.f16x2.f32", "cvt.rn.relu.satfinite.bf16x2.f32"}) {
     INFO("form " << form);
     CHECK(forms.contains(form));
   }

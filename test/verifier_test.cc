@@ -1179,6 +1179,22 @@ TEST_CASE("module-level checks", "[verifier]") {
           "PTX ISA 7.0 was pinned, but the module needs 7.1 (target sm_80 and its instructions)");
   m.ptx_version = ir::PtxVersion{71};
   REQUIRE(Msg(passes::VerifyModule(m)) == "OK");
+
+  // cvt.rn.satfinite.f16x2.f32 needs PTX 8.1, which the form without .satfinite does not.
+  HandKernel pack("pack", ir::Target::kSm80);
+  ir::Reg x = pack.Reg(T::kF32);
+  ir::Reg packed = pack.Reg(T::kB32);
+  pack.MovImm(x, T::kF32, 0x3F800000);
+  ir::Modifiers sat{.type = T::kF16x2, .type2 = T::kF32, .rounding = ir::Rounding::kRn};
+  sat.variant = 2;  // satfinite
+  pack.Add(Opcode::kCvtPack, sat, {packed}, {x, x});
+  pack.Ret();
+  m.kernels.back() = pack.kernel();
+  m.ptx_version = ir::PtxVersion{80};
+  REQUIRE(Msg(passes::VerifyModule(m)) ==
+          "PTX ISA 8.0 was pinned, but the module needs 8.1 (target sm_80 and its instructions)");
+  m.ptx_version = ir::PtxVersion{81};
+  REQUIRE(Msg(passes::VerifyModule(m)) == "OK");
 }
 
 TEST_CASE("instructions checked by their signature alone: prmt, lop3, dp4a/dp2a, mov packing", "[verifier]") {

@@ -166,15 +166,23 @@ Action Cvt(Block&, Thread& t, const DInst& d) {
   }
 }
 
-// cvt.rn{.relu}.f16x2/.bf16x2.f32 d, a, b: a rounds into the upper half, b
-// into the lower (.relu: negative values to +0; NaN stays a canonical NaN).
+// cvt.rn{.relu}{.satfinite}.f16x2/.bf16x2.f32 d, a, b: a rounds into the
+// upper half, b into the lower (.relu: negative values to +0; NaN stays a
+// canonical NaN; .satfinite: a magnitude beyond the largest finite value,
+// infinity included, gives that value with the sign kept).
 Action CvtPack(Block&, Thread& t, const DInst& d) {
   const ir::FloatFormat f = HalfFormat(d.mods.type);
-  const bool relu = d.mods.variant == 1;  // {variant:relu}
+  const bool relu = d.mods.variant == 1 || d.mods.variant == 3;  // {variant:relu|satfinite|relu.satfinite}
+  const bool satfinite = d.mods.variant >= 2;
   auto half = [&](uint32_t slot) -> uint32_t {
     double x = Get<float>(t, slot);
     if (relu && x < 0) x = 0.0;
-    return HalfBits(x, f, ir::Rounding::kRn, false, false);
+    uint32_t bits = HalfBits(x, f, ir::Rounding::kRn, false, false);
+    // Rounding past the largest finite value gives infinity, whose encoding
+    // is one more than the largest finite value's (f16 0x7C00, bf16 0x7F80).
+    const uint32_t inf = d.mods.type == ir::ScalarType::kF16x2 ? 0x7C00u : 0x7F80u;
+    if (satfinite && (bits & 0x7FFFu) == inf) bits -= 1;
+    return bits;
   };
   Set<uint32_t>(t, d.dst[0], half(d.src[0]) << 16 | half(d.src[1]));
   return Action::kNext;
