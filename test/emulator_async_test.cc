@@ -78,8 +78,8 @@ TEST_CASE("cp.async copies a tile with a zero-filled edge; it lands at wait_grou
 }
 
 // Thread 0 copies src[0..3] into tile[0..3] in group 0 and src[4..7] into
-// tile[4..7] in group 1, then overwrites src[0] (the copy read it when
-// issued), waits with `wait` and copies the tile out.
+// tile[4..7] in group 1, waits with `wait`, overwrites src[0] (its copy has
+// landed) and copies the tile out.
 struct Groups {
   ir::Kernel kernel;
   int copy2_line = 0, read_line = 0;
@@ -96,8 +96,8 @@ Groups TwoGroups(std::string name, Wait wait) {
   b.CpAsyncCommitGroup();
   CpAsync(tile.At(4u), src.At(4u), 16); g.copy2_line = __LINE__;
   b.CpAsyncCommitGroup();
-  src.Store(b.Const<F32>(-1.0f));
   wait(b);
+  src.Store(b.Const<F32>(-1.0f));
   for (uint32_t k = 0; k < 8; ++k) {
     out.At(k).Store(tile.Load(k)); g.read_line = __LINE__;
   }
@@ -107,7 +107,7 @@ Groups TwoGroups(std::string name, Wait wait) {
   return g;
 }
 
-TEST_CASE("cp.async groups: wait_group n leaves the n newest groups in flight; the source is read at issue") {
+TEST_CASE("cp.async groups: wait_group n leaves the n newest groups in flight") {
   auto emu = MakeEmulator();
   const std::vector<float> values = {1, 2, 3, 4, 5, 6, 7, 8};
   auto src = Buffer<float>::FromHost(*emu, values);
@@ -120,7 +120,7 @@ TEST_CASE("cp.async groups: wait_group n leaves the n newest groups in flight; t
     });
     auto loaded = LoadOrDie(*emu, g.kernel);
     REQUIRE(Msg(emu->Launch(*loaded, {}, {*src, *out})) == "");
-    CHECK(*out->ToHost() == values);  // src[0] was -1 before the wait
+    CHECK(*out->ToHost() == values);
     REQUIRE(src->CopyFrom(values).ok());
   }
   // wait_group 1: group 0 landed and reads back; group 1 is still in flight.
@@ -224,6 +224,30 @@ TEST_CASE("memcheck: touching bytes of a cp.async in flight, misaligned copies, 
                       "[%rd3], 16, %r2;` (emulator_async_test.cc:", other.copy_line, ") and has not waited for it "
                       "(cp.async.wait_group or cp.async.wait_all); block (0,0,0) thread (1,0,0) at `ld.shared.f32 "
                       "%f0, [%r1+4];` (emulator_async_test.cc:", other.access_line, ")"));
+  // Overwriting the global source of a copy in flight: the ISA orders the
+  // copy's read only at the wait, so it may read either value. Here another
+  // thread writes after a barrier.
+  Misuse source = kernel("source_early", [](KernelBuilder& b, auto src, auto slot, auto size, auto tile, Misuse& m) {
+    Value<U32> tid = b.TidX();
+    b.If(b.Eq(tid, 0u), [&] { CpAsync(tile.At(slot), src.At(slot), 16, {.src_size = size}); m.copy_line = __LINE__; });
+    b.BarSync();
+    b.If(b.Eq(tid, size), [&] { src.At(2u).Store(0.0f); m.access_line = __LINE__; });
+    b.BarSync();
+    b.If(b.Eq(tid, 0u), [&] { b.CpAsyncWaitAll(); });
+  });
+  loaded = LoadOrDie(*emu, source.kernel);
+  const std::string source_issued =
+      StrCat("`cp.async.ca.shared.global [%r4], [%rd3], 16, %r2;` (emulator_async_test.cc:", source.copy_line, ")");
+  // size 16: thread 16 of 17 writes src[2] (bytes 8..11), which the copy reads.
+  CHECK(Msg(emu->Launch(*loaded, {.block = {17}}, {*src, 0u, 16u})) ==
+        StrCat("kernel source_early: global store of 4 bytes overwrites bytes that a cp.async in flight reads (global "
+               "address 0x", Hex{src->address() + 8}, "): thread (0,0,0) issued ", source_issued, " and has not "
+               "waited for it (cp.async.wait_group or cp.async.wait_all), so the copy may read the old or the new "
+               "bytes; block (0,0,0) thread (16,0,0) at `st.global.f32 [%rd1+8], %f0;` (emulator_async_test.cc:",
+               source.access_line, ")"));
+  // size 8: the copy reads src[0..1] only (the rest is zero-filled), so thread 8 may write src[2].
+  CHECK(Msg(emu->Launch(*loaded, {.block = {9}}, {*src, 0u, 8u})) == "");
+  REQUIRE(src->CopyFrom(std::vector<float>(16, 2.0f)).ok());
   // A thread may not end with copies in flight.
   Misuse leak = kernel("never_waits", [](KernelBuilder& b, auto src, auto slot, auto size, auto tile, Misuse& m) {
     CpAsync(tile.At(slot), src.At(slot), 16, {.src_size = size}); m.copy_line = __LINE__;

@@ -143,10 +143,15 @@ void StoreRelaxed(uint8_t* p, T v) {
 }
 
 // While cp.async copies are in flight: an access through host pointer `p`
-// into shared memory must not touch their bytes.
+// into shared memory must not touch their bytes, and a write elsewhere must
+// not overwrite their global sources.
 inline bool NotInFlight(Block& b, Thread& t, const DInst& d, const uint8_t* p, uint32_t size, bool write,
                         std::string_view what) {
-  if (b.inflight_bytes == 0 || p < b.shared.data() || p >= b.shared.data() + b.shared.size()) return true;
+  if (b.inflight_bytes == 0) return true;
+  if (p < b.shared.data() || p >= b.shared.data() + b.shared.size()) {
+    if (!write || p + size <= b.sources_lo || p >= b.sources_hi) return true;
+    return CheckSourceNotInFlight(b, t, d, p, size, StrCat(what, " of ", size, " bytes"));
+  }
   const uint64_t offset = static_cast<uint64_t>(p - b.shared.data());
   return CheckNotInFlight(b, t, d, offset, size, write,
                           StrCat("shared ", what, " of ", size, " bytes at shared address ", offset));
@@ -345,8 +350,9 @@ Handler AtomHandler(const ir::Modifiers& m) {
 }
 
 // ---- cp.async: the source is read when the copy is issued (a later write
-// to it by anyone does not change what lands); the bytes land in shared
-// memory when a wait retires the copy's group, in issue order.
+// to it by a thread of the block before the wait is a memcheck error: the
+// ISA orders the read only at the wait); the bytes land in shared memory
+// when a wait retires the copy's group, in issue order.
 
 // "`cp.async.ca.shared.global [%r1], [%rd2], 16;` (gemm.cc:40)"
 std::string CopyText(const Block& b, uint32_t pc) {
@@ -379,6 +385,11 @@ Action CpAsync(Block& b, Thread& t, const DInst& d) {
     const uint8_t* from = Resolve(b, t, d, Space::kGlobal, src, src_size, "cp.async source", cp_size);
     if (from == nullptr) return Action::kError;
     for (uint32_t i = 0; i < src_size; ++i) copy.data[i] = LoadRelaxed<uint8_t>(from + i);
+    copy.from = from;
+    copy.src = src;
+    copy.src_size = src_size;
+    if (b.sources_lo == nullptr || from < b.sources_lo) b.sources_lo = from;
+    if (from + src_size > b.sources_hi) b.sources_hi = from + src_size;
   }
   if (!CheckNotInFlight(b, t, d, copy.dst, cp_size, true,
                         StrCat("cp.async of ", cp_size, " bytes to shared address ", copy.dst))) {
@@ -407,6 +418,7 @@ void Land(Block& b, Thread& t, uint32_t group) {
       b.inflight[c.dst + k] = 0;
     }
     b.inflight_bytes -= c.size;
+    if (b.inflight_bytes == 0) b.sources_lo = b.sources_hi = nullptr;
     b.counters.shared_stores++;
     // The race checker sees the write here, where the copy lands.
     if (b.observer != nullptr) b.observer->CopyLanded(b, t, c.pc, c.dst, c.size);
@@ -451,6 +463,26 @@ bool CheckNotInFlight(Block& b, Thread& t, const DInst& d, uint64_t offset, uint
                         "address ", byte, "): ", who, " issued ", CopyText(b, pc),
                         " and has not waited for it (cp.async.wait_group or cp.async.wait_all)"));
     return false;
+  }
+  return true;
+}
+
+bool CheckSourceNotInFlight(Block& b, Thread& t, const DInst& d, const uint8_t* p, uint32_t size,
+                            std::string_view what) {
+  for (uint32_t thread = 0; thread < b.copies.size(); ++thread) {
+    for (const Block::AsyncCopy& c : b.copies[thread]) {
+      if (c.src_size == 0 || p + size <= c.from || p >= c.from + c.src_size) continue;
+      const uint64_t byte = c.src + static_cast<uint64_t>(std::max(p, c.from) - c.from);
+      const Thread& issuer = b.threads[thread];
+      const std::string who = thread == t.linear ? std::string("this thread")
+                                                 : StrCat("thread (", issuer.tid[0], ",", issuer.tid[1], ",",
+                                                          issuer.tid[2], ")");
+      b.Fail(t, d, StrCat("global ", what, " overwrites bytes that a cp.async in flight reads (global address 0x",
+                          Hex{byte}, "): ", who, " issued ", CopyText(b, c.pc),
+                          " and has not waited for it (cp.async.wait_group or cp.async.wait_all), so the copy may "
+                          "read the old or the new bytes"));
+      return false;
+    }
   }
   return true;
 }

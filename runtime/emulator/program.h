@@ -181,6 +181,9 @@ struct Block {
     uint32_t pc = 0;     // the cp.async
     uint32_t group = 0;  // the thread's commit count when it was issued
     uint32_t size = 0;   // cp-size
+    uint32_t src_size = 0;           // bytes read from global memory
+    const uint8_t* from = nullptr;   // their host address
+    uint64_t src = 0;                // and their global address
     uint8_t data[16] = {};
   };
   std::vector<std::vector<AsyncCopy>> copies;  // by thread, in issue order
@@ -189,6 +192,10 @@ struct Block {
   // (thread + 1) << 32 | pc; 0: none.
   std::vector<uint64_t> inflight;
   uint64_t inflight_bytes = 0;
+  // The host range holding every global source of the copies in flight (a
+  // quick test before a global write looks for the copy it overwrites).
+  const uint8_t* sources_lo = nullptr;
+  const uint8_t* sources_hi = nullptr;
   // bar.arrive: by thread, the barriers it arrived at in their current
   // phase (bit per id); by barrier, the thread count the arrivals named.
   std::vector<uint16_t> arrived;
@@ -231,6 +238,11 @@ Handler SelectApproxWorst(const ir::Instruction& inst, DInst& d);
 // address 16"); checked by every shared access while copies are in flight.
 bool CheckNotInFlight(Block& b, Thread& t, const DInst& d, uint64_t offset, uint32_t size, bool write,
                       std::string_view what);
+// Whether a write of [p, p + size) to global memory overwrites the source of
+// a copy in flight in this block (false after recording the error; `what` is
+// "store of 4 bytes"): the copy may read the old or the new bytes.
+bool CheckSourceNotInFlight(Block& b, Thread& t, const DInst& d, const uint8_t* p, uint32_t size,
+                            std::string_view what);
 // The error for a thread ending with copies in flight (Action::kError).
 Action ExitWithCopiesInFlight(Block& b, Thread& t, const DInst& d);
 
