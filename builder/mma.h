@@ -30,16 +30,29 @@ struct E4M3 : TypeTag<ir::ScalarType::kE4M3, uint8_t> {};
 struct E5M2 : TypeTag<ir::ScalarType::kE5M2, uint8_t> {};
 
 // The mma shapes: M x N x K.
-enum class MmaShape { kM16N8K8, kM16N8K16, kM16N8K32 };
+// kM16N8K4 is tf32 only.
+enum class MmaShape { kM16N8K8, kM16N8K16, kM16N8K32, kM16N8K4 };
 struct MmaDims {
   int m, n, k;
 };
 constexpr MmaDims DimsOf(MmaShape s) {
-  return s == MmaShape::kM16N8K8 ? MmaDims{16, 8, 8} : s == MmaShape::kM16N8K16 ? MmaDims{16, 8, 16} : MmaDims{16, 8, 32};
+  switch (s) {
+    case MmaShape::kM16N8K4: return {16, 8, 4};
+    case MmaShape::kM16N8K8: return {16, 8, 8};
+    case MmaShape::kM16N8K16: return {16, 8, 16};
+    case MmaShape::kM16N8K32: return {16, 8, 32};
+  }
+  return {};
 }
 // "m16n8k16": the shape's name in PTX (and in the opcode table's {shape:...} list).
 constexpr std::string_view MmaShapeName(MmaShape s) {
-  return s == MmaShape::kM16N8K8 ? "m16n8k8" : s == MmaShape::kM16N8K16 ? "m16n8k16" : "m16n8k32";
+  switch (s) {
+    case MmaShape::kM16N8K4: return "m16n8k4";
+    case MmaShape::kM16N8K8: return "m16n8k8";
+    case MmaShape::kM16N8K16: return "m16n8k16";
+    case MmaShape::kM16N8K32: return "m16n8k32";
+  }
+  return "";
 }
 
 // The register tag that holds fragment elements of T: halves in pairs
@@ -111,7 +124,8 @@ struct MmaFragC {
 // kRet when PTX has none (the builder refuses it at compile time).
 template <MmaShape S, typename In, typename InB, typename Acc>
 constexpr ir::Opcode MmaOpcode() {
-  constexpr bool k8 = S == MmaShape::kM16N8K8, k16 = S == MmaShape::kM16N8K16, k32 = S == MmaShape::kM16N8K32;
+  constexpr bool k4 = S == MmaShape::kM16N8K4, k8 = S == MmaShape::kM16N8K8, k16 = S == MmaShape::kM16N8K16;
+  constexpr bool k32 = S == MmaShape::kM16N8K32;
   constexpr bool int8 = std::is_same_v<In, S8> || std::is_same_v<In, U8>;
   constexpr bool int8b = std::is_same_v<InB, S8> || std::is_same_v<InB, U8>;
   constexpr bool fp8 = std::is_same_v<In, E4M3> || std::is_same_v<In, E5M2>;
@@ -123,11 +137,11 @@ constexpr ir::Opcode MmaOpcode() {
   if constexpr (std::is_same_v<In, BF16> && std::is_same_v<InB, BF16> && std::is_same_v<Acc, F32> && (k8 || k16)) {
     return ir::Opcode::kMmaBF16;
   }
-  if constexpr (std::is_same_v<In, TF32> && std::is_same_v<InB, TF32> && std::is_same_v<Acc, F32> && k8) {
+  if constexpr (std::is_same_v<In, TF32> && std::is_same_v<InB, TF32> && std::is_same_v<Acc, F32> && (k4 || k8)) {
     return ir::Opcode::kMmaTF32;
   }
   if constexpr (int8 && int8b && std::is_same_v<Acc, S32> && (k16 || k32)) return ir::Opcode::kMmaI8;
-  if constexpr (fp8 && fp8b && std::is_same_v<Acc, F32> && k32) return ir::Opcode::kMmaF8;
+  if constexpr (fp8 && fp8b && std::is_same_v<Acc, F32> && (k16 || k32)) return ir::Opcode::kMmaF8;
   return ir::Opcode::kRet;
 }
 

@@ -29,6 +29,7 @@ struct RowCol {
 };
 RowCol TableA(int k, int bits, int lane, int i) {
   const int g = lane >> 2, t = lane & 3;
+  if (bits == 32 && k == 4) return {i == 0 ? g : g + 8, t};                               // tf32 a0, a1
   if (bits == 16 && k == 8) return {i < 2 ? g : g + 8, t * 2 + (i & 1)};                 // a0..a3
   if (bits == 16 && k == 16) return {(i % 4) < 2 ? g : g + 8, t * 2 + (i & 1) + (i >= 4 ? 8 : 0)};  // a0..a7
   if (bits == 32 && k == 8) return {(i == 0 || i == 2) ? g : g + 8, i < 2 ? t : t + 4};  // tf32 a0..a3
@@ -37,6 +38,7 @@ RowCol TableA(int k, int bits, int lane, int i) {
 }
 RowCol TableB(int k, int bits, int lane, int i) {
   const int g = lane >> 2, t = lane & 3;
+  if (bits == 32 && k == 4) return {t, g};                                    // tf32 b0
   if (bits == 16 && k == 8) return {t * 2 + i, g};                           // b0, b1
   if (bits == 16 && k == 16) return {t * 2 + (i & 1) + (i >= 2 ? 8 : 0), g}; // b0..b3
   if (bits == 32 && k == 8) return {i == 0 ? t : t + 4, g};                  // tf32 b0, b1
@@ -283,12 +285,15 @@ TEST_CASE("mma bf16 and tf32 inputs", "[mma]") {
   CheckRandomFloat<MmaShape::kM16N8K16, BF16, BF16, F32>();
   CheckRandomFloat<MmaShape::kM16N8K8, BF16, BF16, F32>();
   CheckRandomFloat<MmaShape::kM16N8K8, TF32, TF32, F32>();
+  CheckRandomFloat<MmaShape::kM16N8K4, TF32, TF32, F32>();
 }
 
 TEST_CASE("mma fp8 inputs (e4m3, e5m2, mixed)", "[mma]") {
   CheckRandomFloat<MmaShape::kM16N8K32, E4M3, E4M3, F32>();
   CheckRandomFloat<MmaShape::kM16N8K32, E5M2, E5M2, F32>();
   CheckRandomFloat<MmaShape::kM16N8K32, E4M3, E5M2, F32>();
+  CheckRandomFloat<MmaShape::kM16N8K16, E4M3, E4M3, F32>();  // PTX 8.7
+  CheckRandomFloat<MmaShape::kM16N8K16, E5M2, E4M3, F32>();
 }
 
 TEST_CASE("mma: one element's place in each fragment", "[mma]") {
@@ -511,6 +516,16 @@ TEST_CASE("typed fragments: Coord, MmaPack and MmaUnpack on row-major matrices",
     for (int i = 0; i < 16; ++i) {
       const MmaCoord a = MmaFragA<MmaShape::kM16N8K32, S8>::Coord(lane, i / 4, i % 4);
       CHECK((a.row == TableA(32, 8, lane, i).row && a.col == TableA(32, 8, lane, i).col));
+    }
+    for (int i = 0; i < 2; ++i) {
+      const MmaCoord a = MmaFragA<MmaShape::kM16N8K4, TF32>::Coord(lane, i, 0);
+      CHECK((a.row == TableA(4, 32, lane, i).row && a.col == TableA(4, 32, lane, i).col));
+    }
+    const MmaCoord b4 = MmaFragB<MmaShape::kM16N8K4, TF32>::Coord(lane, 0, 0);
+    CHECK((b4.row == TableB(4, 32, lane, 0).row && b4.col == TableB(4, 32, lane, 0).col));
+    for (int i = 0; i < 8; ++i) {
+      const MmaCoord a = MmaFragA<MmaShape::kM16N8K16, E4M3>::Coord(lane, i / 4, i % 4);
+      CHECK((a.row == TableA(16, 8, lane, i).row && a.col == TableA(16, 8, lane, i).col));
     }
     for (int i = 0; i < 4; ++i) {
       const MmaCoord a = MmaFragA<MmaShape::kM16N8K8, TF32>::Coord(lane, i, 0);

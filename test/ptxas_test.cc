@@ -535,6 +535,7 @@ TEST_CASE("the coverage module holds the forms the table promises", "[coverage]"
         "mma.sync.aligned.m16n8k32.row.col.s32.u8.s8.s32", "mma.sync.aligned.m16n8k32.row.col.satfinite.s32.s8.u8.s32",
         "mma.sync.aligned.m16n8k16.row.col.s32.u8.u8.s32", "mma.sync.aligned.m16n8k16.row.col.satfinite.s32.s8.s8.s32",
         "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32", "mma.sync.aligned.m16n8k32.row.col.f32.e5m2.e4m3.f32",
+        "mma.sync.aligned.m16n8k4.row.col.f32.tf32.tf32.f32", "mma.sync.aligned.m16n8k16.row.col.f32.e4m3.e5m2.f32",
         "cvt.rn.satfinite.e4m3x2.f32", "cvt.rn.satfinite.e5m2x2.f32", "cvt.rn.f16x2.e4m3x2", "cvt.rn.f16x2.e5m2x2",
         // issue 11 item 19: forms the verifier used to refuse
         "atom.global.cas.b16", "atom.acq_rel.gpu.shared.cas.b16", "atom.global.add.noftz.f16x2",

@@ -1690,6 +1690,24 @@ TEST_CASE("mma: register groups, types, shapes and targets", "[verifier][mma]") 
         "kernel k: instruction 10: mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%10, %11, %12, %13}, {%0, %1, %2, "
         "%3}, {%4, %5}, {%6, %7, %8, %9}: operand 4 is %0 (f32), expected b32 (an mma fragment of tf32 takes no float "
         "registers)");
+  // m16n8k4 tf32: two A registers, one B.
+  CHECK(CheckMma(ir::Target::kSm80, Opcode::kMmaTF32, MmaMods(T::kF32, T::kTF32, T::kTF32, T::kF32, 2), d4,
+                 {{T::kB32, 2}, {T::kB32, 1}, {T::kF32, 4}}) == "OK");
+  CHECK(CheckMma(ir::Target::kSm75, Opcode::kMmaTF32, MmaMods(T::kF32, T::kTF32, T::kTF32, T::kF32, 2), d4,
+                 {{T::kB32, 2}, {T::kB32, 1}, {T::kF32, 4}}) ==
+        "kernel k: instruction 7: mma.sync.aligned.m16n8k4.row.col.f32.tf32.tf32.f32 {%7, %8, %9, %10}, {%0, %1}, {%2}, "
+        "{%3, %4, %5, %6}: mma.sync.aligned.m16n8k4.row.col.f32.tf32.tf32.f32 requires sm_80 or newer; the kernel "
+        "targets sm_75");
+  // m16n8k16 e4m3/e5m2: sm_89 like k32, but PTX 8.7.
+  const auto f8k16 = MmaMods(T::kF32, T::kE4M3, T::kE5M2, T::kF32, 2);
+  CHECK(CheckMma(ir::Target::kSm89, Opcode::kMmaF8, f8k16, d4, {{T::kB32, 2}, {T::kB32, 1}, {T::kF32, 4}}) == "OK");
+  ir::Instruction k16;
+  k16.op = Opcode::kMmaF8;
+  k16.mods = f8k16;
+  CHECK(ir::RequirementOf(k16).sm == 89);
+  CHECK(ir::RequirementOf(k16).ptx.value == 87);
+  k16.mods.shape = 1;  // m16n8k32
+  CHECK(ir::RequirementOf(k16).ptx.value == 84);
 }
 
 TEST_CASE("fp8 packing conversions: forms and targets", "[verifier][mma]") {

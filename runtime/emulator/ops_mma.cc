@@ -10,8 +10,9 @@
 //   A (M x K): row groupID + 8 * (r & 1),  column tig * e + j + (K / 2) * (r >> 1)
 //   B (K x N): row tig * e + j + (K / 2) * r,  column groupID
 //   C/D (M x N, element i = r * e + j): row groupID + 8 * (i >> 1), column tig * 2 + (i & 1)
-// which is each table of the shapes ptxforge supports (m16n8k8 f16/bf16/tf32,
-// m16n8k16 f16/bf16/s8/u8, m16n8k32 s8/u8/e4m3/e5m2) in one formula.
+// which is each table of the shapes ptxforge supports (m16n8k4 tf32, m16n8k8
+// f16/bf16/tf32, m16n8k16 f16/bf16/s8/u8/e4m3/e5m2, m16n8k32
+// s8/u8/e4m3/e5m2) in one formula.
 //
 // Arithmetic:
 //  - floats: every product is exact in double (f16, bf16, tf32 and fp8 have
