@@ -80,7 +80,7 @@ TEST_CASE("causal attention skips the masked tiles: at most 0.6x the instruction
   CHECK(masked >= 0.4 * static_cast<double>(full));  // still does the lower triangle
 }
 
-TEST_CASE("the reference: grouped-query heads read their shared K/V head; causal rows ignore later keys") {
+TEST_CASE("the reference: grouped-query heads read their shared K/V head, causal rows ignore later keys") {
   kernels::AttentionSpec spec{.head_dim = 1, .block = 1, .heads = 2, .kv_heads = 1};
   // Two query heads, two positions, one K/V head: keys 0 and 1 with values 10 and 20.
   std::vector<double> q = {0, 0, 1, 1}, k = {0, 1}, v = {10, 20};

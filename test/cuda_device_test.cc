@@ -270,7 +270,7 @@ TEST_CASE("the memory cache compiles a kernel once, also for concurrent loads", 
   CHECK(fake.Get("ptx_jits") == 2);
 }
 
-TEST_CASE("the disk cache is off unless asked for; the memory cache is on", "[cuda][device][cache]") {
+TEST_CASE("the disk cache is off unless asked for, the memory cache is on", "[cuda][device][cache]") {
   TempDir tmp;
   std::string dir = tmp.path() + "/cache";
   ScopedEnv cache_dir("PTXFORGE_CACHE_DIR", dir.c_str());

@@ -23,7 +23,7 @@ using testing::Msg;
 // cp.asyncs; the part past n is zero-filled through src-size (partly for
 // the thread at the edge, wholly past it). After wait_group 0 and a barrier
 // each thread writes out the row another thread copied.
-TEST_CASE("cp.async copies a tile with a zero-filled edge; it lands at wait_group") {
+TEST_CASE("cp.async copies a tile with a zero-filled edge, it lands at wait_group") {
   KernelBuilder b("tile_copy", ir::Target::kSm80);
   Ptr<F32, Global> src = GlobalParam<F32>(b, "src");
   Ptr<F32, Global> out = GlobalParam<F32>(b, "out");

@@ -206,7 +206,7 @@ TEST_CASE("f32 sat clamps to [0, 1] and sends NaN to 0") {
   CHECK(Binary<F32>(INFINITY, -INFINITY, add_sat) == 0);
 }
 
-TEST_CASE("f32 NaN results are canonical; min/max prefer numbers and order zeros") {
+TEST_CASE("f32 NaN results are canonical, min/max prefer numbers and order zeros") {
   CHECK(Binary<F32>(INFINITY, -INFINITY, Add) == 0x7FFFFFFFu);
   CHECK(Binary<F32>(0.0f, 0.0f, Div) == 0x7FFFFFFFu);
   CHECK(AsF32(Binary<F32>(NAN, 1.0f, Min)) == 1.0f);
@@ -303,7 +303,7 @@ TEST_CASE("rcp.approx.ftz.f64 flushes f64 subnormals") {
   CHECK(AsF64(Unary<F64>(1e308, [](KernelBuilder& b, auto x) { return b.Rcp(x); })) == 1.0 / 1e308);
 }
 
-TEST_CASE("saturation sends -0 to +0; ftz applies to f16 abs") {
+TEST_CASE("saturation sends -0 to +0, ftz applies to f16 abs") {
   CHECK(RunScalar([](KernelBuilder& b) { return b.Cvt<F64>(b.Const<F32>(-0.0f), {.sat = true}); }) == 0);
   CHECK(Binary<F32>(-0.0f, 0.0f, [](KernelBuilder& b, auto x, auto y) { return b.Mul(x, y, {.sat = true}); }) == 0);
   CHECK(RunScalar([](KernelBuilder& b) { return b.Abs(b.Bitcast<F16>(b.Const<U16>(0x8001)), {.ftz = true}); }) == 0);

@@ -144,7 +144,7 @@ ir::Kernel Transpose(uint32_t pitch, int* store_line, int* load_line) {
   return FinishOrDie(b);
 }
 
-TEST_CASE("a naive transpose has 32-way bank conflicts on the column access; a padded tile has none") {
+TEST_CASE("a naive transpose has 32-way bank conflicts on the column access, a padded tile has none") {
   int store = 0, load = 0;
   ir::Kernel naive = Transpose(32, &store, &load);
   EmulatorProfile p = Profile(naive, {.grid = {1}, .block = {32, 32}}, {1024, 1024});
@@ -231,7 +231,7 @@ ir::Kernel LdMatrixRows(int n, uint32_t row_bytes, int* line) {
   return FinishOrDie(b);
 }
 
-TEST_CASE("ldmatrix: 8 rows of 16 bytes per phase; rows 128 bytes apart are 8-way bank conflicts") {
+TEST_CASE("ldmatrix: 8 rows of 16 bytes per phase, rows 128 bytes apart are 8-way bank conflicts") {
   struct Case {
     int n;
     uint32_t row_bytes;
@@ -249,7 +249,7 @@ TEST_CASE("ldmatrix: 8 rows of 16 bytes per phase; rows 128 bytes apart are 8-wa
   }
 }
 
-TEST_CASE("ldmatrix reads race with unsynchronised stores of other lanes; bar.sync orders them") {
+TEST_CASE("ldmatrix reads race with unsynchronised stores of other lanes, bar.sync orders them") {
   for (bool barrier : {false, true}) {
     KernelBuilder b(barrier ? "ldmatrix_synced" : "ldmatrix_racy", ir::Target::kSm80);
     Value<U64> out = b.CvtaToGlobal(b.Param<U64>("out"));
@@ -477,7 +477,7 @@ TEST_CASE("atomics do not race with atomics, but do with plain accesses") {
                          "`red.shared.add.u32 [counter], %r2;` (emulator_profile_test.cc:", atom, ")"));
 }
 
-TEST_CASE("plain global accesses of different blocks to the same bytes race; atomics do not") {
+TEST_CASE("plain global accesses of different blocks to the same bytes race, atomics do not") {
   auto kernel = [](bool atomic, int* line) {
     KernelBuilder b(atomic ? "total_atomic" : "total_plain");
     Value<U64> out = b.CvtaToGlobal(b.Param<U64>("out"));

@@ -74,7 +74,7 @@ std::vector<uint32_t> RunLastWarp(uint64_t seed) {
   return *out->ToHost();
 }
 
-TEST_CASE("schedule_seed shuffles the block order: atomics hand out other slots; one seed, one order") {
+TEST_CASE("schedule_seed shuffles the block order: atomics hand out other slots, one seed, one order") {
   std::vector<uint32_t> in_order(16 * 32);
   std::iota(in_order.begin(), in_order.end(), 0u);
   CHECK(RunTakeSlots(0) == in_order);

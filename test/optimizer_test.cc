@@ -245,7 +245,7 @@ TEST_CASE("identities: x+0, x*1, x*0, x&-1, x^x ... become movs", "[identities]"
 
 // ---- copy propagation
 
-TEST_CASE("copyprop: uses of a copy read the original; copies of mutable registers stay", "[copyprop]") {
+TEST_CASE("copyprop: uses of a copy read the original, copies of mutable registers stay", "[copyprop]") {
   KernelBuilder b("copies");
   Value<U64> out = b.CvtaToGlobal(b.Param<U64>("out"));
   Value<U32> x = b.Param<U32>("x");

@@ -1420,7 +1420,7 @@ TEST_CASE("register groups print in braces as the signature groups them", "[veri
   CHECK(ir::InstructionText(k, k.body[4]) == "dp2a.lo.s32.u32 %6, %6, %1, %6;");
 }
 
-TEST_CASE("the structural check alone: references, shapes, labels; not types or definitions", "[verifier]") {
+TEST_CASE("the structural check alone: references, shapes, labels, not types or definitions", "[verifier]") {
   Fixture f;
   // Types and definitions are not its business: an f32 add of a never
   // written u32 register is well-formed.
@@ -1786,7 +1786,7 @@ TEST_CASE("the table's requirement columns can name an arch-specific target", "[
   CHECK(ir::RequirementName(ir::TableRequirement(89, 84)) == "sm_89");
 }
 
-TEST_CASE("cp.async: two addresses, cp-size and src-size, groups; bar.arrive and fence", "[verifier]") {
+TEST_CASE("cp.async: two addresses, cp-size and src-size, groups, bar.arrive and fence", "[verifier]") {
   auto ca = [](ir::CacheOp c = ir::CacheOp::kCa) {
     ir::Modifiers m;
     m.cache = c;
