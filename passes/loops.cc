@@ -6,8 +6,26 @@
 
 namespace ptxforge::passes {
 
+namespace {
+
+// Whether some branch targets a label bound at or before it: without one
+// every edge goes forward in the body and there is no cycle (the common
+// case, decided without building the graph).
+bool HasBackwardBranch(const ir::Kernel& kernel) {
+  std::vector<bool> bound(kernel.labels.size(), false);
+  for (const ir::Instruction& inst : kernel.body) {
+    if (inst.srcs.empty() || inst.srcs[0].id >= bound.size()) continue;
+    if (inst.op == ir::Opcode::kLabel) bound[inst.srcs[0].id] = true;
+    if (inst.op == ir::Opcode::kBra && bound[inst.srcs[0].id]) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 LoopForest FindLoops(const ir::Kernel& kernel) {
   LoopForest f;
+  if (!HasBackwardBranch(kernel)) return f;
   f.cfg = ir::Cfg::Build(kernel);
   const ir::Cfg& cfg = f.cfg;
   const uint32_t nb = static_cast<uint32_t>(cfg.blocks.size());

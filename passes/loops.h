@@ -37,7 +37,9 @@ struct LoopForest {
 };
 
 // Finds the natural loops of a kernel. Linear in the body plus the sum of
-// the loops' sizes (each block is listed once per loop containing it).
+// the loops' sizes (each block is listed once per loop containing it). A
+// kernel without a branch back to an earlier label has none, and gets an
+// empty forest (no cfg either) after one read of the body.
 LoopForest FindLoops(const ir::Kernel& kernel);
 
 }  // namespace ptxforge::passes

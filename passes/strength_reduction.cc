@@ -57,6 +57,7 @@ class Reducer {
   explicit Reducer(ir::Kernel& kernel) : kernel_(kernel), n_(static_cast<uint32_t>(kernel.body.size())) {}
 
   size_t Run() {
+    if (!HasCandidate()) return 0;
     const LoopForest forest = FindLoops(kernel_);
     if (forest.loops.empty()) return 0;
     values_.emplace(kernel_);
@@ -91,6 +92,21 @@ class Reducer {
   }
 
  private:
+  // Whether any instruction could be an address's `i * C` (mul.lo, shl or
+  // mad.lo of a mutable integer register and an immediate): most kernels
+  // have none, and then no loop needs finding.
+  bool HasCandidate() const {
+    for (const ir::Instruction& inst : kernel_.body) {
+      const bool form = (inst.op == ir::Opcode::kMul && inst.mods.mode == ir::Mode::kLo) ||
+                        inst.op == ir::Opcode::kShl || (inst.op == ir::Opcode::kMad && inst.mods.mode == ir::Mode::kLo);
+      if (form && inst.srcs.size() >= 2 && inst.srcs[0].is_reg() && inst.srcs[1].is_imm() &&
+          inst.srcs[0].id < kernel_.regs.size() && kernel_.regs[inst.srcs[0].id].is_mutable) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   // Where inserted instructions go: in front of body index i (`before`) or after it.
   std::vector<ir::Instruction>& Inserted(uint32_t i, bool before) {
     if (slot_[i] == kNone) {
