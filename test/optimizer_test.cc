@@ -364,6 +364,23 @@ TEST_CASE("cse: dominating expressions are reused, across blocks too", "[cse]") 
 
 // ---- loop-invariant code motion
 
+// Runs k on the emulator in one block of `threads` threads with a u32
+// output buffer of `count` elements as its first parameter, then `args`;
+// returns the buffer.
+std::vector<uint32_t> RunWithOutput(const ir::Kernel& k, size_t count, uint32_t threads,
+                                    std::initializer_list<runtime::KernelArg> args) {
+  auto emu = runtime::MakeEmulator({});
+  auto o = runtime::Buffer<uint32_t>::Allocate(*emu, count);
+  REQUIRE(o.ok());
+  absl::StatusOr<std::unique_ptr<runtime::LoadedKernel>> loaded = emu->Load(k);
+  REQUIRE(Msg(loaded.status()) == "OK");
+  std::vector<runtime::KernelArg> all = {*o};
+  all.insert(all.end(), args.begin(), args.end());
+  REQUIRE(Msg(emu->Launch(**loaded, {.grid = {1}, .block = {threads}}, all)) == "OK");
+  return *o->ToHost();
+}
+
+
 TEST_CASE("licm: invariants whose operands die move in front of the loop, out of nested loops too", "[licm]") {
   KernelBuilder b("licm");
   Value<U64> out = b.CvtaToGlobal(b.Param<U64>("out"));
@@ -381,9 +398,17 @@ TEST_CASE("licm: invariants whose operands die move in front of the loop, out of
     });
   });
   ir::Kernel k = Finished(b);
+  const ir::Kernel plain = k;
   REQUIRE(passes::HoistLoopInvariants(k) == 9);  // 5 leave the inner loop, 4 of them the outer one too
   RequireVerifies(k);
   passes::RemoveDeadRegisters(k);
+  // Same results, with zero trips (the hoisted division by zero runs anyway) and with some.
+  for (uint32_t n : {0u, 3u}) {
+    for (uint32_t d : {0u, 2u}) {
+      INFO(n << " " << d);
+      CHECK(RunWithOutput(k, 2, 1, {n, 5u, 7u, d}) == RunWithOutput(plain, 2, 1, {n, 5u, 7u, d}));
+    }
+  }
   REQUIRE(DumpIr(k) ==
           "kernel licm target sm_80\n"
           "  param u64 out\n"
@@ -481,18 +506,6 @@ TEST_CASE("licm: a loop entered from two places is left alone (no preheader is m
 
 // ---- strength reduction
 
-// Runs k (params: a u32 output buffer of `count` elements, then u64 n) on
-// the emulator with one block of 32 threads; returns the buffer.
-std::vector<uint32_t> RunLoopKernel(const ir::Kernel& k, size_t count, uint64_t n) {
-  auto emu = runtime::MakeEmulator({});
-  auto o = runtime::Buffer<uint32_t>::Allocate(*emu, count);
-  REQUIRE(o.ok());
-  absl::StatusOr<std::unique_ptr<runtime::LoadedKernel>> loaded = emu->Load(k);
-  REQUIRE(Msg(loaded.status()) == "OK");
-  REQUIRE(Msg(emu->Launch(**loaded, {.grid = {1}, .block = {32}}, {*o, n})) == "OK");
-  return *o->ToHost();
-}
-
 TEST_CASE("strength: base + i*size in the induction variable's width becomes a stepped register", "[strength]") {
   KernelBuilder b("strength");
   Value<U64> out = b.CvtaToGlobal(b.Param<U64>("out"));
@@ -551,7 +564,7 @@ TEST_CASE("strength: base + i*size in the induction variable's width becomes a s
   passes::RemoveDeadRegisters(plain);
   for (uint64_t count : {0, 5, 100}) {
     INFO(count);
-    CHECK(RunLoopKernel(k, 100, count) == RunLoopKernel(plain, 100, count));
+    CHECK(RunWithOutput(k, 100, 32, {count}) == RunWithOutput(plain, 100, 32, {count}));
   }
 }
 
