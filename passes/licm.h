@@ -28,7 +28,13 @@ namespace ptxforge::passes {
 //   A hoisted instruction that reads such a mov's result gets a copy of the
 //   mov, with a new register, right before it at the entry point; the mov in
 //   the loop stays for its other readers (dead-register removal deletes it
-//   if there are none).
+//   if there are none);
+// - it does not make more registers live through the loop, counted in
+//   32-bit registers (a predicate counts one): what it defines must be paid
+//   for by registers it reads that nothing else reads (a copied mov costs
+//   nothing). Measured on the registry kernels with ptxas 13.0, hoisting
+//   every invariant cost up to 20 registers (gemm.simt) and, at the test
+//   shapes, executed more instructions where loops run zero times.
 // An instruction hoisted out of an inner loop can leave the outer loop too.
 // Hoisting runs an instruction also when the loop body would not have (zero
 // iterations, or a branch inside the loop that skips it). That is safe for

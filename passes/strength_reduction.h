@@ -17,13 +17,16 @@ namespace ptxforge::passes {
 //   order) with `y = mul.lo.T i, C` or `y = shl.bN i, K`, or as
 //   `x = mad.lo.T i, C, b`, where b is an immediate or a register the loop
 //   does not define, and all of x, y and i have i's width.
-// Each distinct (i, C, b) gets one mutable register p, set to
+// Each distinct (i, C, b) can get one mutable register p, set to
 // `mad.lo.T i, C, b` at the loop's entry point and stepped by
 // `add.T p, p, S*C` right after every step of i, so that p equals b + i*C
 // everywhere in the loop. x's definition then goes: its uses read p when
 // they all follow it in its block with no step of i in between; otherwise
 // it becomes `x = mov.T p`. Dead-register removal deletes y if nothing
-// else reads it.
+// else reads it. A (i, C, b) gets its p only when that takes more
+// instructions out of the loop (each x that goes, and each y only x read)
+// than its steps add: a lone mad.lo, or an add whose i*C is read elsewhere
+// too, stays as it is.
 //
 // Exact because the arithmetic is modulo 2^width on both sides: (i + S) * C
 // = i * C + S * C however often i wraps. The widening forms that the
