@@ -49,11 +49,11 @@ void BM_Print(benchmark::State& state, const kernels::KernelFamily* family) {
 }
 
 // (d) Everything ptx-dump does: build, passes, print; all/ with the
-// optimizer (the default), all_noopt/ without it (--passes=none).
-void BM_All(benchmark::State& state, const kernels::KernelFamily* family, bool optimize) {
+// optimizer (the default), all_noopt/ without it (--passes=none),
+// all_noloopopt/ without its loop passes (--passes=-licm,-strength).
+void BM_All(benchmark::State& state, const kernels::KernelFamily* family, passes::PipelineOptions options) {
   kernels::Config config = OrDie(family->MakeConfig());
-  passes::Pipeline pipeline =
-      passes::Pipeline::Standard(optimize ? passes::PipelineOptions{} : passes::PipelineOptions::None());
+  passes::Pipeline pipeline = passes::Pipeline::Standard(options);
   for (auto _ : state) {
     ir::Kernel kernel = Build(*family, config);
     OrDie(pipeline.Run(kernel));
@@ -67,8 +67,10 @@ void RegisterAll() {
     benchmark::RegisterBenchmark(StrCat("build/", name).c_str(), BM_Build, family);
     benchmark::RegisterBenchmark(StrCat("passes/", name).c_str(), BM_Passes, family);
     benchmark::RegisterBenchmark(StrCat("print/", name).c_str(), BM_Print, family);
-    benchmark::RegisterBenchmark(StrCat("all/", name).c_str(), BM_All, family, true);
-    benchmark::RegisterBenchmark(StrCat("all_noopt/", name).c_str(), BM_All, family, false);
+    benchmark::RegisterBenchmark(StrCat("all/", name).c_str(), BM_All, family, passes::PipelineOptions{});
+    benchmark::RegisterBenchmark(StrCat("all_noopt/", name).c_str(), BM_All, family, passes::PipelineOptions::None());
+    benchmark::RegisterBenchmark(StrCat("all_noloopopt/", name).c_str(), BM_All, family,
+                                 passes::PipelineOptions{.licm = false, .strength = false});
   }
 }
 

@@ -98,7 +98,8 @@ void BM_Build(benchmark::State& state) {
 }
 
 // The standard pipeline (verify: the mark's check, the optimizer, dce,
-// regcount) on the built kernel; BM_PassesNoOpt without the optimizer.
+// regcount) on the built kernel; BM_PassesNoOpt without the optimizer,
+// BM_PassesNoLoopOpt without its loop passes (licm, strength): their cost.
 void RunPasses(benchmark::State& state, const passes::PipelineOptions& options) {
   ir::Kernel kernel = OrDie(bench::BuildSynthetic(static_cast<uint32_t>(state.range(0)), ShapeOf(state)));
   passes::Pipeline pipeline = passes::Pipeline::Standard(options);
@@ -112,6 +113,7 @@ void RunPasses(benchmark::State& state, const passes::PipelineOptions& options) 
 }
 void BM_Passes(benchmark::State& state) { RunPasses(state, {}); }
 void BM_PassesNoOpt(benchmark::State& state) { RunPasses(state, passes::PipelineOptions::None()); }
+void BM_PassesNoLoopOpt(benchmark::State& state) { RunPasses(state, {.licm = false, .strength = false}); }
 
 // The full verifier on the built kernel (what the verify pass costs on a
 // kernel that is not marked, e.g. after a pass changed it).
@@ -166,6 +168,7 @@ void Sizes(benchmark::internal::Benchmark* b) {
 BENCHMARK(BM_Build)->Apply(Sizes);
 BENCHMARK(BM_Passes)->Apply(Sizes);
 BENCHMARK(BM_PassesNoOpt)->Apply(Sizes);
+BENCHMARK(BM_PassesNoLoopOpt)->Apply(Sizes);
 BENCHMARK(BM_Verify)->Apply(Sizes);
 BENCHMARK(BM_Print)->Apply(Sizes);
 BENCHMARK(BM_All)->Apply(Sizes);

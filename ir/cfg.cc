@@ -135,4 +135,20 @@ std::vector<uint32_t> ImmediateDominators(const Cfg& cfg) {
   return idom;
 }
 
+DominatorTree DominatorTree::FromIdom(const std::vector<uint32_t>& idom) {
+  const uint32_t nb = static_cast<uint32_t>(idom.size());
+  DominatorTree t;
+  t.child_begin.assign(nb + 1, 0);
+  for (uint32_t b = 1; b < nb; ++b) {
+    if (idom[b] != UINT32_MAX) ++t.child_begin[idom[b] + 1];
+  }
+  for (uint32_t b = 0; b < nb; ++b) t.child_begin[b + 1] += t.child_begin[b];
+  t.children.resize(t.child_begin[nb]);
+  std::vector<uint32_t> fill(t.child_begin.begin(), t.child_begin.end() - 1);
+  for (uint32_t b = 1; b < nb; ++b) {
+    if (idom[b] != UINT32_MAX) t.children[fill[idom[b]]++] = b;
+  }
+  return t;
+}
+
 }  // namespace ptxforge::ir

@@ -64,6 +64,16 @@ std::vector<uint32_t> ReversePostOrder(const Cfg& cfg);
 // 0, and blocks that block 0 cannot reach get UINT32_MAX.
 std::vector<uint32_t> ImmediateDominators(const Cfg& cfg);
 
+// The dominator tree from ImmediateDominators' result, as flattened child
+// lists: the children of block b, in block order, are
+// children[child_begin[b]] up to children[child_begin[b + 1]].
+struct DominatorTree {
+  std::vector<uint32_t> child_begin;  // one per block, plus one
+  std::vector<uint32_t> children;
+
+  static DominatorTree FromIdom(const std::vector<uint32_t>& idom);
+};
+
 }  // namespace ptxforge::ir
 
 #endif  // PTXFORGE_IR_CFG_H_

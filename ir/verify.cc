@@ -1074,18 +1074,9 @@ class Verifier {
     const Cfg cfg = Cfg::Build(k_);
     const uint32_t nb = static_cast<uint32_t>(cfg.blocks.size());
     const std::vector<uint32_t> idom = ImmediateDominators(cfg);
-    // Dominator-tree children, flattened.
-    std::vector<uint32_t> child_begin(nb + 1, 0), children(nb, 0);
-    for (uint32_t b = 1; b < nb; ++b) {
-      if (idom[b] != UINT32_MAX) ++child_begin[idom[b] + 1];
-    }
-    for (uint32_t b = 0; b < nb; ++b) child_begin[b + 1] += child_begin[b];
-    {
-      std::vector<uint32_t> fill(child_begin.begin(), child_begin.end() - 1);
-      for (uint32_t b = 1; b < nb; ++b) {
-        if (idom[b] != UINT32_MAX) children[fill[idom[b]]++] = b;
-      }
-    }
+    const DominatorTree tree = DominatorTree::FromIdom(idom);
+    const std::vector<uint32_t>& child_begin = tree.child_begin;
+    const std::vector<uint32_t>& children = tree.children;
     // Blocks holding an unguarded definition of each mutable register, made
     // on the first search (most kernels need none).
     absl::flat_hash_set<uint64_t> mutable_def_blocks;

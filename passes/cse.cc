@@ -69,19 +69,9 @@ class Numbering {
     const uint32_t nb = static_cast<uint32_t>(cfg.blocks.size());
     if (nb == 0) return 0;
     const std::vector<uint32_t> idom = ir::ImmediateDominators(cfg);
-    // Children of each block in the dominator tree, flattened (block order).
-    std::vector<uint32_t> child_begin(nb + 1, 0), children;
-    for (uint32_t b = 1; b < nb; ++b) {
-      if (idom[b] != UINT32_MAX) ++child_begin[idom[b] + 1];
-    }
-    for (uint32_t b = 0; b < nb; ++b) child_begin[b + 1] += child_begin[b];
-    children.resize(child_begin[nb]);
-    {
-      std::vector<uint32_t> fill(child_begin.begin(), child_begin.end() - 1);
-      for (uint32_t b = 1; b < nb; ++b) {
-        if (idom[b] != UINT32_MAX) children[fill[idom[b]]++] = b;
-      }
-    }
+    const ir::DominatorTree tree = ir::DominatorTree::FromIdom(idom);
+    const std::vector<uint32_t>& child_begin = tree.child_begin;
+    const std::vector<uint32_t>& children = tree.children;
     // Iterative preorder walk; on leaving a block its table entries go.
     struct Frame {
       uint32_t block;

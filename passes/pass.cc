@@ -8,14 +8,16 @@
 #include "passes/dead_branches.h"
 #include "passes/dead_register_removal.h"
 #include "passes/identities.h"
+#include "passes/licm.h"
 #include "passes/register_count.h"
+#include "passes/strength_reduction.h"
 #include "passes/verifier.h"
 
 namespace ptxforge::passes {
 
 namespace {
 
-constexpr std::string_view kOptimizations[] = {"constfold", "identities", "copyprop", "cse", "branches"};
+constexpr std::string_view kOptimizations[] = {"constfold", "identities", "copyprop", "cse", "branches", "licm", "strength"};
 
 }  // namespace
 
@@ -33,6 +35,8 @@ bool PipelineOptions::Set(std::string_view name, bool on) {
                 : name == "copyprop"   ? &copyprop
                 : name == "cse"        ? &cse
                 : name == "branches"   ? &branches
+                : name == "licm"       ? &licm
+                : name == "strength"   ? &strength
                                        : nullptr;
   if (field == nullptr) return false;
   *field = on;
@@ -74,6 +78,8 @@ Pipeline Pipeline::Standard(const PipelineOptions& options) {
   if (options.copyprop) p.Add(std::make_unique<CopyPropagationPass>());
   if (options.cse) p.Add(std::make_unique<CsePass>());
   if (options.branches) p.Add(std::make_unique<DeadBranchPass>());
+  if (options.licm) p.Add(std::make_unique<LicmPass>());
+  if (options.strength) p.Add(std::make_unique<StrengthReductionPass>());
   p.Add(std::make_unique<DeadRegisterRemovalPass>());
   p.Add(std::make_unique<RegisterCountPass>());
   p.VerifyEach(options.verify_each);

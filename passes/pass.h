@@ -31,6 +31,8 @@ struct PipelineOptions {
   bool copyprop = true;    // copy propagation (passes/copy_prop.h)
   bool cse = true;         // common subexpressions by value numbering (passes/cse.h)
   bool branches = true;    // constant guards and unreachable blocks (passes/dead_branches.h)
+  bool licm = true;        // loop-invariant code motion (passes/licm.h)
+  bool strength = true;    // strength reduction of address arithmetic in loops (passes/strength_reduction.h)
   // Runs ir::VerifyKernel after every pass; an error names the pass that
   // broke the kernel. Tests turn it on.
   bool verify_each = false;
@@ -57,8 +59,8 @@ class Pipeline {
   Pipeline(Pipeline&&) = default;
   Pipeline& operator=(Pipeline&&) = default;
 
-  // verify -> constfold -> identities -> copyprop -> cse -> branches -> dce
-  // -> regcount, without the optimisations `options` turns off: what
+  // verify -> constfold -> identities -> copyprop -> cse -> branches -> licm
+  // -> strength -> dce -> regcount, without the optimisations `options` turns off: what
   // ptx-dump and the kernel library run.
   static Pipeline Standard(const PipelineOptions& options = {});
 

@@ -19,7 +19,9 @@
 #include "passes/dead_branches.h"
 #include "passes/dead_register_removal.h"
 #include "passes/identities.h"
+#include "passes/licm.h"
 #include "passes/pass.h"
+#include "passes/strength_reduction.h"
 #include "passes/verifier.h"
 #include "runtime/emulator.h"
 #include "test/test_util.h"
@@ -41,6 +43,13 @@ std::string DumpIr(const ir::Kernel& k) {
 
 // The pass's output must still verify.
 void RequireVerifies(const ir::Kernel& k) { REQUIRE(Msg(ir::VerifyKernel(k)) == "OK"); }
+
+// The pass finds nothing to do and leaves the IR as it was.
+void RequireUnchanged(ir::Kernel& k, size_t (*pass)(ir::Kernel&)) {
+  const std::string before = DumpIr(k);
+  REQUIRE(pass(k) == 0);
+  REQUIRE(DumpIr(k) == before);
+}
 
 // ---- constant folding and propagation
 
@@ -353,6 +362,241 @@ TEST_CASE("cse: dominating expressions are reused, across blocks too", "[cse]") 
           "}\n");
 }
 
+// ---- loop-invariant code motion
+
+// Runs k on the emulator in one block of `threads` threads with a u32
+// output buffer of `count` elements as its first parameter, then `args`;
+// returns the buffer.
+std::vector<uint32_t> RunWithOutput(const ir::Kernel& k, size_t count, uint32_t threads,
+                                    std::initializer_list<runtime::KernelArg> args) {
+  auto emu = runtime::MakeEmulator({});
+  auto o = runtime::Buffer<uint32_t>::Allocate(*emu, count);
+  REQUIRE(o.ok());
+  absl::StatusOr<std::unique_ptr<runtime::LoadedKernel>> loaded = emu->Load(k);
+  REQUIRE(Msg(loaded.status()) == "OK");
+  std::vector<runtime::KernelArg> all = {*o};
+  all.insert(all.end(), args.begin(), args.end());
+  REQUIRE(Msg(emu->Launch(**loaded, {.grid = {1}, .block = {threads}}, all)) == "OK");
+  return *o->ToHost();
+}
+
+
+TEST_CASE("licm: invariants whose operands die move in front of the loop, out of nested loops too", "[licm]") {
+  KernelBuilder b("licm");
+  Value<U64> out = b.CvtaToGlobal(b.Param<U64>("out"));
+  Value<U32> n = b.Param<U32>("n");
+  Value<U32> a = b.Param<U32>("a");
+  Value<U32> c = b.Param<U32>("c");
+  Value<U32> d = b.Param<U32>("d");
+  b.ForRange<U32>(0u, n, 1u, [&](Value<U32> i) {
+    b.ForRange<U32>(0u, n, 1u, [&](Value<U32> j) {
+      Value<U32> ac = b.Mul(a, c);                 // a and c are read only here: leaves both loops
+      Value<U32> q = b.Div(ac, b.Add(d, 0u));      // d too; division by zero is defined, so moving it is safe
+      Value<U32> lane = b.Add(b.TidX(), q);        // the mov of %tid.x is copied along
+      b.Store(StateSpace::kGlobal, out, b.Add(b.Add(lane, i), j));
+      b.Store(StateSpace::kGlobal, Address(out, 4), b.TidX());
+    });
+  });
+  ir::Kernel k = Finished(b);
+  const ir::Kernel plain = k;
+  REQUIRE(passes::HoistLoopInvariants(k) == 9);  // 5 leave the inner loop, 4 of them the outer one too
+  RequireVerifies(k);
+  passes::RemoveDeadRegisters(k);
+  // Same results, with zero trips (the hoisted division by zero runs anyway) and with some.
+  for (uint32_t n : {0u, 3u}) {
+    for (uint32_t d : {0u, 2u}) {
+      INFO(n << " " << d);
+      CHECK(RunWithOutput(k, 2, 1, {n, 5u, 7u, d}) == RunWithOutput(plain, 2, 1, {n, 5u, 7u, d}));
+    }
+  }
+  REQUIRE(DumpIr(k) ==
+          "kernel licm target sm_80\n"
+          "  param u64 out\n"
+          "  param u32 n\n"
+          "  param u32 a\n"
+          "  param u32 c\n"
+          "  param u32 d\n"
+          "{\n"
+          "  %0:u32 = ld.param.u32 [n]  // n\n"
+          "  %1:u32 = ld.param.u32 [a]  // a\n"
+          "  %2:u32 = ld.param.u32 [c]  // c\n"
+          "  %3:u32 = ld.param.u32 [d]  // d\n"
+          "  %4:u64 = ld.param.u64 [out]  // out\n"
+          "  %5:u64 = cvta.to.global.u64 %4\n"
+          "  %6:u32 = mov.u32 0  // i mutable\n"
+          "  %11:u32 = mul.lo.u32 %1, %2\n"
+          "  %12:u32 = add.u32 %3, 0\n"
+          "  %13:u32 = div.u32 %11, %12\n"
+          "  %21:u32 = mov.u32 %tid.x\n"
+          "  %14:u32 = add.u32 %21, %13\n"
+          "$L0_loop:\n"
+          "  %7:pred = setp.ge.u32 %6, %0\n"
+          "  @%7 bra $L1_endloop\n"
+          "  %8:u32 = mov.u32 0  // i mutable\n"
+          "  %15:u32 = add.u32 %14, %6\n"
+          "$L2_loop:\n"
+          "  %9:pred = setp.ge.u32 %8, %0\n"
+          "  @%9 bra $L3_endloop\n"
+          "  %16:u32 = add.u32 %15, %8\n"
+          "  st.global.u32 [%5], %16\n"
+          "  %17:u32 = mov.u32 %tid.x\n"
+          "  st.global.u32 [%5+4], %17\n"
+          "  %18:u32 = add.u32 %8, 1\n"
+          "  %8:u32 = mov.u32 %18  // i mutable\n"
+          "  bra $L2_loop\n"
+          "$L3_endloop:\n"
+          "  %19:u32 = add.u32 %6, 1\n"
+          "  %6:u32 = mov.u32 %19  // i mutable\n"
+          "  bra $L0_loop\n"
+          "$L1_endloop:\n"
+          "  ret\n"
+          "}\n");
+}
+
+TEST_CASE("licm: what must stay in the loop", "[licm]") {
+  KernelBuilder b("licm_stay");
+  Value<U64> out = b.CvtaToGlobal(b.Param<U64>("out"));
+  Value<U32> n = b.Param<U32>("n");
+  Value<U32> a = b.Param<U32>("a");
+  Value<U32> e = b.Param<U32>("e");
+  Value<Pred> p = b.Lt(a, 3u);
+  b.ForRange<U32>(0u, n, 1u, [&](Value<U32> i) {
+    Value<U32> v = b.Load<U32>(StateSpace::kGlobal, out);  // a load: a store in the loop may change it
+    Value<U32> grows = b.Mul(n, 3u);                       // n stays live anyway: hoisting adds a register
+    Value<U32> clock = b.Clock();                           // changes between reads
+    Value<U32> lane = b.ShflDown(a, 1u);                    // warp-level: depends on the threads present
+    Value<U32> varies = b.Add(i, 1u);                       // reads the loop counter
+    Value<U32> guarded = b.Undefined<U32>("guarded");  // `@p add guarded, a, e`: predicated
+    ir::Instruction add;
+    add.op = ir::Opcode::kAdd;
+    add.mods.type = ir::ScalarType::kU32;
+    add.dsts = {guarded.reg};
+    add.srcs = {ir::Operand(a.reg), ir::Operand(e.reg)};
+    add.guard = p.reg;
+    b.EmitInstruction(add);
+    ir::Instruction store;
+    store.op = ir::Opcode::kSt;
+    store.mods.type = ir::ScalarType::kU32;
+    store.mods.space = StateSpace::kGlobal;
+    store.srcs = {ir::Operand::AddrReg(out.reg, 4), ir::Operand(guarded.reg)};
+    store.guard = p.reg;
+    b.EmitInstruction(store);
+    b.Store(StateSpace::kGlobal, out, b.Add(b.Add(v, grows), b.Add(b.Add(clock, lane), varies)));
+  });
+  ir::Kernel k = Finished(b);
+  RequireUnchanged(k, passes::HoistLoopInvariants);
+}
+
+TEST_CASE("licm: a loop entered from two places is left alone (no preheader is made)", "[licm]") {
+  KernelBuilder b("licm_two_entries");
+  Value<U64> out = b.CvtaToGlobal(b.Param<U64>("out"));
+  Value<U32> n = b.Param<U32>("n");
+  Value<U32> a = b.Param<U32>("a");
+  Value<U32> c = b.Param<U32>("c");
+  Var<U32> i = b.Mutable<U32>(0u, "i");
+  ir::Label head = b.NewLabel("head");
+  b.If(b.Lt(n, 5u), [&] { b.Bra(head); });  // a second way into the loop
+  b.Bind(head);
+  b.Store(StateSpace::kGlobal, out, b.Add(b.Mul(a, c), i));  // invariant, but there is no one place before the loop
+  b.Assign(i, b.Add(i, 1u));
+  b.BraIf(b.Lt(i, n), head);
+  ir::Kernel k = Finished(b);
+  RequireUnchanged(k, passes::HoistLoopInvariants);
+}
+
+// ---- strength reduction
+
+TEST_CASE("strength: base + i*size in the induction variable's width becomes a stepped register", "[strength]") {
+  KernelBuilder b("strength");
+  Value<U64> out = b.CvtaToGlobal(b.Param<U64>("out"));
+  Value<U64> n = b.Param<U64>("n");
+  auto tile = b.Shared<U32>("tile", 32 * 3);
+  Value<U32> t = b.SymbolAddr(tile);
+  b.ForRange<U64>(b.Cvt<U64>(b.TidX()), n, 32u, [&](Value<U64> i) {
+    Value<U64> at = b.ElementAddr<U32>(out, i);      // shl.b64 + add.u64: exact modulo 2^64
+    Value<U64> again = b.Add(out, b.Shl(i, 2u));     // the same address: the same register
+    Value<U32> i32 = b.Cvt<U32>(i);
+    b.Store(StateSpace::kGlobal, at, b.Add(b.Load<U32>(StateSpace::kGlobal, again), i32));
+    b.If(b.Lt(i32, 32u), [&] {
+      b.Store(StateSpace::kShared, b.Add(t, b.Mul(i32, 12u)), i32);  // i32 is no induction variable: stays
+    });
+  });
+  ir::Kernel k = Finished(b);
+  ir::Kernel plain = k;
+  REQUIRE(passes::ReduceAddressStrength(k) == 2);
+  RequireVerifies(k);
+  passes::RemoveDeadRegisters(k);
+  REQUIRE(DumpIr(k) ==
+          "kernel strength target sm_80\n"
+          "  param u64 out\n"
+          "  param u64 n\n"
+          "  shared u32 tile[96] align 4\n"
+          "{\n"
+          "  %0:u64 = ld.param.u64 [n]  // n\n"
+          "  %1:u64 = ld.param.u64 [out]  // out\n"
+          "  %2:u64 = cvta.to.global.u64 %1\n"
+          "  %3:u32 = mov.u32 tile\n"
+          "  %4:u32 = mov.u32 %tid.x\n"
+          "  %5:u64 = cvt.u64.u32 %4\n"
+          "  %6:u64 = mov.u64 %5  // i mutable\n"
+          "  %19:u64 = mad.lo.u64 %6, 4, %2  // addr mutable\n"
+          "$L0_loop:\n"
+          "  %7:pred = setp.ge.u64 %6, %0\n"
+          "  @%7 bra $L1_endloop\n"
+          "  %12:u32 = ld.global.u32 [%19]\n"
+          "  %13:u32 = cvt.u32.u64 %6\n"
+          "  %14:u32 = add.u32 %12, %13\n"
+          "  st.global.u32 [%19], %14\n"
+          "  %15:pred = setp.lt.u32 %13, 32\n"
+          "  @!%15 bra $L2_endif\n"
+          "  %16:u32 = mul.lo.u32 %13, 12\n"
+          "  %17:u32 = add.u32 %3, %16\n"
+          "  st.shared.u32 [%17], %13\n"
+          "$L2_endif:\n"
+          "  %18:u64 = add.u64 %6, 32\n"
+          "  %6:u64 = mov.u64 %18  // i mutable\n"
+          "  %19:u64 = add.u64 %19, 128  // addr mutable\n"
+          "  bra $L0_loop\n"
+          "$L1_endloop:\n"
+          "  ret\n"
+          "}\n");
+  // Same results, including a count that is not a multiple of the step.
+  passes::RemoveDeadRegisters(plain);
+  for (uint64_t count : {0, 5, 100}) {
+    INFO(count);
+    CHECK(RunWithOutput(k, 100, 32, {count}) == RunWithOutput(plain, 100, 32, {count}));
+  }
+}
+
+TEST_CASE("strength: what is not reduced", "[strength]") {
+  KernelBuilder b("strength_not");
+  Value<U64> out = b.CvtaToGlobal(b.Param<U64>("out"));
+  Value<U32> n = b.Param<U32>("n");
+  auto tile = b.Shared<U32>("tile", 256);
+  Value<U32> t = b.SymbolAddr(tile);
+  // A 32-bit index widened (mul.wide.u32 + add.u64): a 64-bit pointer would
+  // part from out + zext(i)*4 once i wraps past 2^32.
+  b.ForRange<U32>(b.TidX(), n, 32u, [&](Value<U32> i) { b.Store(StateSpace::kGlobal, b.ElementAddr<U32>(out, i), i); });
+  // mad.lo: one instruction either way, so a pointer stepped by one add gains nothing.
+  b.ForRange<U32>(b.TidX(), 64u, 32u, [&](Value<U32> i) { b.Store(StateSpace::kShared, b.Mad(i, 4u, t), i); });
+  // i*4 is read elsewhere too: the pointer would save only the add, and cost a step.
+  b.ForRange<U32>(b.TidX(), 64u, 32u, [&](Value<U32> i) {
+    Value<U32> y = b.Shl(i, 2u);
+    b.Store(StateSpace::kShared, b.Add(t, y), y);
+  });
+  // The address is used after i's step (in the next block): it would need a copy.
+  Var<U32> j = b.Mutable<U32>(b.TidX(), "j");
+  b.While([&] { return b.Lt(j, 64u); }, [&] {
+    Value<U32> addr = b.Add(t, b.Shl(j, 2u));
+    b.Assign(j, b.Add(j, 32u));
+    b.Store(StateSpace::kShared, addr, j);
+  });
+  // A step that is not a constant: no induction variable.
+  b.ForRange<U32>(b.TidX(), 64u, b.NtidX(), [&](Value<U32> i) { b.Store(StateSpace::kShared, b.Add(t, b.Shl(i, 2u)), i); });
+  ir::Kernel k = Finished(b);
+  RequireUnchanged(k, passes::ReduceAddressStrength);
+}
+
 // ---- dead branches
 
 TEST_CASE("branches: constant conditions resolved, unreachable blocks removed", "[branches]") {
@@ -395,12 +639,13 @@ TEST_CASE("branches: constant conditions resolved, unreachable blocks removed", 
 
 TEST_CASE("the pipeline runs the optimisations the options leave on", "[pipeline]") {
   REQUIRE(StrJoin(passes::Pipeline::Standard().PassNames(), ",") ==
-          "verify,constfold,identities,copyprop,cse,branches,dce,regcount");
+          "verify,constfold,identities,copyprop,cse,branches,licm,strength,dce,regcount");
   REQUIRE(StrJoin(passes::Pipeline::Standard(passes::PipelineOptions::None()).PassNames(), ",") == "verify,dce,regcount");
   passes::PipelineOptions o;
   o.cse = false;
   o.constfold = false;
-  REQUIRE(StrJoin(passes::Pipeline::Standard(o).PassNames(), ",") == "verify,identities,copyprop,branches,dce,regcount");
+  o.strength = false;
+  REQUIRE(StrJoin(passes::Pipeline::Standard(o).PassNames(), ",") == "verify,identities,copyprop,branches,licm,dce,regcount");
 }
 
 std::string Parsed(std::string_view spec) {
@@ -410,13 +655,15 @@ std::string Parsed(std::string_view spec) {
 }
 
 TEST_CASE("PipelineOptions::Parse reads --passes values", "[pipeline]") {
-  CHECK(Parsed("all") == "verify,constfold,identities,copyprop,cse,branches,dce,regcount");
+  CHECK(Parsed("all") == "verify,constfold,identities,copyprop,cse,branches,licm,strength,dce,regcount");
   CHECK(Parsed("none") == "verify,dce,regcount");
   CHECK(Parsed("cse,constfold") == "verify,constfold,cse,dce,regcount");
-  CHECK(Parsed("-cse,-constfold") == "verify,identities,copyprop,branches,dce,regcount");
-  CHECK(Parsed("-cse,+cse") == "verify,constfold,identities,copyprop,cse,branches,dce,regcount");
+  CHECK(Parsed("-cse,-constfold") == "verify,identities,copyprop,branches,licm,strength,dce,regcount");
+  CHECK(Parsed("licm,strength") == "verify,licm,strength,dce,regcount");
+  CHECK(Parsed("-licm") == "verify,constfold,identities,copyprop,cse,branches,strength,dce,regcount");
+  CHECK(Parsed("-cse,+cse") == "verify,constfold,identities,copyprop,cse,branches,licm,strength,dce,regcount");
   CHECK(Parsed("+copyprop") == "verify,copyprop,dce,regcount");
-  const std::string names = "(constfold, identities, copyprop, cse, branches; or all, none)";
+  const std::string names = "(constfold, identities, copyprop, cse, branches, licm, strength; or all, none)";
   CHECK(Parsed("fold") == "unknown optimisation 'fold' " + names);
   CHECK(Parsed("-dce") == "unknown optimisation 'dce' " + names);
   CHECK(Parsed("cse,,constfold") == "empty optimisation name in 'cse,,constfold' " + names);

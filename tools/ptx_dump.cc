@@ -48,7 +48,9 @@ Builds the library kernel NAME with ptxforge and prints its PTX.
                        constfold (constant folding and propagation),
                        identities (x+0, x*1, x&-1 ...), copyprop (copies),
                        cse (common subexpressions), branches (constant
-                       branches, unreachable blocks)
+                       branches, unreachable blocks), licm (loop-invariant
+                       code motion), strength (address arithmetic in loops
+                       stepped instead of recomputed)
   --dump-after=PASS    also print the IR to stderr after PASS (verify, an
                        optimisation's name, dce, regcount, or all)
   -o FILE, --output=FILE
@@ -192,8 +194,8 @@ std::string ParseArgs(std::span<const std::string> args, Options& o) {
       std::optional<std::string> v = TakeValue(args, i, "--dump-after", error);
       if (!v) return error;
       if (v->empty()) {
-        return "--dump-after needs a pass name (verify, constfold, identities, copyprop, cse, branches, dce, regcount "
-               "or all)";
+        return "--dump-after needs a pass name (verify, constfold, identities, copyprop, cse, branches, licm, strength, "
+               "dce, regcount or all)";
       }
       o.dump_after = *v;
     } else if (a == "-o" || is("--output")) {

@@ -1,0 +1,111 @@
+// Natural-loop detection over the dominator tree.
+#include "passes/loops.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace ptxforge::passes {
+
+namespace {
+
+// Whether some branch targets a label bound at or before it: without one
+// every edge goes forward in the body and there is no cycle (the common
+// case, decided without building the graph).
+bool HasBackwardBranch(const ir::Kernel& kernel) {
+  std::vector<bool> bound(kernel.labels.size(), false);
+  for (const ir::Instruction& inst : kernel.body) {
+    if (inst.srcs.empty() || inst.srcs[0].id >= bound.size()) continue;
+    if (inst.op == ir::Opcode::kLabel) bound[inst.srcs[0].id] = true;
+    if (inst.op == ir::Opcode::kBra && bound[inst.srcs[0].id]) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+LoopForest FindLoops(const ir::Kernel& kernel) {
+  LoopForest f;
+  if (!HasBackwardBranch(kernel)) return f;
+  f.cfg = ir::Cfg::Build(kernel);
+  const ir::Cfg& cfg = f.cfg;
+  const uint32_t nb = static_cast<uint32_t>(cfg.blocks.size());
+  f.rank.assign(nb, Loop::kNone);
+  if (nb == 0) return f;
+  const std::vector<uint32_t> rpo = ir::ReversePostOrder(cfg);
+  for (uint32_t i = 0; i < rpo.size(); ++i) f.rank[rpo[i]] = i;
+  const std::vector<uint32_t> idom = ir::ImmediateDominators(cfg);
+  // Dominator-tree intervals: a dominates b iff pre[a] <= pre[b] and post[b] <= post[a].
+  const ir::DominatorTree tree = ir::DominatorTree::FromIdom(idom);
+  const std::vector<uint32_t>& child_begin = tree.child_begin;
+  const std::vector<uint32_t>& children = tree.children;
+  std::vector<uint32_t> pre(nb, 0), post(nb, 0);
+  {
+    uint32_t clock = 0;
+    std::vector<std::pair<uint32_t, uint32_t>> stack = {{0, child_begin[0]}};
+    pre[0] = clock++;
+    while (!stack.empty()) {
+      auto& [b, next] = stack.back();
+      if (next < child_begin[b + 1]) {
+        const uint32_t c = children[next++];
+        pre[c] = clock++;
+        stack.push_back({c, child_begin[c]});
+      } else {
+        post[b] = clock++;
+        stack.pop_back();
+      }
+    }
+  }
+  auto dominates = [&](uint32_t a, uint32_t b) { return pre[a] <= pre[b] && post[b] <= post[a]; };
+
+  // Headers in reverse post order; each loop's blocks by a backward walk from its latches.
+  std::vector<uint32_t> in_loop(nb, Loop::kNone);  // stamp: the header whose walk saw the block
+  std::vector<uint32_t> work;
+  for (uint32_t h : rpo) {
+    work.clear();
+    for (uint32_t p : cfg.blocks[h].preds) {
+      if (f.rank[p] != Loop::kNone && dominates(h, p)) work.push_back(p);
+    }
+    if (work.empty()) continue;
+    Loop loop;
+    loop.header = h;
+    in_loop[h] = h;
+    loop.blocks.push_back(h);
+    for (uint32_t b : work) {
+      if (in_loop[b] != h) {
+        in_loop[b] = h;
+        loop.blocks.push_back(b);
+      }
+    }
+    for (size_t k = 1; k < loop.blocks.size(); ++k) {
+      for (uint32_t p : cfg.blocks[loop.blocks[k]].preds) {
+        if (f.rank[p] == Loop::kNone || in_loop[p] == h) continue;
+        in_loop[p] = h;
+        loop.blocks.push_back(p);
+      }
+    }
+    std::sort(loop.blocks.begin(), loop.blocks.end(), [&](uint32_t a, uint32_t b) { return f.rank[a] < f.rank[b]; });
+    // The entry point: one outside predecessor that falls into the header.
+    uint32_t outside = Loop::kNone, count = 0;
+    for (uint32_t p : cfg.blocks[h].preds) {
+      if (in_loop[p] != h) {
+        outside = p;
+        ++count;
+      }
+    }
+    if (count == 1 && h != 0 && cfg.blocks[outside].end == cfg.blocks[h].begin) {
+      const ir::Instruction& last = kernel.body[cfg.blocks[outside].end - 1];
+      const bool branches_to_header = last.op == ir::Opcode::kBra && !last.srcs.empty() &&
+                                      last.srcs[0].id < cfg.block_of_label.size() &&
+                                      cfg.block_of_label[last.srcs[0].id] == h;
+      const bool falls = !(last.op == ir::Opcode::kBra || last.info().has(ir::kTerminator)) || last.guarded();
+      if (falls && !branches_to_header) loop.entry_point = cfg.blocks[h].begin;
+    }
+    f.loops.push_back(std::move(loop));
+  }
+  // Innermost first: a loop nested in another has fewer blocks.
+  std::stable_sort(f.loops.begin(), f.loops.end(),
+                   [](const Loop& a, const Loop& b) { return a.blocks.size() < b.blocks.size(); });
+  return f;
+}
+
+}  // namespace ptxforge::passes

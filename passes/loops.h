@@ -1,0 +1,47 @@
+// Natural loops of a kernel body and where code can be put before them.
+#ifndef PTXFORGE_PASSES_LOOPS_H_
+#define PTXFORGE_PASSES_LOOPS_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "ir/cfg.h"
+#include "ir/kernel.h"
+
+namespace ptxforge::passes {
+
+// A natural loop: a header block that dominates the sources of the edges
+// back into it (the latches), and every block that reaches a latch without
+// passing the header. Loops sharing a header are one loop.
+struct Loop {
+  static constexpr uint32_t kNone = UINT32_MAX;
+  uint32_t header = 0;
+  // The loop's blocks in reverse post order (the header first), so that a
+  // block comes after every block of the loop that dominates it.
+  std::vector<uint32_t> blocks;
+  // Where code that must run once before the loop goes: the body index of
+  // the header's first instruction (its label), when the header has exactly
+  // one predecessor outside the loop, that predecessor ends right before the
+  // header and enters it only by falling through (no branch of it targets
+  // the header). Code inserted at that index runs exactly when the loop is
+  // entered. kNone otherwise (no preheader is created: such loops are left
+  // alone).
+  uint32_t entry_point = kNone;
+};
+
+struct LoopForest {
+  ir::Cfg cfg;
+  std::vector<uint32_t> rank;  // position of each block in reverse post order; kNone: unreachable
+  // Innermost first: a loop comes before every loop that contains it.
+  std::vector<Loop> loops;
+};
+
+// Finds the natural loops of a kernel. Linear in the body plus the sum of
+// the loops' sizes (each block is listed once per loop containing it). A
+// kernel without a branch back to an earlier label has none, and gets an
+// empty forest (no cfg either) after one read of the body.
+LoopForest FindLoops(const ir::Kernel& kernel);
+
+}  // namespace ptxforge::passes
+
+#endif  // PTXFORGE_PASSES_LOOPS_H_

@@ -1,0 +1,334 @@
+// Strength reduction of `base + i * C` in loops to stepped registers.
+#include "passes/strength_reduction.h"
+
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "passes/loops.h"
+#include "passes/values.h"
+
+namespace ptxforge::passes {
+namespace {
+
+constexpr uint32_t kNone = UINT32_MAX;
+
+int WidthOf(ir::ScalarType t) { return ir::IsInteger(t) || ir::IsBits(t) ? ir::TypeBits(t) : 0; }
+
+uint64_t Mask(int width) { return width == 64 ? ~uint64_t{0} : (uint64_t{1} << width) - 1; }
+
+// `d = add.T r, IMM` or `d = add.T IMM, r` (integer, no .sat) of width `width`: IMM.
+std::optional<uint64_t> AddOfImm(const ir::Instruction& inst, uint32_t r, int width) {
+  if (inst.op != ir::Opcode::kAdd || inst.guarded() || inst.mods.sat || inst.srcs.size() != 2 ||
+      !ir::IsInteger(inst.mods.type) || ir::TypeBits(inst.mods.type) != width) {
+    return std::nullopt;
+  }
+  for (int k = 0; k < 2; ++k) {
+    const ir::Operand& a = inst.srcs[k];
+    const ir::Operand& c = inst.srcs[1 - k];
+    if (a.is_reg() && a.id == r && c.is_imm()) return c.bits() & Mask(width);
+  }
+  return std::nullopt;
+}
+
+struct Step {
+  uint32_t reg;    // the induction variable
+  uint32_t index;  // the instruction that steps it (body index)
+  uint64_t by;     // S
+};
+
+struct Pointer {
+  uint32_t iv;
+  uint64_t factor;  // C
+  ir::Operand base;
+  ir::ScalarType type;
+  uint32_t reg;  // p; kNone while undecided or not worth it
+};
+
+struct Candidate {
+  uint32_t index;  // x's definition
+  uint32_t group;  // its pointer
+  bool renamed;    // x's uses can read p (x's definition goes)
+  bool frees_y;    // y = iv*C is read only by x, so it goes too
+};
+
+class Reducer {
+ public:
+  explicit Reducer(ir::Kernel& kernel) : kernel_(kernel), n_(static_cast<uint32_t>(kernel.body.size())) {}
+
+  size_t Run() {
+    if (!HasCandidate()) return 0;
+    const LoopForest forest = FindLoops(kernel_);
+    if (forest.loops.empty()) return 0;
+    values_.emplace(kernel_);
+    const size_t nregs = kernel_.regs.size();
+    stamp_.assign(nregs, kNone);
+    steps_ok_.assign(nregs, false);
+    // Which block each instruction is in, and for each register whether all
+    // its uses are in one block and the last of them.
+    block_of_.assign(n_, kNone);
+    for (uint32_t b = 0; b < forest.cfg.blocks.size(); ++b) {
+      for (uint32_t i = forest.cfg.blocks[b].begin; i < forest.cfg.blocks[b].end; ++i) block_of_[i] = b;
+    }
+    use_block_.assign(nregs, kNone);
+    last_use_.assign(nregs, 0);
+    use_count_.assign(nregs, 0);
+    for (uint32_t i = 0; i < n_; ++i) {
+      ForEachUseId(kernel_.body[i], [&](uint32_t& r) {
+        ++use_count_[r];
+        if (use_block_[r] == kNone) use_block_[r] = block_of_[i];
+        if (use_block_[r] != block_of_[i]) use_block_[r] = kNone - 1;  // several blocks
+        last_use_[r] = i;
+      });
+    }
+    slot_.assign(n_ + 1, kNone);
+    deleted_.assign(n_, false);
+    for (uint32_t l = 0; l < forest.loops.size(); ++l) {
+      if (forest.loops[l].entry_point != Loop::kNone) ReduceIn(forest, forest.loops[l], l);
+    }
+    if (reduced_ == 0) return 0;
+    Rebuild();
+    return reduced_;
+  }
+
+ private:
+  // Whether any instruction could be an address's `i * C` (mul.lo, shl or
+  // mad.lo of a mutable integer register and an immediate): most kernels
+  // have none, and then no loop needs finding.
+  bool HasCandidate() const {
+    for (const ir::Instruction& inst : kernel_.body) {
+      const bool form = (inst.op == ir::Opcode::kMul && inst.mods.mode == ir::Mode::kLo) ||
+                        inst.op == ir::Opcode::kShl || (inst.op == ir::Opcode::kMad && inst.mods.mode == ir::Mode::kLo);
+      if (form && inst.srcs.size() >= 2 && inst.srcs[0].is_reg() && inst.srcs[1].is_imm() &&
+          inst.srcs[0].id < kernel_.regs.size() && kernel_.regs[inst.srcs[0].id].is_mutable) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // Where inserted instructions go: in front of body index i (`before`) or after it.
+  std::vector<ir::Instruction>& Inserted(uint32_t i, bool before) {
+    if (slot_[i] == kNone) {
+      slot_[i] = static_cast<uint32_t>(inserted_.size());
+      inserted_.emplace_back();
+    }
+    return before ? inserted_[slot_[i]].first : inserted_[slot_[i]].second;
+  }
+
+  void ReduceIn(const LoopForest& forest, const Loop& loop, uint32_t l) {
+    // The registers the loop defines, and the steps of those that only step.
+    steps_.clear();
+    for (uint32_t b : loop.blocks) {
+      const ir::BasicBlock& bb = forest.cfg.blocks[b];
+      for (uint32_t i = bb.begin; i < bb.end; ++i) {
+        const ir::Instruction& inst = kernel_.body[i];
+        for (ir::Reg d : inst.dsts) {
+          if (stamp_[d.id] != l) {
+            stamp_[d.id] = l;
+            const ir::ScalarType type = kernel_.type_of(d);
+            steps_ok_[d.id] = kernel_.regs[d.id].is_mutable && ir::IsInteger(type) &&
+                              (ir::TypeBits(type) == 32 || ir::TypeBits(type) == 64);
+          }
+          std::optional<uint64_t> by = StepOf(inst, i, d.id);
+          if (by && inst.dsts.size() == 1) {
+            steps_.push_back({d.id, i, *by});
+          } else {
+            steps_ok_[d.id] = false;
+          }
+        }
+      }
+    }
+    pointers_.clear();
+    candidates_.clear();
+    for (uint32_t b : loop.blocks) {
+      const ir::BasicBlock& bb = forest.cfg.blocks[b];
+      for (uint32_t i = bb.begin; i < bb.end; ++i) {
+        if (!deleted_[i]) Collect(l, i);
+      }
+    }
+    Apply(loop);
+  }
+
+  // S when body[i] steps r by a constant: `r = add r, S`, or `r = mov t`
+  // right after `t = add r, S`.
+  std::optional<uint64_t> StepOf(const ir::Instruction& inst, uint32_t i, uint32_t r) const {
+    const int width = WidthOf(kernel_.regs[r].type);
+    if (width == 0) return std::nullopt;
+    if (inst.op == ir::Opcode::kAdd) return AddOfImm(inst, r, width);
+    if (inst.op != ir::Opcode::kMov || inst.guarded() || inst.srcs.size() != 1 || !inst.srcs[0].is_reg() || i == 0 ||
+        block_of_[i - 1] != block_of_[i]) {
+      return std::nullopt;
+    }
+    const ir::Instruction& prev = kernel_.body[i - 1];
+    if (prev.dsts.size() != 1 || prev.dsts[0].id != inst.srcs[0].id || !values_->IsValue(prev.dsts[0])) return std::nullopt;
+    return AddOfImm(prev, r, width);
+  }
+
+  bool Invariant(const ir::Operand& op, uint32_t l) const {
+    return op.is_imm() || (op.is_reg() && stamp_[op.id] != l);
+  }
+
+  // Whether a step of iv lies in (from, to).
+  bool SteppedBetween(uint32_t iv, uint32_t from, uint32_t to) const {
+    for (const Step& s : steps_) {
+      if (s.reg == iv && s.index > from && s.index < to) return true;
+    }
+    return false;
+  }
+
+  // If body[i] is an address b + iv*C, records it as a candidate of its pointer.
+  void Collect(uint32_t l, uint32_t i) {
+    const ir::Instruction& inst = kernel_.body[i];
+    if (inst.guarded() || inst.dsts.size() != 1 || !values_->IsValue(inst.dsts[0])) return;
+    const ir::ScalarType t = inst.mods.type;
+    const int width = WidthOf(kernel_.type_of(inst.dsts[0]));
+    if (!ir::IsInteger(t) || ir::TypeBits(t) != width) return;
+    uint32_t iv = kNone, y_def = kNone;
+    uint64_t factor = 0;
+    ir::Operand base;
+    if (inst.op == ir::Opcode::kMad && inst.mods.mode == ir::Mode::kLo && inst.srcs.size() == 3 &&
+        inst.srcs[0].is_reg() && inst.srcs[1].is_imm() && Invariant(inst.srcs[2], l)) {
+      iv = inst.srcs[0].id;
+      factor = inst.srcs[1].bits();
+      base = inst.srcs[2];
+    } else if (inst.op == ir::Opcode::kAdd && !inst.mods.sat && inst.srcs.size() == 2) {
+      for (int k = 0; k < 2 && iv == kNone; ++k) {
+        const ir::Operand& y = inst.srcs[k];
+        if (!y.is_reg() || !Invariant(inst.srcs[1 - k], l) || stamp_[y.id] != l || !values_->IsValue(y.reg())) continue;
+        const uint32_t yi = values_->Def(y.reg());
+        const ir::Instruction& mul = kernel_.body[yi];
+        if (block_of_[yi] != block_of_[i] || yi > i || mul.srcs.size() != 2 || !mul.srcs[0].is_reg() ||
+            !mul.srcs[1].is_imm() || ir::TypeBits(mul.mods.type) != width || WidthOf(kernel_.type_of(y.reg())) != width) {
+          continue;
+        }
+        if (mul.op == ir::Opcode::kMul && mul.mods.mode == ir::Mode::kLo && ir::IsInteger(mul.mods.type)) {
+          factor = mul.srcs[1].bits();
+        } else if (mul.op == ir::Opcode::kShl && mul.srcs[1].bits() < static_cast<uint64_t>(width)) {
+          factor = uint64_t{1} << mul.srcs[1].bits();
+        } else {
+          continue;
+        }
+        if (SteppedBetween(mul.srcs[0].id, yi, i)) continue;  // y read iv before a step that x follows
+        iv = mul.srcs[0].id;
+        base = inst.srcs[1 - k];
+        y_def = yi;
+      }
+    }
+    if (iv == kNone || stamp_[iv] != l || !steps_ok_[iv] || WidthOf(kernel_.regs[iv].type) != width) return;
+    factor &= Mask(width);
+    if (base.is_imm()) base = ir::Operand::Imm(t, base.bits() & Mask(width));
+    uint32_t group = kNone;
+    for (uint32_t g = 0; g < pointers_.size() && group == kNone; ++g) {
+      const Pointer& q = pointers_[g];
+      if (q.iv == iv && q.factor == factor && q.type == t && q.base.kind == base.kind && q.base.id == base.id &&
+          q.base.value == base.value) {
+        group = g;
+      }
+    }
+    if (group == kNone) {
+      group = static_cast<uint32_t>(pointers_.size());
+      pointers_.push_back({iv, factor, base, t, kNone});
+    }
+    // x's uses can read p when they all follow x in its block, no step of iv between.
+    const uint32_t x = inst.dsts[0].id;
+    const bool renamed = use_block_[x] == block_of_[i] && !SteppedBetween(iv, i, last_use_[x] + 1);
+    candidates_.push_back({i, group, renamed, y_def != kNone && use_count_[kernel_.body[y_def].dsts[0].id] == 1});
+  }
+
+  // Reduces the candidates of each pointer that removes more instructions
+  // from the loop than its steps add.
+  void Apply(const Loop& loop) {
+    std::vector<int> gain(pointers_.size(), 0);
+    for (const Candidate& c : candidates_) gain[c.group] += (c.renamed ? 1 : 0) + (c.renamed && c.frees_y ? 1 : 0);
+    for (uint32_t g = 0; g < pointers_.size(); ++g) {
+      int steps = 0;
+      for (const Step& s : steps_) steps += s.reg == pointers_[g].iv;
+      if (gain[g] > steps) pointers_[g].reg = MakePointer(loop, pointers_[g]);
+    }
+    for (const Candidate& c : candidates_) {
+      const uint32_t p = pointers_[c.group].reg;
+      if (p == kNone) continue;
+      ir::Instruction& inst = kernel_.body[c.index];
+      if (c.renamed) {
+        renamed_.push_back({inst.dsts[0].id, p});
+        deleted_[c.index] = true;
+      } else {
+        MakeMove(kernel_, inst, ir::Operand(ir::Reg{p}));
+      }
+      ++reduced_;
+    }
+  }
+
+  uint32_t MakePointer(const Loop& loop, const Pointer& q) {
+    const uint32_t p = static_cast<uint32_t>(kernel_.regs.size());
+    kernel_.regs.push_back(ir::RegInfo{q.type, true, "addr"});
+    stamp_.push_back(kNone);  // the tables cover it (an outer loop may see `mov x, p`)
+    steps_ok_.push_back(false);
+    use_block_.push_back(kNone);
+    last_use_.push_back(0);
+    use_count_.push_back(0);
+    ir::Instruction init;
+    init.op = ir::Opcode::kMad;
+    init.mods.type = q.type;
+    init.mods.mode = ir::Mode::kLo;
+    init.dsts = {ir::Reg{p}};
+    init.srcs = {ir::Operand(ir::Reg{q.iv}), ir::Operand::Imm(q.type, q.factor), q.base};
+    init.loc = kernel_.body[loop.entry_point].loc;
+    Inserted(loop.entry_point, true).push_back(std::move(init));
+    const uint64_t mask = Mask(ir::TypeBits(q.type));
+    for (const Step& s : steps_) {
+      if (s.reg != q.iv) continue;
+      ir::Instruction step;
+      step.op = ir::Opcode::kAdd;
+      step.mods.type = q.type;
+      step.dsts = {ir::Reg{p}};
+      step.srcs = {ir::Operand(ir::Reg{p}), ir::Operand::Imm(q.type, (s.by * q.factor) & mask)};
+      step.loc = kernel_.body[s.index].loc;
+      Inserted(s.index, false).push_back(std::move(step));
+    }
+    return p;
+  }
+
+  void Rebuild() {
+    Renaming renaming(kernel_.regs.size());
+    for (auto [from, to] : renamed_) renaming.Set(ir::Reg{from}, ir::Reg{to});
+    std::vector<ir::Instruction> body;
+    body.reserve(n_ + 2 * pointers_.size());
+    for (uint32_t i = 0; i < n_; ++i) {
+      if (slot_[i] != kNone) {
+        for (ir::Instruction& inst : inserted_[slot_[i]].first) body.push_back(std::move(inst));
+      }
+      if (!deleted_[i]) {
+        renaming.Apply(kernel_.body[i]);
+        body.push_back(std::move(kernel_.body[i]));
+      }
+      if (slot_[i] != kNone) {
+        for (ir::Instruction& inst : inserted_[slot_[i]].second) body.push_back(std::move(inst));
+      }
+    }
+    kernel_.body = std::move(body);
+  }
+
+  ir::Kernel& kernel_;
+  const uint32_t n_;
+  std::optional<Values> values_;
+  std::vector<uint32_t> stamp_;     // by register: the loop being scanned that defines it
+  std::vector<bool> steps_ok_;      // by register: every definition in that loop is a constant step
+  std::vector<Step> steps_;         // of the loop being scanned
+  std::vector<Pointer> pointers_;   // of the loop being scanned
+  std::vector<uint32_t> block_of_;  // by instruction
+  std::vector<uint32_t> use_block_, last_use_, use_count_;  // by register
+  std::vector<Candidate> candidates_;  // of the loop being scanned
+  std::vector<uint32_t> slot_;      // by instruction: its entry in inserted_; kNone
+  std::vector<std::pair<std::vector<ir::Instruction>, std::vector<ir::Instruction>>> inserted_;  // before, after
+  std::vector<bool> deleted_;
+  std::vector<std::pair<uint32_t, uint32_t>> renamed_;
+  size_t reduced_ = 0;
+};
+
+}  // namespace
+
+size_t ReduceAddressStrength(ir::Kernel& kernel) { return Reducer(kernel).Run(); }
+
+}  // namespace ptxforge::passes
