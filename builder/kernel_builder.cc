@@ -293,8 +293,8 @@ void KernelBuilder::Append(ir::Instruction inst, Loc loc) {
     return;
   }
   if (!ok()) return;
-  if (std::string e = ir::InvalidEnum(inst); !e.empty()) {
-    Fail(loc, e);
+  if (!ir::EnumsValid(inst)) {
+    Fail(loc, ir::InvalidEnum(inst));
     return;
   }
   if (!OwnRegs(inst, loc)) return;
@@ -315,9 +315,9 @@ Reg KernelBuilder::EmitSpan(Opcode op, const ir::Modifiers& mods, ScalarType dst
   inst.mods = mods;
   inst.srcs.assign(srcs.begin(), srcs.end());
   // Everything below looks enums up in tables: refuse out-of-range ones first.
-  std::string bad = ir::InvalidEnum(inst);
-  if (bad.empty() && !ir::IsValid(dst_type)) bad = StrCat("the destination type: ", ir::OutOfRange("ScalarType", dst_type));
-  if (!bad.empty()) {
+  if (!ir::EnumsValid(inst) || !ir::IsValid(dst_type)) {
+    std::string bad = ir::InvalidEnum(inst);
+    if (bad.empty()) bad = StrCat("the destination type: ", ir::OutOfRange("ScalarType", dst_type));
     Fail(loc, bad);
     return Reg{};
   }

@@ -628,9 +628,9 @@ class Verifier {
   absl::Status CheckStructure(size_t i) const {
     const Instruction& inst = k_.body[i];
     // Enums out of range (cast from integers) before any table lookup.
-    if (std::string e = InvalidEnum(inst); !e.empty()) {
+    if (!EnumsValid(inst)) {
       std::string where = FormatLoc(inst.loc);
-      return KernelError(StrCat(where.empty() ? StrCat("instruction ", i) : where, ": ", e));
+      return KernelError(StrCat(where.empty() ? StrCat("instruction ", i) : where, ": ", InvalidEnum(inst)));
     }
     if (inst.guarded() && inst.op == Opcode::kLabel) return Error(i, "a label cannot be guarded");
     if (std::optional<std::string> bad = FindBadReference(k_, inst)) return Error(i, *bad);
