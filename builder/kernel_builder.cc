@@ -65,12 +65,19 @@ uint32_t NextBuilderTag() {
   return 1 + counter.fetch_add(1, std::memory_order_relaxed) % 254;
 }
 
+constexpr size_t kInitialCapacity = 32;
+
 constexpr uint32_t kTagShift = 24;
 constexpr uint32_t kIndexMask = (uint32_t{1} << kTagShift) - 1;
 
 }  // namespace
 
 KernelBuilder::KernelBuilder(std::string name, ir::Target target, Loc loc) : tag_(NextBuilderTag()) {
+  // Room for a small kernel from the start (vector_add has 23 instructions
+  // and 21 registers): the body and the register table then grow without
+  // five reallocations of 1, 2, 4, 8 and 16 elements each.
+  kernel_.body.reserve(kInitialCapacity);
+  kernel_.regs.reserve(kInitialCapacity);
   kernel_.name = std::move(name);
   kernel_.target = target;
   if (!ir::IsIdentifier(kernel_.name)) {
