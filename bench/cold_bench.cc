@@ -23,8 +23,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <memory>
-#include <random>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -71,18 +69,6 @@ Times Codegen() {
   Stamp t3 = Stamp::Now();
   if (ptx.empty()) std::abort();
   return {t1 - t0, t2 - t1, t3 - t2, t3 - t0};
-}
-
-// Unrelated work: sweeps 64 MiB (evicting the caches) and churns the heap.
-void Disturb() {
-  static std::vector<char> junk(64 << 20);
-  static std::mt19937 rng(1);
-  for (size_t i = 0; i < junk.size(); i += 64) junk[i] = static_cast<char>(junk[i] + 1);
-  std::vector<std::unique_ptr<char[]>> blocks;
-  for (int i = 0; i < 4000; ++i) blocks.emplace_back(new char[16 + rng() % 4096]);
-  std::shuffle(blocks.begin(), blocks.end(), rng);
-  volatile char sink = junk[rng() % junk.size()];
-  (void)sink;
 }
 
 double Median(std::vector<double> v) {
@@ -178,7 +164,7 @@ int main(int argc, char** argv) {
   std::vector<std::vector<double>> fresh, after, warm;
   for (int i = 0; i < runs; ++i) fresh.push_back(RunChild(me));
   for (int i = 0; i < runs; ++i) {
-    Disturb();
+    bench::Disturb();
     after.push_back(AsRow(Codegen()));
   }
   for (int i = 0; i < 201; ++i) warm.push_back(AsRow(Codegen()));
