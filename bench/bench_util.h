@@ -3,9 +3,13 @@
 #ifndef PTXFORGE_BENCH_BENCH_UTIL_H_
 #define PTXFORGE_BENCH_BENCH_UTIL_H_
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
+#include <random>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 
@@ -21,6 +25,20 @@ template <typename T>
 T OrDie(absl::StatusOr<T> v) {
   OrDie(v.status());
   return *std::move(v);
+}
+
+// Unrelated work, to run before a measurement of codegen "after other work":
+// sweeps 64 MiB (evicting the caches) and churns the heap (4000 blocks of
+// random sizes, allocated and freed in random order).
+inline void Disturb() {
+  static std::vector<char> junk(64 << 20);
+  static std::mt19937 rng(1);
+  for (size_t i = 0; i < junk.size(); i += 64) junk[i] = static_cast<char>(junk[i] + 1);
+  std::vector<std::unique_ptr<char[]>> blocks;
+  for (int i = 0; i < 4000; ++i) blocks.emplace_back(new char[16 + rng() % 4096]);
+  std::shuffle(blocks.begin(), blocks.end(), rng);
+  volatile char sink = junk[rng() % junk.size()];
+  (void)sink;
 }
 
 }  // namespace ptxforge::bench

@@ -12,8 +12,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
-#include <memory>
-#include <random>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -50,17 +48,6 @@ size_t Codegen(const kernels::KernelFamily& family) {
 
 double SecondsOf(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
-// Unrelated work: sweeps 64 MiB (evicting the caches) and churns the heap.
-void Disturb() {
-  static std::vector<char> junk(64 << 20);
-  static std::mt19937 rng(1);
-  for (size_t i = 0; i < junk.size(); i += 64) junk[i] = static_cast<char>(junk[i] + 1);
-  std::vector<std::unique_ptr<char[]>> blocks;
-  for (int i = 0; i < 4000; ++i) blocks.emplace_back(new char[16 + rng() % 4096]);
-  std::shuffle(blocks.begin(), blocks.end(), rng);
-  benchmark::DoNotOptimize(junk.data());
-}
-
 // Seconds of the first codegen in a fresh process (this program run with
 // --first-codegen=NAME).
 double FirstInFreshProcess(std::string_view name) {
@@ -85,7 +72,7 @@ void BM_Warm(benchmark::State& state, const kernels::KernelFamily* family) {
 void BM_AfterOtherWork(benchmark::State& state, const kernels::KernelFamily* family) {
   for (auto _ : state) {
     state.PauseTiming();
-    Disturb();
+    bench::Disturb();
     state.ResumeTiming();
     benchmark::DoNotOptimize(Codegen(*family));
   }
@@ -190,7 +177,7 @@ void BM_Nvrtc(benchmark::State& state, const kernels::KernelFamily* family, std:
     warm.push_back(SecondsOf(Clock::now() - t));
   }
   for (int i = 0; i < 31; ++i) {
-    Disturb();
+    bench::Disturb();
     Clock::time_point t = Clock::now();
     benchmark::DoNotOptimize(Codegen(*family));
     after_work.push_back(SecondsOf(Clock::now() - t));

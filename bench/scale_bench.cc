@@ -3,6 +3,7 @@
 // of each stage and the peak heap of a whole codegen per instruction.
 #include <benchmark/benchmark.h>
 #include <malloc.h>
+#include <time.h>
 
 #include <algorithm>
 #include <atomic>
@@ -10,6 +11,9 @@
 #include <cstdlib>
 #include <new>
 #include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "bench/bench_util.h"
 #include "bench/synthetic_kernel.h"
@@ -51,6 +55,13 @@ namespace {
 
 using bench::OrDie;
 using bench::Shape;
+
+// This thread's CPU time in seconds.
+double ThreadSeconds() {
+  timespec t;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+}
 
 Shape ShapeOf(const benchmark::State& state) { return state.range(1) ? Shape::kBlocks : Shape::kStraight; }
 
@@ -112,6 +123,35 @@ void RunPasses(benchmark::State& state, const passes::PipelineOptions& options) 
   Report(state, kernel, heap);
 }
 void BM_Passes(benchmark::State& state) { RunPasses(state, {}); }
+
+// The standard pipeline as BM_Passes, with each pass's own CPU time per
+// instruction as a counter (taken from the pipeline's after-pass hook), to
+// find the stage whose cost per instruction grows with the kernel.
+void BM_PassStages(benchmark::State& state) {
+  ir::Kernel kernel = OrDie(bench::BuildSynthetic(static_cast<uint32_t>(state.range(0)), ShapeOf(state)));
+  passes::Pipeline pipeline = passes::Pipeline::Standard();
+  std::vector<std::pair<std::string, double>> seconds;  // by pass, in pipeline order
+  size_t next = 0;
+  double last = 0;
+  OrDie(pipeline.DumpAfter("all", [&](std::string_view pass, const ir::Kernel&) {
+    double now = ThreadSeconds();
+    if (next == seconds.size()) seconds.emplace_back(std::string(pass), 0.0);
+    seconds[next++].second += now - last;
+    last = ThreadSeconds();
+  }));
+  PeakHeap heap;
+  for (auto _ : state) {
+    next = 0;
+    last = ThreadSeconds();
+    OrDie(pipeline.Run(kernel));
+  }
+  uint32_t n = 0;
+  for (const ir::Instruction& inst : kernel.body) n += inst.op != ir::Opcode::kLabel;
+  for (const auto& [pass, s] : seconds) {
+    state.counters[StrCat(pass, "_ns")] = s * 1e9 / static_cast<double>(state.iterations()) / n;
+  }
+  Report(state, kernel, heap);
+}
 void BM_PassesNoOpt(benchmark::State& state) { RunPasses(state, passes::PipelineOptions::None()); }
 void BM_PassesNoLoopOpt(benchmark::State& state) { RunPasses(state, {.licm = false, .strength = false}); }
 
@@ -167,6 +207,7 @@ void Sizes(benchmark::internal::Benchmark* b) {
 
 BENCHMARK(BM_Build)->Apply(Sizes);
 BENCHMARK(BM_Passes)->Apply(Sizes);
+BENCHMARK(BM_PassStages)->Apply(Sizes);
 BENCHMARK(BM_PassesNoOpt)->Apply(Sizes);
 BENCHMARK(BM_PassesNoLoopOpt)->Apply(Sizes);
 BENCHMARK(BM_Verify)->Apply(Sizes);

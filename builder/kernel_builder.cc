@@ -65,12 +65,19 @@ uint32_t NextBuilderTag() {
   return 1 + counter.fetch_add(1, std::memory_order_relaxed) % 254;
 }
 
+constexpr size_t kInitialCapacity = 32;
+
 constexpr uint32_t kTagShift = 24;
 constexpr uint32_t kIndexMask = (uint32_t{1} << kTagShift) - 1;
 
 }  // namespace
 
 KernelBuilder::KernelBuilder(std::string name, ir::Target target, Loc loc) : tag_(NextBuilderTag()) {
+  // Room for a small kernel from the start (vector_add has 23 instructions
+  // and 21 registers): the body and the register table then grow without
+  // five reallocations of 1, 2, 4, 8 and 16 elements each.
+  kernel_.body.reserve(kInitialCapacity);
+  kernel_.regs.reserve(kInitialCapacity);
   kernel_.name = std::move(name);
   kernel_.target = target;
   if (!ir::IsIdentifier(kernel_.name)) {
@@ -293,8 +300,8 @@ void KernelBuilder::Append(ir::Instruction inst, Loc loc) {
     return;
   }
   if (!ok()) return;
-  if (std::string e = ir::InvalidEnum(inst); !e.empty()) {
-    Fail(loc, e);
+  if (!ir::EnumsValid(inst)) {
+    Fail(loc, ir::InvalidEnum(inst));
     return;
   }
   if (!OwnRegs(inst, loc)) return;
@@ -315,9 +322,9 @@ Reg KernelBuilder::EmitSpan(Opcode op, const ir::Modifiers& mods, ScalarType dst
   inst.mods = mods;
   inst.srcs.assign(srcs.begin(), srcs.end());
   // Everything below looks enums up in tables: refuse out-of-range ones first.
-  std::string bad = ir::InvalidEnum(inst);
-  if (bad.empty() && !ir::IsValid(dst_type)) bad = StrCat("the destination type: ", ir::OutOfRange("ScalarType", dst_type));
-  if (!bad.empty()) {
+  if (!ir::EnumsValid(inst) || !ir::IsValid(dst_type)) {
+    std::string bad = ir::InvalidEnum(inst);
+    if (bad.empty()) bad = StrCat("the destination type: ", ir::OutOfRange("ScalarType", dst_type));
     Fail(loc, bad);
     return Reg{};
   }

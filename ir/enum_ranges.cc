@@ -27,6 +27,18 @@ bool IsValid(MemSem v) { return UpTo(v, MemSem::kAcqRel); }
 bool IsValid(ShflMode v) { return UpTo(v, ShflMode::kIdx); }
 bool IsValid(VoteMode v) { return UpTo(v, VoteMode::kBallot); }
 
+bool EnumsValid(const Instruction& inst) {
+  const Modifiers& m = inst.mods;
+  bool ok = IsValid(inst.op) && IsValid(m.type) && IsValid(m.type2) && IsValid(m.type3) && IsValid(m.type4) &&
+            IsValid(m.rounding) && IsValid(m.mode) && IsValid(m.cmp) && IsValid(m.bool_op) && IsValid(m.space) &&
+            IsValid(m.cache) && IsValid(m.atom) && IsValid(m.scope) && IsValid(m.sem) && IsValid(m.shfl) &&
+            IsValid(m.vote);
+  for (const Operand& op : inst.srcs) {
+    ok &= !(op.kind == OperandKind::kSpecial && op.id >= static_cast<uint32_t>(kNumSpecialRegs)) && IsValid(op.type);
+  }
+  return ok;
+}
+
 std::string InvalidEnum(const Modifiers& m) {
   if (!IsValid(m.type)) return OutOfRange("ScalarType", m.type);
   if (!IsValid(m.type2)) return OutOfRange("ScalarType", m.type2);

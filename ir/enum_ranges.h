@@ -34,6 +34,12 @@ std::string OutOfRange(std::string_view enum_name, E v) {
          " is out of range";
 }
 
+// Whether every enum of `inst` is in range: InvalidEnum(inst) is "" exactly
+// when this is true. No strings: the check on every instruction's success
+// path (builder and verifier) costs a few compares; build the message with
+// InvalidEnum only when this fails.
+bool EnumsValid(const Instruction& inst);
+
 // The first out-of-range enum of `m` (OutOfRange's message), or "".
 std::string InvalidEnum(const Modifiers& m);
 // The same for an instruction: its opcode, modifiers, and the special

@@ -46,15 +46,19 @@ constexpr Slot kSlotNames[] = {
   std::abort();
 }
 
+// The table is parsed at compile time (kOpInfos below is constinit), so a
+// bad row is a compile error: BadTable is never reached in a constant
+// expression, and calling it there fails the build.
+
 // "u32" -> kU32 (fixed types in signatures).
-ScalarType ParseTypeName(std::string_view name) {
+constexpr ScalarType ParseTypeName(std::string_view name) {
   for (int t = 1; t < kNumScalarTypes; ++t) {
     if (TypeName(static_cast<ScalarType>(t)) == name) return static_cast<ScalarType>(t);
   }
   return ScalarType::kNone;
 }
 
-OperandSpec ParseSpec(std::string_view text, std::string_view whole) {
+constexpr OperandSpec ParseSpec(std::string_view text, std::string_view whole) {
   OperandSpec spec;
   std::string_view t = text;
   if (!t.empty() && t[0] == '{') {
@@ -65,7 +69,11 @@ OperandSpec ParseSpec(std::string_view text, std::string_view whole) {
       spec.fragment = n == "a" ? Fragment::kA : n == "b" ? Fragment::kB : Fragment::kC;
       spec.group = 0;
     } else {
-      spec.group = n == "v" || n == "x" ? 0 : static_cast<uint8_t>(std::atoi(std::string(n).c_str()));
+      int group = 0;
+      for (char c : n) {
+        if (c >= '0' && c <= '9') group = group * 10 + (c - '0');
+      }
+      spec.group = n == "v" || n == "x" ? 0 : static_cast<uint8_t>(group);
       spec.braces = n == "x";
     }
     t.remove_prefix(close + 1);
@@ -103,7 +111,7 @@ OperandSpec ParseSpec(std::string_view text, std::string_view whole) {
 }
 
 // "T|pred?=T,u32,u32,u32" into the row's Signature.
-void ParseSignature(OpInfo& info) {
+constexpr void ParseSignature(OpInfo& info) {
   std::string_view text = info.signature_text;
   Signature& sig = info.sig;
   if (text == "*") {
@@ -129,7 +137,7 @@ void ParseSignature(OpInfo& info) {
 
 // Parses "{rnd}{ftz}{type}" into slots. The table is ours, so a bad format is
 // a programming error caught by every test run.
-void ParseFormat(OpInfo& info) {
+constexpr void ParseFormat(OpInfo& info) {
   std::string_view f = info.format;
   info.num_slots = 0;
   while (!f.empty()) {
@@ -185,11 +193,7 @@ void ParseFormat(OpInfo& info) {
         found = true;
       }
     }
-    if (!found) {
-      std::fprintf(stderr, "ptxforge: bad opcode format '%.*s'\n", static_cast<int>(info.format.size()),
-                   info.format.data());
-      std::abort();
-    }
+    if (!found) BadTable("format", info.format);
     f.remove_prefix(close + 1);
   }
 }
@@ -217,9 +221,8 @@ std::string_view ListEntry(std::string_view rest, int v) {
   return "";
 }
 
-struct Table {
-  std::array<OpInfo, kNumOpcodes> ops;
-  Table() {
+constexpr std::array<OpInfo, kNumOpcodes> MakeTable() {
+    std::array<OpInfo, kNumOpcodes> ops{};
     int i = 0;
 #define OP(id, mn, fmt, sig, rule, types, flags, cls, sm, ptx, f16sm, f16ptx, bf16sm, bf16ptx) \
   ops[i++] = OpInfo{mn,                                                                        \
@@ -244,8 +247,8 @@ struct Table {
       ParseFormat(info);
       ParseSignature(info);
     }
-  }
-};
+    return ops;
+}
 
 constexpr std::string_view kOpcodeNames[] = {
 #define OP(id, ...) std::string_view(#id).substr(1),
@@ -255,10 +258,10 @@ constexpr std::string_view kOpcodeNames[] = {
 
 }  // namespace
 
-const OpInfo& GetOpInfo(Opcode op) {
-  static const Table* table = new Table();
-  return table->ops[static_cast<int>(op)];
-}
+namespace opcode_internal {
+// Built at compile time: no work and no allocation on the first use.
+constinit const std::array<OpInfo, kNumOpcodes> kOpInfos = MakeTable();
+}  // namespace opcode_internal
 
 std::string_view VariantName(const OpInfo& info, int v) { return EnumValueName(info, ModSlot::kVariant, v); }
 

@@ -162,7 +162,10 @@ struct OpInfo {
   bool has(OpFlag f) const { return (flags & f) != 0; }
 };
 
-const OpInfo& GetOpInfo(Opcode op);
+namespace opcode_internal {
+extern const std::array<OpInfo, kNumOpcodes> kOpInfos;  // opcodes.def, parsed at compile time (opcode.cc)
+}  // namespace opcode_internal
+inline const OpInfo& GetOpInfo(Opcode op) { return opcode_internal::kOpInfos[static_cast<int>(op)]; }
 // The name of variant `v` (1-based; 0 is none) of an opcode: "f4e"; "" if out of range.
 std::string_view VariantName(const OpInfo& info, int v);
 int NumVariants(const OpInfo& info);

@@ -6,46 +6,11 @@
 namespace ptxforge::ir {
 namespace {
 
-struct TypeRow {
-  std::string_view name;
-  TypeKind kind;
-  RegClass reg_class;
-  bool instruction_only = false;  // no register, immediate, param or variable has it
-};
+using types_internal::kTypes;
 
-constexpr std::array<TypeRow, kNumScalarTypes> kTypes = {{
-    {"none", TypeKind::kNone, RegClass::kB32},
-    {"pred", TypeKind::kPred, RegClass::kPred},
-    {"b8", TypeKind::kBits, RegClass::kB16},
-    {"b16", TypeKind::kBits, RegClass::kB16},
-    {"b32", TypeKind::kBits, RegClass::kB32},
-    {"b64", TypeKind::kBits, RegClass::kB64},
-    {"u8", TypeKind::kUnsigned, RegClass::kB16},
-    {"u16", TypeKind::kUnsigned, RegClass::kB16},
-    {"u32", TypeKind::kUnsigned, RegClass::kB32},
-    {"u64", TypeKind::kUnsigned, RegClass::kB64},
-    {"s8", TypeKind::kSigned, RegClass::kB16},
-    {"s16", TypeKind::kSigned, RegClass::kB16},
-    {"s32", TypeKind::kSigned, RegClass::kB32},
-    {"s64", TypeKind::kSigned, RegClass::kB64},
-    {"f16", TypeKind::kFloat, RegClass::kB16},
-    {"f16x2", TypeKind::kFloat, RegClass::kB32},
-    {"bf16", TypeKind::kFloat, RegClass::kB16},
-    {"bf16x2", TypeKind::kFloat, RegClass::kB32},
-    {"f32", TypeKind::kFloat, RegClass::kF32},
-    {"f64", TypeKind::kFloat, RegClass::kF64},
-    {"tf32", TypeKind::kFloat, RegClass::kB32, true},
-    {"e4m3", TypeKind::kFloat, RegClass::kB16, true},
-    {"e5m2", TypeKind::kFloat, RegClass::kB16, true},
-    {"e4m3x2", TypeKind::kFloat, RegClass::kB16, true},
-    {"e5m2x2", TypeKind::kFloat, RegClass::kB16, true},
-}};
-
-const TypeRow& Row(ScalarType t) { return kTypes[static_cast<int>(t)]; }
+const types_internal::TypeRow& Row(ScalarType t) { return kTypes[static_cast<int>(t)]; }
 
 }  // namespace
-
-std::string_view TypeName(ScalarType t) { return Row(t).name; }
 
 std::optional<ScalarType> ParseType(std::string_view name) {
   for (int i = 1; i < kNumScalarTypes; ++i) {
@@ -54,8 +19,6 @@ std::optional<ScalarType> ParseType(std::string_view name) {
   return std::nullopt;
 }
 
-TypeKind KindOf(ScalarType t) { return Row(t).kind; }
-RegClass RegClassOf(ScalarType t) { return Row(t).reg_class; }
 
 std::string_view RegClassDeclType(RegClass c) {
   switch (c) {

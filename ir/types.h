@@ -30,8 +30,47 @@ inline constexpr int kNumRegClasses = 6;
 
 enum class TypeKind : uint8_t { kNone, kPred, kBits, kUnsigned, kSigned, kFloat };
 
+namespace types_internal {
+// One row per ScalarType: its spelling, kind and register class. In the
+// header so that TypeName, KindOf and RegClassOf inline (the verifier and the
+// passes ask them for every operand) and are usable in constant expressions.
+struct TypeRow {
+  std::string_view name;
+  TypeKind kind;
+  RegClass reg_class;
+  bool instruction_only = false;  // no register, immediate, param or variable has it
+};
+inline constexpr TypeRow kTypes[kNumScalarTypes] = {
+    {"none", TypeKind::kNone, RegClass::kB32},
+    {"pred", TypeKind::kPred, RegClass::kPred},
+    {"b8", TypeKind::kBits, RegClass::kB16},
+    {"b16", TypeKind::kBits, RegClass::kB16},
+    {"b32", TypeKind::kBits, RegClass::kB32},
+    {"b64", TypeKind::kBits, RegClass::kB64},
+    {"u8", TypeKind::kUnsigned, RegClass::kB16},
+    {"u16", TypeKind::kUnsigned, RegClass::kB16},
+    {"u32", TypeKind::kUnsigned, RegClass::kB32},
+    {"u64", TypeKind::kUnsigned, RegClass::kB64},
+    {"s8", TypeKind::kSigned, RegClass::kB16},
+    {"s16", TypeKind::kSigned, RegClass::kB16},
+    {"s32", TypeKind::kSigned, RegClass::kB32},
+    {"s64", TypeKind::kSigned, RegClass::kB64},
+    {"f16", TypeKind::kFloat, RegClass::kB16},
+    {"f16x2", TypeKind::kFloat, RegClass::kB32},
+    {"bf16", TypeKind::kFloat, RegClass::kB16},
+    {"bf16x2", TypeKind::kFloat, RegClass::kB32},
+    {"f32", TypeKind::kFloat, RegClass::kF32},
+    {"f64", TypeKind::kFloat, RegClass::kF64},
+    {"tf32", TypeKind::kFloat, RegClass::kB32, true},
+    {"e4m3", TypeKind::kFloat, RegClass::kB16, true},
+    {"e5m2", TypeKind::kFloat, RegClass::kB16, true},
+    {"e4m3x2", TypeKind::kFloat, RegClass::kB16, true},
+    {"e5m2x2", TypeKind::kFloat, RegClass::kB16, true},
+};
+}  // namespace types_internal
+
 // "f32", "u64", "pred"... (no leading dot).
-std::string_view TypeName(ScalarType t);
+constexpr std::string_view TypeName(ScalarType t) { return types_internal::kTypes[static_cast<int>(t)].name; }
 // Parses TypeName's spelling; nullopt for anything else.
 std::optional<ScalarType> ParseType(std::string_view name);
 // Size in bytes (pred: 0 since it has no memory form; f16x2: 4).
@@ -48,8 +87,8 @@ constexpr int TypeBits(ScalarType t) {
   }
 }
 constexpr int TypeSize(ScalarType t) { return t == ScalarType::kPred ? 0 : TypeBits(t) / 8; }
-TypeKind KindOf(ScalarType t);
-RegClass RegClassOf(ScalarType t);
+constexpr TypeKind KindOf(ScalarType t) { return types_internal::kTypes[static_cast<int>(t)].kind; }
+constexpr RegClass RegClassOf(ScalarType t) { return types_internal::kTypes[static_cast<int>(t)].reg_class; }
 // ".pred", ".b16"... the declaration type of a register class.
 std::string_view RegClassDeclType(RegClass c);
 // "%p", "%rs", "%r", "%rd", "%f", "%fd".

@@ -3,6 +3,9 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <iterator>
 
 #include "kernels/attention.h"
 #include "kernels/conv2d.h"
@@ -35,38 +38,63 @@ size_t EditDistance(std::string_view a, std::string_view b) {
   return row[b.size()];
 }
 
+// Each family is a function-local static made on first use: finding one by
+// name (ptx-dump, tests) constructs that family only, not all of them.
+template <typename F, auto... kArgs>
+const KernelFamily* Get() {
+  static const F family(kArgs...);
+  return &family;
+}
+
+struct Entry {
+  std::string_view name;  // the family's name(), checked when AllFamilies() first runs
+  const KernelFamily* (*get)();
+};
+
+// Sorted by name (byte order), as AllFamilies() lists them.
+constexpr Entry kEntries[] = {
+    {"attention", &Get<AttentionFamily>},
+    {"conv2d.backward_data", &Get<Conv2dFamily, Conv2dVariant::kBackwardData>},
+    {"conv2d.backward_filter", &Get<Conv2dFamily, Conv2dVariant::kBackwardFilter>},
+    {"conv2d.direct", &Get<Conv2dFamily, Conv2dVariant::kDirect>},
+    {"conv2d.im2col", &Get<Conv2dFamily, Conv2dVariant::kIm2col>},
+    {"conv2d.pointwise", &Get<Conv2dFamily, Conv2dVariant::kPointwise>},
+    {"elementwise", &Get<ElementwiseFamily>},
+    {"gemm.simt", &Get<GemmSimtFamily>},
+    {"layernorm", &Get<NormFamily, NormKind::kLayerNorm>},
+    {"lstm.cell", &Get<LstmCellFamily>},
+    {"moe.expert_gemm", &Get<MoeFamily<MoeStage::kExpertGemm>>},
+    {"moe.permute", &Get<MoeFamily<MoeStage::kPermute>>},
+    {"moe.topk_gating", &Get<MoeFamily<MoeStage::kTopkGating>>},
+    {"moe.unpermute", &Get<MoeFamily<MoeStage::kUnpermute>>},
+    {"nf4.gemm", &Get<Nf4GemmFamily>},
+    {"nf4.gemm_transpose", &Get<Nf4GemmTransposeFamily>},
+    {"reduce", &Get<ReduceFamily>},
+    {"reduce_sum", &Get<ReduceSumFamily>},
+    {"rmsnorm", &Get<NormFamily, NormKind::kRmsNorm>},
+    {"softmax", &Get<SoftmaxFamily>},
+    {"transpose", &Get<TransposeFamily>},
+    {"vector_add", &Get<VectorAddFamily>},
+};
+static_assert(std::is_sorted(std::begin(kEntries), std::end(kEntries),
+                             [](const Entry& a, const Entry& b) { return a.name < b.name; }),
+              "kEntries must be sorted by name");
+
+// Every family, constructed; a family whose name() is not its entry's name
+// is a programming error that every test run catches (FindFamily would
+// otherwise find it under the wrong name).
 struct Families {
   std::vector<const KernelFamily*> list;
   Families() {
-    static const VectorAddFamily vector_add;
-    static const AttentionFamily attention;
-    static const MoeFamily<MoeStage::kTopkGating> moe_topk_gating;
-    static const MoeFamily<MoeStage::kPermute> moe_permute;
-    static const MoeFamily<MoeStage::kExpertGemm> moe_expert_gemm;
-    static const MoeFamily<MoeStage::kUnpermute> moe_unpermute;
-    static const ReduceSumFamily reduce_sum;
-    static const Nf4GemmFamily nf4_gemm;
-    static const Nf4GemmTransposeFamily nf4_gemm_transpose;
-    static const LstmCellFamily lstm_cell;
-    static const Conv2dFamily conv2d_im2col(Conv2dVariant::kIm2col);
-    static const Conv2dFamily conv2d_direct(Conv2dVariant::kDirect);
-    static const Conv2dFamily conv2d_pointwise(Conv2dVariant::kPointwise);
-    static const Conv2dFamily conv2d_backward_data(Conv2dVariant::kBackwardData);
-    static const Conv2dFamily conv2d_backward_filter(Conv2dVariant::kBackwardFilter);
-    list = {&vector_add, &reduce_sum, &nf4_gemm, &nf4_gemm_transpose, &attention,
-            &moe_topk_gating, &moe_permute, &moe_expert_gemm, &moe_unpermute, &lstm_cell,
-            &conv2d_im2col, &conv2d_direct, &conv2d_pointwise, &conv2d_backward_data, &conv2d_backward_filter};
-    static const ElementwiseFamily elementwise;
-    static const SoftmaxFamily softmax;
-    static const TransposeFamily transpose;
-    static const NormFamily layernorm(NormKind::kLayerNorm);
-    static const NormFamily rmsnorm(NormKind::kRmsNorm);
-    list.insert(list.end(), {&elementwise, &softmax, &transpose, &layernorm, &rmsnorm});
-    static const GemmSimtFamily gemm_simt;
-    list.push_back(&gemm_simt);
-    static const ReduceFamily reduce;
-    list.push_back(&reduce);
-    std::sort(list.begin(), list.end(), [](const KernelFamily* a, const KernelFamily* b) { return a->name() < b->name(); });
+    for (const Entry& e : kEntries) {
+      const KernelFamily* f = e.get();
+      if (f->name() != e.name) {
+        std::fprintf(stderr, "ptxforge: registry entry '%.*s' holds family '%.*s'\n", static_cast<int>(e.name.size()),
+                     e.name.data(), static_cast<int>(f->name().size()), f->name().data());
+        std::abort();
+      }
+      list.push_back(f);
+    }
   }
 };
 
@@ -80,10 +108,9 @@ const Families& GetFamilies() {
 std::span<const KernelFamily* const> AllFamilies() { return GetFamilies().list; }
 
 const KernelFamily* FindFamily(std::string_view name) {
-  for (const KernelFamily* f : AllFamilies()) {
-    if (f->name() == name) return f;
-  }
-  return nullptr;
+  auto it = std::lower_bound(std::begin(kEntries), std::end(kEntries), name,
+                             [](const Entry& e, std::string_view n) { return e.name < n; });
+  return it != std::end(kEntries) && it->name == name ? it->get() : nullptr;
 }
 
 std::vector<std::string_view> CloseFamilyNames(std::string_view name) {

@@ -1,6 +1,7 @@
 // Copy propagation over values.
 #include "passes/copy_prop.h"
 
+#include <optional>
 #include <vector>
 
 #include "passes/values.h"
@@ -8,7 +9,7 @@
 namespace ptxforge::passes {
 
 size_t PropagateCopies(ir::Kernel& kernel) {
-  const Values values(kernel);
+  std::optional<Values> values;  // built at the first candidate: code without copies never needs it
   const size_t n = kernel.body.size();
   Renaming renaming(kernel.regs.size());
   std::vector<bool> dead(n, false);
@@ -19,7 +20,10 @@ size_t PropagateCopies(ir::Kernel& kernel) {
       continue;
     }
     const ir::Reg d = inst.dsts[0], s = inst.srcs[0].reg();
-    if (!values.IsValue(d) || !values.IsValue(s) || kernel.type_of(d) != kernel.type_of(s)) continue;
+    // Cheap tests first: a mutable register (a loop-carried value) is never a value.
+    if (kernel.regs[d.id].is_mutable || kernel.regs[s.id].is_mutable || kernel.type_of(d) != kernel.type_of(s)) continue;
+    if (!values) values.emplace(kernel);
+    if (!values->IsValue(d) || !values->IsValue(s)) continue;
     // A copy of itself (only in code the entry cannot reach, where the
     // verifier's must-defined check has nothing to say) stays.
     const uint32_t root = renaming.Find(s.id);

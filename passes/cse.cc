@@ -116,7 +116,7 @@ class Numbering {
       ir::Instruction& inst = kernel_.body[i];
       renaming_.Apply(inst);
       if (!Mergeable(inst)) continue;
-      const uint64_t hash = Hash(inst);
+      const uint32_t hash = Key(Hash(inst));
       auto [it, inserted] = table_.try_emplace(hash, i);
       if (!inserted) {
         uint32_t leader = kNone;
@@ -178,6 +178,12 @@ class Numbering {
     return Mix(h, inst.srcs.size());
   }
 
+  // The table's key: 32 bits of the hash. Half the size of a 64-bit key's
+  // table, which matters once it outgrows the caches (a million-instruction
+  // block); a collision only lengthens a chain that Same() walks, so the
+  // leader found is the same.
+  static uint32_t Key(uint64_t h) { return static_cast<uint32_t>(h ^ (h >> 32)); }
+
   bool Same(const ir::Instruction& a, const ir::Instruction& b) const {
     if (a.op != b.op || a.srcs.size() != b.srcs.size() || kernel_.type_of(a.dsts[0]) != kernel_.type_of(b.dsts[0]) ||
         std::memcmp(&a.mods, &b.mods, sizeof a.mods) != 0) {
@@ -196,8 +202,8 @@ class Numbering {
   Renaming renaming_;
   std::vector<bool> dead_;
   std::vector<uint32_t> shadowed_;  // by instruction
-  absl::flat_hash_map<uint64_t, uint32_t> table_;
-  std::vector<std::pair<uint64_t, uint32_t>> undo_;  // (hash, instruction) entered, innermost last
+  absl::flat_hash_map<uint32_t, uint32_t> table_;
+  std::vector<std::pair<uint32_t, uint32_t>> undo_;  // (hash, instruction) entered, innermost last
   size_t removed_ = 0;
 };
 

@@ -10,8 +10,20 @@
 namespace ptxforge::passes {
 
 size_t RemoveDeadBranches(ir::Kernel& kernel) {
+  // One scan tells which of the three steps can find anything, so that
+  // straight-line code without guards builds neither Values nor a Cfg (each a
+  // pass over the whole kernel). Blocks can be unreachable only after an
+  // instruction that does not fall through (a branch, ret, exit) that is not
+  // the last one; step 1 can make such a branch (a guard found true).
+  bool any_guard = false, any_bra = false, early_end = false;
+  for (size_t i = 0; i < kernel.body.size(); ++i) {
+    const ir::Instruction& inst = kernel.body[i];
+    any_guard |= inst.guarded();
+    any_bra |= inst.op == ir::Opcode::kBra;
+    early_end |= i + 1 < kernel.body.size() && (inst.op == ir::Opcode::kBra || inst.info().has(ir::kTerminator));
+  }
   size_t changed = 0;
-  {
+  if (any_guard) {
     const Values values(kernel);
     std::vector<bool> dead(kernel.body.size(), false);
     bool any_dead = false;
@@ -37,7 +49,7 @@ size_t RemoveDeadBranches(ir::Kernel& kernel) {
     if (any_dead) RemoveMarked(kernel, dead);
   }
   // Unreachable blocks.
-  {
+  if (any_guard || early_end) {
     const ir::Cfg cfg = ir::Cfg::Build(kernel);
     std::vector<bool> reachable(cfg.blocks.size(), false);
     for (uint32_t b : ir::ReversePostOrder(cfg)) reachable[b] = true;
@@ -51,7 +63,7 @@ size_t RemoveDeadBranches(ir::Kernel& kernel) {
     if (n > 0) changed += RemoveMarked(kernel, dead);
   }
   // Branches to the next instruction.
-  {
+  if (any_bra) {
     auto& body = kernel.body;
     std::vector<bool> dead(body.size(), false);
     bool any = false;

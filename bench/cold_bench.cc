@@ -1,0 +1,180 @@
+// Cold-path code generation of vector_add (f32, sm_80): the first codegen in
+// a fresh process, codegen after unrelated work, and warm codegen.
+//
+//   cold_bench [RUNS]   (default 31)
+//
+// fresh process: this program is executed again RUNS times (posix_spawn,
+//   `--child`); each child times its first VectorAddSpec::Build, the standard
+//   pipeline and PrintPtx, then its first kernels::FindFamily("vector_add")
+//   (what ptx-dump pays to find a family by name) and its first
+//   kernels::AllFamilies() (what listing them pays), and prints the numbers.
+// after other work: in this process, before each of RUNS codegens, a 64 MiB
+//   sweep evicts the caches and 4000 heap blocks of random sizes are
+//   allocated and freed in random order.
+// warm: back-to-back codegens in this process (201 of them).
+// Each figure is the median, in microseconds, of wall time and of the
+// thread's CPU time (the machine may be shared: CPU time is the steadier).
+#include <spawn.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "bench/bench_util.h"
+#include "emit/ptx_printer.h"
+#include "kernels/registry.h"
+#include "kernels/vector_add.h"
+#include "passes/pass.h"
+
+extern char** environ;
+
+namespace ptxforge {
+namespace {
+
+using bench::OrDie;
+
+// Wall and thread CPU time, in microseconds.
+struct Stamp {
+  double wall = 0;
+  double cpu = 0;
+  static Stamp Now() {
+    timespec w, c;
+    clock_gettime(CLOCK_MONOTONIC, &w);
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c);
+    return {w.tv_sec * 1e6 + w.tv_nsec * 1e-3, c.tv_sec * 1e6 + c.tv_nsec * 1e-3};
+  }
+  Stamp operator-(const Stamp& o) const { return {wall - o.wall, cpu - o.cpu}; }
+};
+
+// The stages of one codegen.
+struct Times {
+  Stamp build, passes, print, total;
+};
+
+Times Codegen() {
+  kernels::VectorAddSpec spec;
+  Stamp t0 = Stamp::Now();
+  ir::Kernel kernel = OrDie(spec.Build(ir::Target::kSm80));
+  Stamp t1 = Stamp::Now();
+  OrDie(passes::Pipeline::Standard().Run(kernel));
+  Stamp t2 = Stamp::Now();
+  std::string ptx = OrDie(emit::PrintPtx(kernel));
+  Stamp t3 = Stamp::Now();
+  if (ptx.empty()) std::abort();
+  return {t1 - t0, t2 - t1, t3 - t2, t3 - t0};
+}
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+// Columns: build, passes, print, total, FindFamily, AllFamilies; wall then CPU.
+constexpr int kColumns = 12;
+constexpr const char* kNames[] = {"build", "passes", "print", "codegen", "FindFamily()", "AllFamilies()"};
+
+int Child() {
+  Times t = Codegen();
+  Stamp f0 = Stamp::Now();
+  const kernels::KernelFamily* found = kernels::FindFamily("vector_add");
+  Stamp f1 = Stamp::Now();
+  size_t families = kernels::AllFamilies().size();
+  Stamp f2 = Stamp::Now();
+  if (found == nullptr || families == 0) return 1;
+  Stamp find = f1 - f0, all = f2 - f1;
+  std::printf("%.3f %.3f %.3f %.3f %.3f %.3f %.3f %.3f %.3f %.3f %.3f %.3f\n", t.build.wall, t.passes.wall,
+              t.print.wall, t.total.wall, find.wall, all.wall, t.build.cpu, t.passes.cpu, t.print.cpu, t.total.cpu,
+              find.cpu, all.cpu);
+  return 0;
+}
+
+// One fresh-process measurement: the child's ten numbers.
+std::vector<double> RunChild(const std::string& self) {
+  int fds[2];
+  if (pipe(fds) != 0) std::abort();
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
+  posix_spawn_file_actions_addclose(&actions, fds[0]);
+  std::string arg = "--child";
+  char* argv[] = {const_cast<char*>(self.c_str()), arg.data(), nullptr};
+  pid_t pid;
+  if (posix_spawn(&pid, self.c_str(), &actions, nullptr, argv, environ) != 0) {
+    std::fprintf(stderr, "cold_bench: cannot run %s\n", self.c_str());
+    std::exit(1);
+  }
+  posix_spawn_file_actions_destroy(&actions);
+  close(fds[1]);
+  std::string out;
+  char buf[512];
+  for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) > 0;) out.append(buf, static_cast<size_t>(n));
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  std::vector<double> v(kColumns);
+  char* p = out.data();
+  for (double& x : v) x = std::strtod(p, &p);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    std::fprintf(stderr, "cold_bench: the child failed: %s\n", out.c_str());
+    std::exit(1);
+  }
+  return v;
+}
+
+void Row(const char* what, const std::vector<std::vector<double>>& samples, int columns) {
+  std::printf("%-22s", what);
+  for (int c = 0; c < columns; ++c) {
+    std::vector<double> wall, cpu;
+    for (const auto& s : samples) {
+      wall.push_back(s[c]);
+      cpu.push_back(s[c + kColumns / 2]);
+    }
+    std::printf(" %8.1f %8.1f", Median(wall), Median(cpu));
+  }
+  std::printf("\n");
+}
+
+std::vector<double> AsRow(const Times& t) {
+  return {t.build.wall, t.passes.wall, t.print.wall, t.total.wall, 0, 0,
+          t.build.cpu,  t.passes.cpu,  t.print.cpu,  t.total.cpu,  0, 0};
+}
+
+}  // namespace
+}  // namespace ptxforge
+
+int main(int argc, char** argv) {
+  using namespace ptxforge;
+  if (argc == 2 && std::string_view(argv[1]) == "--child") return Child();
+  int runs = argc >= 2 ? std::atoi(argv[1]) : 31;
+  if (runs <= 0) {
+    std::fprintf(stderr, "usage: cold_bench [RUNS]\n");
+    return 2;
+  }
+  char self[4096];
+  ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+  std::string me = len > 0 ? std::string(self, static_cast<size_t>(len)) : std::string(argv[0]);
+
+  std::vector<std::vector<double>> fresh, after, warm;
+  for (int i = 0; i < runs; ++i) fresh.push_back(RunChild(me));
+  for (int i = 0; i < runs; ++i) {
+    bench::Disturb();
+    after.push_back(AsRow(Codegen()));
+  }
+  for (int i = 0; i < 201; ++i) warm.push_back(AsRow(Codegen()));
+
+  std::printf("vector_add f32 sm_80, medians in microseconds (wall, thread CPU); %d runs\n", runs);
+  std::printf("%-22s", "");
+  for (const char* n : kNames) std::printf(" %17s", n);
+  std::printf("\n");
+  Row("fresh process", fresh, 6);
+  Row("after other work", after, 4);
+  Row("warm", warm, 4);
+  return 0;
+}
