@@ -8,6 +8,7 @@
 #include "kernels/conv2d.h"
 #include "kernels/elementwise.h"
 #include "kernels/gemm_simt.h"
+#include "kernels/gemm_tensor_core.h"
 #include "kernels/lstm.h"
 #include "kernels/moe.h"
 #include "kernels/nf4_gemm.h"
@@ -64,6 +65,8 @@ struct Families {
     list.insert(list.end(), {&elementwise, &softmax, &transpose, &layernorm, &rmsnorm});
     static const GemmSimtFamily gemm_simt;
     list.push_back(&gemm_simt);
+    static const GemmTensorCoreFamily gemm_tensor_core;
+    list.push_back(&gemm_tensor_core);
     static const ReduceFamily reduce;
     list.push_back(&reduce);
     std::sort(list.begin(), list.end(), [](const KernelFamily* a, const KernelFamily* b) { return a->name() < b->name(); });
