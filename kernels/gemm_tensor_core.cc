@@ -11,6 +11,7 @@
 #include "builder/memory.h"
 #include "builder/mma.h"
 #include "ir/strings.h"
+#include "kernels/accumulate.h"
 #include "kernels/kernel_math.h"
 #include "kernels/type_dispatch.h"
 
@@ -41,7 +42,6 @@ template <ScalarTag In, ScalarTag Out>
 void Body(KernelBuilder& b, const GemmTensorCoreSpec& s) {
   using FragA = MmaFragA<kShape, In>;
   using FragB = MmaFragB<kShape, In>;
-  using FragC = MmaFragC<kShape, F32>;
   using Reg = typename FragA::Reg;
   const uint32_t bm = s.block_m, bn = s.block_n, bk = s.block_k, nt = s.threads(), sb = s.stage_bytes();
   const uint32_t wtm = s.warp_m() / 16, wtn = s.warp_n() / 8;  // mma tiles per warp
@@ -150,8 +150,10 @@ void Body(KernelBuilder& b, const GemmTensorCoreSpec& s) {
     b_offs = k_major_offsets(b.Mul(wn, s.warp_n()), q1, q0, 2 * bm * bk);
   }
 
-  std::vector<Var<F32>> acc;
-  for (uint32_t i = 0; i < wtm * wtn * 4; ++i) acc.push_back(b.Mutable<F32>(0.0f, "acc"));
+  std::vector<std::array<Var<F32>, 4>> acc(wtm * wtn);  // tile (mi, ni): acc[mi * wtn + ni]
+  for (auto& tile : acc) {
+    for (Var<F32>& x : tile) x = b.Mutable<F32>(0.0f, "acc");
+  }
   auto as_reg = [&](Value<B32> v) { return Value<Reg>(v.reg); };
   auto compute = [&](Value<U32> stage) {
     Value<U32> base = b.Add(smem, stage);
@@ -172,9 +174,7 @@ void Body(KernelBuilder& b, const GemmTensorCoreSpec& s) {
       }
       for (uint32_t mi = 0; mi < wtm; ++mi) {
         for (uint32_t ni = 0; ni < wtn; ++ni) {
-          Var<F32>* c = &acc[(mi * wtn + ni) * 4];
-          FragC d = b.Mma(fa[mi], fb[ni], FragC{{c[0], c[1], c[2], c[3]}});
-          for (int j = 0; j < 4; ++j) b.Assign(c[j], d.regs[j]);
+          MmaInto(b, acc[mi * wtn + ni], fa[mi], fb[ni]);
         }
       }
     }
@@ -226,7 +226,7 @@ void Body(KernelBuilder& b, const GemmTensorCoreSpec& s) {
             Value<U32> col = b.Add(col0, 8 * ni + e);
             b.If(b.Lt(col, n), [&] {
               Ptr<Out, Global> p = crow.At(col);
-              Value<F32> a = acc[(mi * wtn + ni) * 4 + 2 * h + e];
+              Value<F32> a = acc[mi * wtn + ni][2 * h + e];
               Var<F32> v = b.Mutable<F32>(s.scale ? b.Mul(a, *alpha) : a);
               if (s.scale) b.If(*read_c, [&] { b.Assign(v, b.Fma(ConvertTo<F32>(b, p.Load()), *beta, v)); });
               if (s.bias) b.Assign(v, b.Add(v, ConvertTo<F32>(b, pbias->Load(col))));
