@@ -19,7 +19,6 @@ namespace ptxforge::kernels {
 namespace {
 
 constexpr ir::StateSpace kShared = ir::StateSpace::kShared;
-constexpr ir::StateSpace kGlobal = ir::StateSpace::kGlobal;
 constexpr MmaShape kShape = MmaShape::kM16N8K16;
 constexpr uint32_t kMaxDim = uint32_t{1} << 31;
 
@@ -386,69 +385,62 @@ absl::StatusOr<GemmTensorCoreSpec> GemmTensorCoreFamily::SpecFrom(const Config& 
 absl::StatusOr<TestProblem> GemmTensorCoreFamily::MakeProblem(const Config& config, uint64_t seed) const {
   absl::StatusOr<GemmTensorCoreSpec> spec = SpecFrom(config);
   if (!spec.ok()) return spec.status();
-  absl::StatusOr<uint32_t> m = config.GetU32("m"), n = config.GetU32("n"), k = config.GetU32("k");
-  for (const auto* v : {&m, &n, &k}) {
-    if (!v->ok()) return v->status();
-  }
-  absl::StatusOr<double> alpha_d = config.GetDouble("alpha"), beta_d = config.GetDouble("beta");
-  if (!alpha_d.ok()) return alpha_d.status();
-  if (!beta_d.ok()) return beta_d.status();
-  if (*m == 0 || *n == 0 || *k == 0) return absl::InvalidArgumentError("gemm.tensor_core: m, n and k must be positive");
-  for (auto [name, v] : {std::pair{"m", *m}, std::pair{"n", *n}, std::pair{"k", *k}}) {
+  absl::StatusOr<GemmTestShape> dims = GetGemmTestShape("gemm.tensor_core", config);
+  if (!dims.ok()) return dims.status();
+  const uint32_t m = dims->m, n = dims->n, k = dims->k;
+  for (auto [name, v] : {std::pair{"m", m}, std::pair{"n", n}, std::pair{"k", k}}) {
     if (v >= kMaxDim) {
       return absl::InvalidArgumentError(StrCat("gemm.tensor_core: ", name, "=", v,
                                                " must be below 2^31 (the kernel's row and column indices are u32)"));
     }
   }
   // Without alpha/beta params the problem is C = A * B (+ bias).
-  const float alpha = spec->scale ? static_cast<float>(*alpha_d) : 1.0f;
-  const float beta = spec->scale ? static_cast<float>(*beta_d) : 0.0f;
-  const std::string shape = StrCat("m=", *m, " n=", *n, " k=", *k, spec->scale ? StrCat(" alpha=", alpha, " beta=", beta) : "",
+  const float alpha = spec->scale ? static_cast<float>(dims->alpha) : 1.0f;
+  const float beta = spec->scale ? static_cast<float>(dims->beta) : 0.0f;
+  const std::string shape = StrCat("m=", m, " n=", n, " k=", k, spec->scale ? StrCat(" alpha=", alpha, " beta=", beta) : "",
                                    spec->bias ? " bias" : "");
   // Each element: its data (at most 4 bytes) and a double copy; C also its expected value and the reference's double.
   if (absl::Status s = CheckProblemSize("gemm.tensor_core", shape,
-                                        {{uint64_t{*m} * *k, 10}, {uint64_t{*k} * *n, 10}, {uint64_t{*m} * *n, 24}});
+                                        {{uint64_t{m} * k, 10}, {uint64_t{k} * n, 10}, {uint64_t{m} * n, 24}});
       !s.ok()) {
     return s;
   }
-  const uint32_t grid_y = static_cast<uint32_t>((uint64_t{*m} + spec->block_m - 1) / spec->block_m);
-  if (grid_y > 65535) {
-    return absl::InvalidArgumentError(StrCat("gemm.tensor_core: m=", *m, " needs ", grid_y, " blocks of ", spec->block_m,
-                                             " rows, more than CUDA's 65535"));
-  }
+  absl::StatusOr<uint32_t> grid_y = GridYFor("gemm.tensor_core", "m", m, spec->block_m);
+  if (!grid_y.ok()) return grid_y.status();
   std::mt19937_64 rng(seed);
   const ir::ScalarType t = spec->type, ot = spec->out_type;
   const bool b_col = spec->b_layout == GemmBLayout::kCol;
   TestProblem p;
-  p.buffers.push_back(RandomBuffer("a", t, size_t{*m} * *k, rng, -1, 1));
-  p.buffers.push_back(RandomBuffer("b", t, size_t{*k} * *n, rng, -1, 1));
+  p.buffers.push_back(RandomBuffer("a", t, size_t{m} * k, rng, -1, 1));
+  p.buffers.push_back(RandomBuffer("b", t, size_t{k} * n, rng, -1, 1));
   // C is not read when beta == 0 (or without alpha/beta): it starts as NaN, which the kernel must overwrite.
-  HostBuffer c = RandomBuffer("c", ot, size_t{*m} * *n, rng, -1, 1);
+  HostBuffer c = RandomBuffer("c", ot, size_t{m} * n, rng, -1, 1);
   if (beta == 0) c.data = FromDoubles(ot, std::vector<double>(c.count(), std::numeric_limits<double>::quiet_NaN()));
   c.is_output = true;
   std::vector<double> bias;
   if (spec->bias) {
-    HostBuffer bb = RandomBuffer("bias", ot, *n, rng, -1, 1);
+    HostBuffer bb = RandomBuffer("bias", ot, n, rng, -1, 1);
     bias = AsDoubles(ot, bb.data);
     p.buffers.push_back(std::move(bb));
   }
-  // The tolerance for f16/bf16 inputs: 1e-2 of max(|expected|, 1). The products are exact in f32; the
-  // emulator rounds the f32 sum once per m16n8k16 step (ceil(k / 16) roundings of 2^-24 relative, under 1e-3 of
-  // k^2 / 16 * 2^-24 ~ 0.004 for k = 1024 even when every partial sum is k), and an f16/bf16 C adds 2^-11/2^-8.
+  // The tolerance for f16/bf16 inputs: 1e-2 of max(|expected|, 1). The inputs' products are exact; the f32
+  // sum is rounded once per m16n8k16 step, ceil(k / 16) roundings of at most 2^-24 of a partial sum (|sum| <= k),
+  // under 0.004 in all for k <= 1024; alpha, beta, bias and an f16 (2^-11) or bf16 (2^-8) C add one rounding each.
+  // A lost or doubled product (|a * b| about 0.25 on average) stands out against 1e-2 of the typical |C| ~ sqrt(k) / 3.
   c.tolerance = 1e-2;
   c.magnitude = 1;
   c.expected = FromDoubles(ot, GemmTensorCoreReference(AsDoubles(t, p.buffers[0].data), AsDoubles(t, p.buffers[1].data),
-                                                       b_col, AsDoubles(ot, c.data), bias, *m, *n, *k, alpha, beta));
+                                                       b_col, AsDoubles(ot, c.data), bias, m, n, k, alpha, beta));
   p.buffers.insert(p.buffers.begin() + 2, std::move(c));
   p.args = {size_t{0}, size_t{1}, size_t{2}};
   if (spec->bias) p.args.push_back(size_t{3});
-  for (uint32_t v : {*m, *n, *k}) p.args.push_back(ScalarU32(v));
+  for (uint32_t v : {m, n, k}) p.args.push_back(ScalarU32(v));
   if (spec->scale) {
     p.args.push_back(Scalar(ir::ScalarType::kF32, std::bit_cast<uint32_t>(alpha)));
     p.args.push_back(Scalar(ir::ScalarType::kF32, std::bit_cast<uint32_t>(beta)));
   }
   p.block = {spec->threads(), 1, 1};
-  p.grid = {static_cast<uint32_t>((uint64_t{*n} + spec->block_n - 1) / spec->block_n), grid_y, 1};
+  p.grid = {static_cast<uint32_t>((uint64_t{n} + spec->block_n - 1) / spec->block_n), *grid_y, 1};
   p.shape = shape;
   return p;
 }
