@@ -3,15 +3,13 @@
 // bytes, and the family is refused below sm_80.
 #include <catch2/catch.hpp>
 
-#include <regex>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "emit/ptx_printer.h"
 #include "kernels/registry.h"
 #include "passes/pass.h"
-#include "runtime/ptxas.h"
+#include "test/ptxas_testing.h"
 #include "test/test_util.h"
 
 namespace ptxforge {
@@ -67,20 +65,7 @@ TEST_CASE("gemm.tensor_core: tested configurations assemble with 0 spill bytes",
       REQUIRE(Msg(passes::Pipeline::Standard().Run(*kernel)) == "OK");
       module.kernels.push_back(*std::move(kernel));
     }
-    absl::StatusOr<std::string> ptx = emit::PrintPtx(module);
-    REQUIRE(Msg(ptx) == "OK");
-    absl::StatusOr<runtime::PtxasResult> r = runtime::RunPtxas(*ptxas, *ptx, target.target, {"-v"});
-    REQUIRE(Msg(r) == "OK");
-    INFO(r->output);
-    REQUIRE(r->exit_code == 0);
-    const std::regex spills(R"((\d+) bytes spill stores, (\d+) bytes spill loads)");
-    size_t reports = 0;
-    for (auto it = std::sregex_iterator(r->output.begin(), r->output.end(), spills); it != std::sregex_iterator(); ++it) {
-      CHECK((*it)[1] == "0");
-      CHECK((*it)[2] == "0");
-      ++reports;
-    }
-    CHECK(reports == module.kernels.size());
+    testing::CheckAssemblesWithoutSpills(*ptxas, module);
   }
 }
 
