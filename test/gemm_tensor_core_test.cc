@@ -131,6 +131,10 @@ TEST_CASE("gemm.tensor_core: default config on the issue's shapes", "[gemm_tc]")
            {"40", "33", "64"}}) {
     Run({{"m", m}, {"n", n}, {"k", k}});
   }
+  // K = 1024 (32 slabs through the 3-stage ring), both by cp.async: bf16 with N = 136; f16 output, bias and
+  // column-major B, whose rows are K long, so that N = 129 leaves its copies 16-byte aligned.
+  Run({{"m", "255"}, {"n", "136"}, {"k", "1024"}, {"type", "bf16"}});
+  Run({{"m", "255"}, {"n", "129"}, {"k", "1024"}, {"out_type", "f16"}, {"b_layout", "col"}, {"bias", "true"}});
 }
 
 // Every type pairing and epilogue, both B layouts, on one edge shape with each copy path; a smaller block keeps
