@@ -116,6 +116,20 @@ TEST_CASE("gemm.tensor_core: names, params and launch shape", "[gemm_tc]") {
   for (const ir::Param& p : k->params) params.push_back(StrCat(p.name, ":", ir::TypeName(p.type)));
   CHECK(params == std::vector<std::string>{"a:u64", "b:u64", "c:u64", "bias:u64", "m:u32", "n:u32", "k:u32"});
   CHECK(k->bounds.reqntid == std::array<uint32_t, 3>{128, 1, 1});
+  // A 32x16 warp tile is 2 x 2 m16n8 tiles and a 64-deep slab 4 k16 steps: 16 mma.sync, each accumulating in place
+  // (D is C: kernels::MmaInto), fed by 2 (A) + 1 (B, two n8 tiles) ldmatrix.x4 per k16 step.
+  int mmas = 0, in_place = 0, ldmatrix = 0;
+  for (const ir::Instruction& inst : k->body) {
+    ldmatrix += inst.op == ir::Opcode::kLdmatrix;
+    if (inst.op != ir::Opcode::kMmaBF16) continue;
+    ++mmas;
+    bool same = inst.dsts.size() == 4 && inst.srcs.size() == 10;
+    for (size_t i = 0; same && i < 4; ++i) same = inst.srcs[6 + i].is_reg() && inst.srcs[6 + i].reg() == inst.dsts[i];
+    in_place += same;
+  }
+  CHECK(mmas == 16);
+  CHECK(in_place == 16);
+  CHECK(ldmatrix == 4 * (2 + 1));
   absl::StatusOr<kernels::TestProblem> p = Problem({{"m", "255"}, {"n", "129"}, {"k", "300"}});
   REQUIRE(Msg(p) == "OK");
   CHECK(p->block == std::array<uint32_t, 3>{256, 1, 1});
