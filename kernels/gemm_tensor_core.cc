@@ -86,11 +86,14 @@ void Body(KernelBuilder& b, const GemmTensorCoreSpec& s) {
           Value<U32> dst = b.Add(tile, b.Mad(pr, row_bytes, b.Shl(swz, 4u)));
           Value<U32> col = b.Add(col0, b.Shl(pp, 3u)), row = b.Add(row0, pr);
           Value<Pred> col_ok = b.Lt(col, o.ld);
-          Value<U64> col64 = b.Cvt<U64>(col);
+          // A piece past the edge reads nothing (src-size 0) but still names an address inside the matrix: row 0
+          // for a row past M (N, K), column 0 for a column past the edge.
+          Value<U64> col64 = b.Cvt<U64>(b.Select(col_ok, col, 0u));
           for (uint32_t i = 0; i < o.tile_rows / step; ++i) {
             Value<U32> r = i == 0 ? row : b.Add(row, i * step);
-            Value<Pred> in = b.SetpCombine(ir::CmpOp::kLt, ir::BoolOp::kAnd, r, o.rows, col_ok);
-            Ptr<U16, Global> src = o.base.At(b.MadWide(r, o.ld, col64));
+            Value<Pred> row_ok = b.Lt(r, o.rows);
+            Value<Pred> in = b.And(row_ok, col_ok);
+            Ptr<U16, Global> src = o.base.At(b.MadWide(b.Select(row_ok, r, 0u), o.ld, col64));
             b.CpAsync(Address(dst, int64_t{i} * step * row_bytes), src.address(), 16,
                       Src<U32>(b.Select(in, sixteen, 0u)), KernelBuilder::CpAsyncCache::kCg);
           }
