@@ -46,8 +46,9 @@ enum class GemmBLayout : uint8_t { kRow, kCol };
 // Copies into shared memory: when an operand's leading dimension (K for A
 // and column-major B, N for row-major B) is a multiple of 8 elements and its
 // base address is 16-byte aligned, every 16-byte piece of a tile row is
-// one `cp.async.cg` of 16 bytes, zero-filled (src-size 0) where the piece
-// lies past the matrix (M, N or K edge). Otherwise (an odd K, say) the rows
+// one `cp.async.cg` of 16 bytes, zero-filled (src-size 0, its source then
+// clamped to row 0 / column 0 of the matrix) where the piece lies past the
+// matrix (M, N or K edge). Otherwise (an odd K, say) the rows
 // do not start on 16-byte boundaries and no cp.async size can copy them, so
 // the kernel copies that operand element by element (ld.global.u16, zero
 // past the edges, st.shared.u16) into the same buffers, ahead of the
