@@ -107,4 +107,22 @@ absl::Status CheckTypeOnTarget(std::string_view family, ir::ScalarType type, ir:
       StrCat(family, ": bf16 needs sm_80 or newer (cvt between bf16 and f32), not ", ir::TargetName(target)));
 }
 
+absl::StatusOr<GemmTestShape> GetGemmTestShape(std::string_view family, const Config& config) {
+  GemmTestShape shape;
+  for (auto [key, field] : {std::pair{"m", &shape.m}, std::pair{"n", &shape.n}, std::pair{"k", &shape.k}}) {
+    absl::StatusOr<uint32_t> v = config.GetU32(key);
+    if (!v.ok()) return v.status();
+    *field = *v;
+  }
+  for (auto [key, field] : {std::pair{"alpha", &shape.alpha}, std::pair{"beta", &shape.beta}}) {
+    absl::StatusOr<double> v = config.GetDouble(key);
+    if (!v.ok()) return v.status();
+    *field = *v;
+  }
+  if (shape.m == 0 || shape.n == 0 || shape.k == 0) {
+    return absl::InvalidArgumentError(StrCat(family, ": m, n and k must be positive"));
+  }
+  return shape;
+}
+
 }  // namespace ptxforge::kernels

@@ -55,6 +55,14 @@ class Config {
   std::map<std::string, std::string, std::less<>> values_;
 };
 
+// The test shape of a GEMM family's config: its "m", "n", "k" fields (each
+// positive, else "<family>: m, n and k must be positive") and "alpha", "beta".
+struct GemmTestShape {
+  uint32_t m = 0, n = 0, k = 0;
+  double alpha = 0, beta = 0;
+};
+absl::StatusOr<GemmTestShape> GetGemmTestShape(std::string_view family, const Config& config);
+
 // OK, or "<family>: bf16 needs sm_80 or newer (cvt between bf16 and f32), not
 // sm_75" when `type` is bf16 and `target` predates sm_80 (the families that
 // store bf16 and compute in f32 convert with cvt, which bf16 lacks before sm_80).

@@ -173,47 +173,39 @@ absl::StatusOr<GemmSimtSpec> GemmSimtFamily::SpecFrom(const Config& config) cons
 absl::StatusOr<TestProblem> GemmSimtFamily::MakeProblem(const Config& config, uint64_t seed) const {
   absl::StatusOr<GemmSimtSpec> spec = SpecFrom(config);
   if (!spec.ok()) return spec.status();
-  absl::StatusOr<uint32_t> m = config.GetU32("m"), n = config.GetU32("n"), k = config.GetU32("k");
-  for (const auto* v : {&m, &n, &k}) {
-    if (!v->ok()) return v->status();
-  }
-  absl::StatusOr<double> alpha_d = config.GetDouble("alpha"), beta_d = config.GetDouble("beta");
-  if (!alpha_d.ok()) return alpha_d.status();
-  if (!beta_d.ok()) return beta_d.status();
-  if (*m == 0 || *n == 0 || *k == 0) return absl::InvalidArgumentError("gemm.simt: m, n and k must be positive");
-  const float alpha = static_cast<float>(*alpha_d), beta = static_cast<float>(*beta_d);
-  const std::string shape = StrCat("m=", *m, " n=", *n, " k=", *k, " alpha=", alpha, " beta=", beta);
+  absl::StatusOr<GemmTestShape> dims = GetGemmTestShape("gemm.simt", config);
+  if (!dims.ok()) return dims.status();
+  const uint32_t m = dims->m, n = dims->n, k = dims->k;
+  const float alpha = static_cast<float>(dims->alpha), beta = static_cast<float>(dims->beta);
+  const std::string shape = StrCat("m=", m, " n=", n, " k=", k, " alpha=", alpha, " beta=", beta);
   // Each element: its f32 data and a double copy; C also its expected f32 and the reference's double.
   if (absl::Status s = CheckProblemSize("gemm.simt", shape,
-                                        {{uint64_t{*m} * *k, 12}, {uint64_t{*k} * *n, 12}, {uint64_t{*m} * *n, 24}});
+                                        {{uint64_t{m} * k, 12}, {uint64_t{k} * n, 12}, {uint64_t{m} * n, 24}});
       !s.ok()) {
     return s;
   }
-  const uint32_t grid_y = static_cast<uint32_t>((uint64_t{*m} + spec->block_m - 1) / spec->block_m);
-  if (grid_y > 65535) {
-    return absl::InvalidArgumentError(
-        StrCat("gemm.simt: m=", *m, " needs ", grid_y, " blocks of ", spec->block_m, " rows, more than CUDA's 65535"));
-  }
+  absl::StatusOr<uint32_t> grid_y = GridYFor("gemm.simt", "m", m, spec->block_m);
+  if (!grid_y.ok()) return grid_y.status();
   std::mt19937_64 rng(seed);
   const ir::ScalarType t = ir::ScalarType::kF32;
   TestProblem p;
-  p.buffers.push_back(RandomBuffer("a", t, size_t{*m} * *k, rng, -1, 1));
-  p.buffers.push_back(RandomBuffer("b", t, size_t{*k} * *n, rng, -1, 1));
+  p.buffers.push_back(RandomBuffer("a", t, size_t{m} * k, rng, -1, 1));
+  p.buffers.push_back(RandomBuffer("b", t, size_t{k} * n, rng, -1, 1));
   // beta == 0: C starts as NaN, which the kernel must overwrite without reading.
-  HostBuffer c = RandomBuffer("c", t, size_t{*m} * *n, rng, -1, 1);
+  HostBuffer c = RandomBuffer("c", t, size_t{m} * n, rng, -1, 1);
   if (beta == 0) c.data = FromDoubles(t, std::vector<double>(c.count(), std::numeric_limits<double>::quiet_NaN()));
   c.is_output = true;
   // |a|, |b|, |c| <= 1: the k fma roundings, alpha's, beta's and the expected value's rounding to f32 are each at most
   // 2^-24 of |alpha| * k + |beta|, which bounds every |alpha * sum(a * b) + beta * c| (the magnitude).
-  c.magnitude = std::abs(alpha) * *k + std::abs(beta);
-  c.tolerance = (*k + 3) * std::ldexp(1.0, -24);
+  c.magnitude = std::abs(alpha) * k + std::abs(beta);
+  c.tolerance = (k + 3) * std::ldexp(1.0, -24);
   c.expected = FromDoubles(t, GemmSimtReference(AsDoubles(t, p.buffers[0].data), AsDoubles(t, p.buffers[1].data),
-                                                AsDoubles(t, c.data), *m, *n, *k, alpha, beta));
+                                                AsDoubles(t, c.data), m, n, k, alpha, beta));
   p.buffers.push_back(std::move(c));
-  p.args = {size_t{0}, size_t{1}, size_t{2}, ScalarU32(*m), ScalarU32(*n), ScalarU32(*k),
+  p.args = {size_t{0}, size_t{1}, size_t{2}, ScalarU32(m), ScalarU32(n), ScalarU32(k),
             Scalar(t, std::bit_cast<uint32_t>(alpha)), Scalar(t, std::bit_cast<uint32_t>(beta))};
   p.block = {spec->threads(), 1, 1};
-  p.grid = {static_cast<uint32_t>((uint64_t{*n} + spec->block_n - 1) / spec->block_n), grid_y, 1};
+  p.grid = {static_cast<uint32_t>((uint64_t{n} + spec->block_n - 1) / spec->block_n), *grid_y, 1};
   p.shape = shape;
   return p;
 }

@@ -98,6 +98,15 @@ absl::StatusOr<uint32_t> GridFor(std::string_view family, uint64_t n, uint32_t b
   return static_cast<uint32_t>(blocks);
 }
 
+absl::StatusOr<uint32_t> GridYFor(std::string_view family, std::string_view name, uint32_t rows, uint32_t block_rows) {
+  const uint64_t blocks = (uint64_t{rows} + block_rows - 1) / block_rows;
+  if (blocks > 65535) {
+    return absl::InvalidArgumentError(StrCat(family, ": ", name, "=", rows, " needs ", blocks, " blocks of ", block_rows,
+                                             " rows, more than CUDA's 65535"));
+  }
+  return static_cast<uint32_t>(blocks);
+}
+
 HostBuffer RandomBuffer(std::string name, ir::ScalarType type, size_t count, std::mt19937_64& rng, double lo, double hi) {
   HostBuffer b;
   b.name = std::move(name);

@@ -68,6 +68,9 @@ absl::Status CheckProblemSize(std::string_view family, std::string_view shape, s
 // ceil(n / block) blocks in 64 bits, or an error when that is more than
 // CUDA's 2^31-1 blocks in x.
 absl::StatusOr<uint32_t> GridFor(std::string_view family, uint64_t n, uint32_t block);
+// ceil(rows / block_rows) blocks in y, or an error when that is more than
+// CUDA's 65535: "<family>: <name>=<rows> needs N blocks of <block_rows> rows, more than CUDA's 65535".
+absl::StatusOr<uint32_t> GridYFor(std::string_view family, std::string_view name, uint32_t rows, uint32_t block_rows);
 
 // Values in [lo, hi): uniform floats, or integers for integer types.
 HostBuffer RandomBuffer(std::string name, ir::ScalarType type, size_t count, std::mt19937_64& rng, double lo, double hi);

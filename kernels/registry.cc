@@ -11,6 +11,7 @@
 #include "kernels/conv2d.h"
 #include "kernels/elementwise.h"
 #include "kernels/gemm_simt.h"
+#include "kernels/gemm_tensor_core.h"
 #include "kernels/lstm.h"
 #include "kernels/moe.h"
 #include "kernels/nf4_gemm.h"
@@ -61,6 +62,7 @@ constexpr Entry kEntries[] = {
     {"conv2d.pointwise", &Get<Conv2dFamily, Conv2dVariant::kPointwise>},
     {"elementwise", &Get<ElementwiseFamily>},
     {"gemm.simt", &Get<GemmSimtFamily>},
+    {"gemm.tensor_core", &Get<GemmTensorCoreFamily>},
     {"layernorm", &Get<NormFamily, NormKind::kLayerNorm>},
     {"lstm.cell", &Get<LstmCellFamily>},
     {"moe.expert_gemm", &Get<MoeFamily<MoeStage::kExpertGemm>>},

@@ -22,6 +22,9 @@ class KernelFamily {
   virtual std::string_view name() const = 0;
   virtual std::string_view description() const = 0;
   virtual std::span<const ConfigField> fields() const = 0;
+  // The targets the family builds for (Build refuses the others with a
+  // message naming the minimum). Every target unless the family says so.
+  virtual ir::TargetRequirement requirement() const { return {}; }
   // Builds (and verifies) the kernel for a configuration. A bad configuration
   // is an error naming the field.
   virtual absl::StatusOr<ir::Kernel> Build(const Config& config, ir::Target target) const = 0;

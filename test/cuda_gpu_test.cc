@@ -70,6 +70,7 @@ TEST_CASE("every registry kernel runs on the GPU and matches its reference", "[g
     absl::StatusOr<kernels::Config> config = family->MakeConfig();
     REQUIRE(config.ok());
     for (ir::Target target : TargetsOf(*gpu)) {
+      if (!ir::TargetSatisfies(target, family->requirement())) continue;
       INFO(family->name() << " for " << ir::TargetName(target) << " on " << gpu->name());
       absl::StatusOr<ir::Kernel> kernel = family->Build(*config, target);
       INFO(Msg(kernel));

@@ -10,3 +10,6 @@ ptxforge_add_test(emulator_schedule_test SOURCES emulator_schedule_test.cc)
 ptxforge_add_test(emulator_limits_test SOURCES emulator_limits_test.cc)
 ptxforge_add_test(emulator_profile_test SOURCES emulator_profile_test.cc)
 ptxforge_add_test(mma_test SOURCES mma_test.cc)
+# Issue 9 part 3: the tensor-core GEMM.
+ptxforge_add_test(gemm_tensor_core_test SOURCES gemm_tensor_core_test.cc DEPS ptxforge_ptx_dump)
+ptxforge_add_test(gemm_tensor_core_ptxas_test SOURCES gemm_tensor_core_ptxas_test.cc)

@@ -2,11 +2,9 @@
 // assembles with ptxas -v for every target with 0 spill bytes.
 #include <catch2/catch.hpp>
 
-#include <regex>
 
-#include "emit/ptx_printer.h"
 #include "passes/pass.h"
-#include "runtime/ptxas.h"
+#include "test/ptxas_testing.h"
 #include "test/test_util.h"
 
 namespace ptxforge {
@@ -53,20 +51,7 @@ TEST_CASE("LSTM and NF4 kernels assemble with 0 spill bytes on every target", "[
     AddKernels(module, "nf4.gemm_transpose", {"tile_m", "tile_n"}, {tiles, {"16", "32", "64"}}, &rejected);
     CHECK(module.kernels.size() == 8 + 13 + 9);
     CHECK(rejected == 3 + 3);
-    absl::StatusOr<std::string> ptx = emit::PrintPtx(module);
-    REQUIRE(Msg(ptx) == "OK");
-    absl::StatusOr<runtime::PtxasResult> r = runtime::RunPtxas(*ptxas, *ptx, target.target, {"-v"});
-    REQUIRE(Msg(r) == "OK");
-    INFO(r->output);
-    REQUIRE(r->exit_code == 0);
-    const std::regex spills(R"((\d+) bytes spill stores, (\d+) bytes spill loads)");
-    size_t reports = 0;
-    for (auto it = std::sregex_iterator(r->output.begin(), r->output.end(), spills); it != std::sregex_iterator(); ++it) {
-      CHECK((*it)[1] == "0");
-      CHECK((*it)[2] == "0");
-      ++reports;
-    }
-    CHECK(reports == module.kernels.size());
+    testing::CheckAssemblesWithoutSpills(*ptxas, module);
   }
 }
 
