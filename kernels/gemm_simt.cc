@@ -82,8 +82,9 @@ void Body(KernelBuilder& b, const GemmSimtSpec& s) {
     b.Assign(buf, other);
   });
 
-  // C = alpha * acc + beta * C; beta == 0 does not read C.
-  Value<Pred> read_c = b.Ne(beta, 0.0f);
+  // C = alpha * acc + beta * C; beta == 0 does not read C (unordered: a NaN
+  // beta reads it and gives NaN, as beta * C does).
+  Value<Pred> read_c = b.Setp(ir::CmpOp::kNeu, beta, 0.0f);
   Value<U32> row0 = b.Add(m0, ty4), col0 = b.Add(n0, tx4);
   for (uint32_t i = 0; i < tm * tn; ++i) {
     Value<U32> row = b.Add(row0, i / tn / 4 * gap_m + i / tn % 4), col = b.Add(col0, i % tn / 4 * gap_n + i % 4);

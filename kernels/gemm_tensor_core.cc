@@ -217,7 +217,8 @@ void Body(KernelBuilder& b, const GemmTensorCoreSpec& s) {
   Value<U32> row0 = b.Mad(wm, s.warp_m(), b.Add(m0, b.Shr(lane, 2u)));
   Value<U32> col0 = b.Mad(wn, s.warp_n(), b.Add(n0, b.Shl(b.And(lane, 3u), 1u)));
   std::optional<Value<Pred>> read_c;
-  if (s.scale) read_c = b.Ne(*beta, 0.0f);
+  // Unordered: a NaN beta reads C (and gives NaN, as beta * C does); only beta == 0 skips it.
+  if (s.scale) read_c = b.Setp(ir::CmpOp::kNeu, *beta, 0.0f);
   for (uint32_t mi = 0; mi < wtm; ++mi) {
     for (uint32_t h = 0; h < 2; ++h) {
       Value<U32> row = b.Add(row0, 16 * mi + 8 * h);

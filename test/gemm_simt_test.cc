@@ -85,6 +85,8 @@ TEST_CASE("gemm.simt: beta == 0 overwrites NaNs in C without reading them", "[ge
   CHECK(std::isnan(kernels::AsDoubles(ir::ScalarType::kF32, p->buffers[2].data)[0]));
   RunOnEmulator({{"m", "130"}, {"n", "67"}, {"k", "19"}, {"beta", "0"}});
   RunOnEmulator({{"m", "9"}, {"n", "7"}, {"k", "5"}, {"alpha", "0"}, {"beta", "2.0"}});
+  // Only beta == 0 skips C: a NaN beta reads it and every output is NaN, as in the reference.
+  RunOnEmulator({{"m", "9"}, {"n", "7"}, {"k", "5"}, {"beta", "nan"}});
 }
 
 // Fewer threads than block_n (32x32 and 32x128 with 8x8: 16 and 64 threads) and more (the others).

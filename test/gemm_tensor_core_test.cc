@@ -178,6 +178,9 @@ TEST_CASE("gemm.tensor_core: beta == 0 overwrites NaNs in C without reading them
        {"warps_n", "2"}});
   Run({{"m", "20"}, {"n", "16"}, {"k", "9"}, {"alpha", "0"}, {"beta", "2.0"}, {"block_m", "32"}, {"block_n", "32"},
        {"warps_m", "2"}, {"warps_n", "2"}, {"out_type", "f16"}});
+  // Only beta == 0 skips C: a NaN beta reads it and every output is NaN, as in the reference.
+  Run({{"m", "20"}, {"n", "16"}, {"k", "9"}, {"beta", "nan"}, {"block_m", "32"}, {"block_n", "32"}, {"warps_m", "2"},
+       {"warps_n", "2"}});
 }
 
 // Tile shapes, warp grids, block_k 16/64 (other swizzles), 2 and 4 stages, and K up to 1024.
