@@ -200,6 +200,18 @@ TEST_CASE("gemm.tensor_core: other tile configurations and long K", "[gemm_tc]")
            {{{"block_m", "128"}, {"block_n", "32"}, {"warps_m", "4"}, {"warps_n", "1"}, {"stages", "4"},
              {"type", "bf16"}},
             {"129", "40", "1024"}},
+           // A copied element by element (k odd) while row-major B uses cp.async (n % 8 == 0).
+           {{{"block_m", "64"}, {"block_n", "64"}, {"warps_m", "2"}, {"warps_n", "2"}}, {"40", "72", "65"}},
+           // Element-wise copies into the block_k 16 and 64 swizzles, A and column-major B.
+           {{{"block_m", "64"}, {"block_n", "64"}, {"block_k", "16"}, {"warps_m", "2"}, {"warps_n", "2"},
+             {"b_layout", "col"}},
+            {"33", "50", "77"}},
+           {{{"block_m", "64"}, {"block_n", "64"}, {"block_k", "64"}, {"warps_m", "2"}, {"warps_n", "2"},
+             {"b_layout", "col"}},
+            {"33", "50", "131"}},
+           // The deepest ring: 8 stages of 64x64x16.
+           {{{"block_m", "64"}, {"block_n", "64"}, {"block_k", "16"}, {"warps_m", "2"}, {"warps_n", "2"}, {"stages", "8"}},
+            {"70", "72", "200"}},
        }) {
     Run(With(c.cfg, {{"m", c.shape[0]}, {"n", c.shape[1]}, {"k", c.shape[2]}}));
   }
