@@ -1,9 +1,13 @@
 // sum / max / min / argmax over rows, or per-block partials of a tensor, f32, 256 threads:
 // the algorithm of kernels/reduce.cc in CUDA C++, for comparison.
-#include <type_traits>
-
 constexpr int kBlock = 256;
 enum Op { kSum, kMax, kMin, kArgmax };
+
+// The accumulator of each operation (no <type_traits>: NVRTC has no C++
+// standard headers without extra include paths).
+template <Op op> struct Acc { using type = unsigned; };
+template <> struct Acc<kSum> { using type = float; };
+template <> struct Acc<kArgmax> { using type = unsigned long long; };
 
 // Ordered keys: compare as the floats do, a NaN largest; min inverts them.
 __device__ unsigned Key(float v, bool invert) {
@@ -28,7 +32,7 @@ __device__ A BlockReduce(A v, bool sum) {
 }
 
 // Elements i = start, start + step, ... < end, reduced into out[slot] (argmax: out_index[slot]).
-template <Op op, typename A = std::conditional_t<op == kSum, float, std::conditional_t<op == kArgmax, unsigned long long, unsigned>>>
+template <Op op, typename A = typename Acc<op>::type>
 __device__ void Reduce(const float* x, const unsigned* x_index, unsigned start, unsigned end, unsigned step,
                        float* out, unsigned* out_index, unsigned slot) {
   A acc = op == kSum ? A(0) : op == kArgmax ? A(0x007FFFFFull << 32) : A(0x007FFFFFu);
