@@ -55,8 +55,9 @@ class Config {
   std::map<std::string, std::string, std::less<>> values_;
 };
 
-// The test shape of a GEMM family's config: its "m", "n", "k" fields (each
-// positive, else "<family>: m, n and k must be positive") and "alpha", "beta".
+// The test shape of a GEMM family's config: its "m", "n", "k" fields (m and n
+// positive, else "<family>: m=0 must be positive (k may be 0)"; k = 0 gives
+// C = beta * C plus the bias) and "alpha", "beta".
 struct GemmTestShape {
   uint32_t m = 0, n = 0, k = 0;
   double alpha = 0, beta = 0;

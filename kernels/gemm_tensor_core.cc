@@ -191,7 +191,7 @@ void Body(KernelBuilder& b, const GemmTensorCoreSpec& s) {
       load_stage(kt, b.Const<U32>(st * sb));
     };
     if (st == 0) {
-      issue();  // k >= 1: there is a slab 0
+      issue();  // slab 0 (all zero-fill when k = 0)
     } else {
       b.If(b.Gt(ktiles, st), issue);
     }
@@ -212,6 +212,9 @@ void Body(KernelBuilder& b, const GemmTensorCoreSpec& s) {
     b.Assign(rd, next_stage(rd));
     b.Assign(wr, next_stage(wr));
   });
+  // Only empty groups are left in flight, except for k = 0, where slab 0's zero-fill copies were never waited
+  // for: retire them before the epilogue so that no thread ends with a copy in flight.
+  b.CpAsyncWaitAll();
 
   // The epilogue: accumulator element e of tile (mi, ni) is C's (row0 + 16 mi + 8 (e >> 1), col0 + 8 ni + (e & 1)).
   Value<U32> row0 = b.Mad(wm, s.warp_m(), b.Add(m0, b.Shr(lane, 2u)));

@@ -167,6 +167,8 @@ Comparison CompareOutput(const HostBuffer& buffer, std::span<const uint8_t> actu
     } else if (std::isnan(ev) || std::isnan(av)) {
       match = std::isnan(ev) && std::isnan(av);
       abs_error = match ? 0 : INFINITY;
+    } else if (av == ev) {
+      match = true;  // equal values (infinities and zeros included) match whatever the magnitude
     } else {
       abs_error = std::fabs(av - ev);
       rel_error = abs_error / std::max(std::fabs(ev), buffer.magnitude);

@@ -27,8 +27,8 @@ struct HostBuffer {
   std::vector<uint8_t> data;       // initial contents
   bool is_output = false;          // compared after the run
   std::vector<uint8_t> expected;   // reference result, same layout as data
-  // An element matches when |actual - expected| <= tolerance * max(|expected|, magnitude);
-  // tolerance 0 means bit-exact (integers).
+  // An element matches when it equals the expected value or |actual - expected| <=
+  // tolerance * max(|expected|, magnitude); tolerance 0 means bit-exact (integers).
   double tolerance = 0;
   double magnitude = 1;
 

@@ -856,6 +856,23 @@ TEST_CASE("RunProblem reports wrong numbers without failing") {
                                    expected[1], "\n"));
 }
 
+TEST_CASE("CompareOutput: equal values match at any magnitude, others by relative error") {
+  kernels::HostBuffer c;
+  c.name = "c";
+  c.type = ir::ScalarType::kF32;
+  c.tolerance = 1e-5;
+  c.magnitude = 0;  // an all-zero result (a GEMM with k = 0 and beta = 0) has no scale
+  const double inf = std::numeric_limits<double>::infinity();
+  c.expected = kernels::FromDoubles(c.type, std::vector<double>{0.0, inf, -inf, 2.0});
+  kernels::Comparison same = kernels::CompareOutput(c, kernels::FromDoubles(c.type, std::vector<double>{-0.0, inf, -inf, 2.0}));
+  CHECK(same.mismatches == 0);
+  CHECK(same.max_abs_error == 0);
+  CHECK(same.max_rel_error == 0);
+  kernels::Comparison off = kernels::CompareOutput(c, kernels::FromDoubles(c.type, std::vector<double>{0.5, -inf, -inf, 2.00001}));
+  CHECK(off.mismatches == 2);  // any error on a zero of magnitude 0, and the wrong infinity; 2.00001 is within 1e-5
+  CHECK(off.first_mismatch == "c[0]: got 0.5, expected 0");
+}
+
 TEST_CASE("every registry kernel matches its reference on the emulator") {
   // Default configurations plus the type variants each family supports.
   const std::vector<std::vector<std::pair<std::string, std::string>>> variants = {

@@ -52,7 +52,8 @@ TEST_CASE("gemm.simt: bad configurations", "[gemm_simt]") {
   CHECK(DumpError({{"thread_n", "0"}}) == "ptx-dump: gemm.simt: thread_n=0 must be 4 or 8\n");
   CHECK(DumpError({{"block_n", "-1"}}) == "ptx-dump: gemm.simt: block_n=-1 is not an unsigned 32-bit integer\n");
   CHECK(DumpError({{"alpha", "x"}}) == "ptx-dump: gemm.simt: alpha=x is not a number\n");
-  CHECK(Msg(Problem({{"k", "0"}})) == "gemm.simt: m, n and k must be positive");
+  CHECK(Msg(Problem({{"m", "0"}})) == "gemm.simt: m=0 must be positive (k may be 0)");
+  CHECK(Msg(Problem({{"n", "0"}})) == "gemm.simt: n=0 must be positive (k may be 0)");
   CHECK(Msg(Problem({{"m", "4000000"}, {"block_m", "32"}, {"n", "1"}, {"k", "1"}})) ==
         "gemm.simt: m=4000000 needs 125000 blocks of 32 rows, more than CUDA's 65535");
   CHECK(Msg(Problem({{"m", "100000"}, {"n", "100000"}})) ==
@@ -87,6 +88,12 @@ TEST_CASE("gemm.simt: beta == 0 overwrites NaNs in C without reading them", "[ge
   RunOnEmulator({{"m", "9"}, {"n", "7"}, {"k", "5"}, {"alpha", "0"}, {"beta", "2.0"}});
   // Only beta == 0 skips C: a NaN beta reads it and every output is NaN, as in the reference.
   RunOnEmulator({{"m", "9"}, {"n", "7"}, {"k", "5"}, {"beta", "nan"}});
+}
+
+// k = 0: no slab is loaded and C becomes beta * C.
+TEST_CASE("gemm.simt: k = 0 scales C", "[gemm_simt]") {
+  RunOnEmulator({{"m", "130"}, {"n", "67"}, {"k", "0"}});
+  RunOnEmulator({{"m", "3"}, {"n", "5"}, {"k", "0"}, {"beta", "0"}});
 }
 
 // Fewer threads than block_n (32x32 and 32x128 with 8x8: 16 and 64 threads) and more (the others).

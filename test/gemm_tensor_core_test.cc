@@ -92,7 +92,8 @@ TEST_CASE("gemm.tensor_core: bad configurations", "[gemm_tc]") {
   CHECK(DumpError({{"bias", "maybe"}}) ==
         "ptx-dump: gemm.tensor_core: bias=maybe is not a boolean (true/false, 1/0)\n");
 
-  CHECK(Msg(Problem({{"k", "0"}})) == "gemm.tensor_core: m, n and k must be positive");
+  CHECK(Msg(Problem({{"m", "0"}})) == "gemm.tensor_core: m=0 must be positive (k may be 0)");
+  CHECK(Msg(Problem({{"n", "0"}})) == "gemm.tensor_core: n=0 must be positive (k may be 0)");
   CHECK(Msg(Problem({{"n", "2147483648"}, {"m", "1"}, {"k", "1"}})) ==
         "gemm.tensor_core: n=2147483648 must be below 2^31 (the kernel's row and column indices are u32)");
   CHECK(Msg(Problem({{"m", "9000000"}, {"block_m", "64"}, {"warps_m", "2"}, {"n", "1"}, {"k", "1"}})) ==
@@ -184,6 +185,14 @@ TEST_CASE("gemm.tensor_core: beta == 0 overwrites NaNs in C without reading them
 }
 
 // Tile shapes, warp grids, block_k 16/64 (other swizzles), 2 and 4 stages, and K up to 1024.
+// k = 0: slab 0 is all zero-fill copies, retired by the wait_all after the loop (the emulator reports a thread
+// that ends with a copy in flight), and C becomes beta * C (+ bias).
+TEST_CASE("gemm.tensor_core: k = 0 scales C", "[gemm_tc]") {
+  Run({{"m", "130"}, {"n", "67"}, {"k", "0"}});
+  Run({{"m", "17"}, {"n", "33"}, {"k", "0"}, {"bias", "true"}, {"b_layout", "col"}, {"out_type", "f16"}});
+  Run({{"m", "5"}, {"n", "9"}, {"k", "0"}, {"beta", "0"}, {"scale", "false"}, {"bias", "true"}});
+}
+
 TEST_CASE("gemm.tensor_core: other tile configurations and long K", "[gemm_tc]") {
   struct Case {
     Overrides cfg;
