@@ -22,7 +22,7 @@ registers() {
   if grep -q "[1-9][0-9]* bytes spill" <<<"$log"; then echo "spills"; return; fi
   sed -n 's/.*Used \([0-9]*\) registers.*/\1/p' <<<"$log" | head -1
 }
-printf "%-12s %-6s %8s %6s %s\n" kernel arch ptxforge nvcc ptxforge/nvcc
+printf "%-22s %-6s %8s %6s %s\n" kernel arch ptxforge nvcc ptxforge/nvcc
 # NAME.cu is the twin of the registry family NAME, or of NAME with its first
 # '_' as '.' (gemm_simt.cu: gemm.simt). A file with several kernels (templates
 # instantiated for several operations) has no single twin and is listed only.
@@ -33,13 +33,13 @@ for cu in "$root"/bench/cuda/*.cu; do
   for arch in sm_80 sm_90; do
     "$nvcc" -arch="$arch" -ptx "$cu" -o "$tmp/nvcc.ptx"
     if (( $(grep -c '^[.a-z ]*\.entry' "$tmp/nvcc.ptx") != 1 )); then
-      printf "%-12s %-6s %8s %6s %s\n" "$name" "$arch" - - "several kernels in $name.cu: not compared"
+      printf "%-22s %-6s %8s %6s %s\n" "$name" "$arch" - - "several kernels in $name.cu: not compared"
       continue
     fi
     "$build/tools/ptx-dump" "$family" --target="$arch" -o "$tmp/ours.ptx"
     ours="$(registers "$arch" "$tmp/ours.ptx")"
     theirs="$(registers "$arch" "$tmp/nvcc.ptx")"
     ratio="$(awk -v a="$ours" -v b="$theirs" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }')"
-    printf "%-12s %-6s %8s %6s %s\n" "$family" "$arch" "$ours" "$theirs" "$ratio"
+    printf "%-22s %-6s %8s %6s %s\n" "$family" "$arch" "$ours" "$theirs" "$ratio"
   done
 done
