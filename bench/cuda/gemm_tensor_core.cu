@@ -159,6 +159,8 @@ extern "C" __global__ void __launch_bounds__(kThreads)
     rd = rd + kStageBytes < kStages * kStageBytes ? rd + kStageBytes : 0u;
     wr = wr + kStageBytes < kStages * kStageBytes ? wr + kStageBytes : 0u;
   }
+  // k = 0: slab 0's zero-fill copies are still in flight.
+  asm volatile("cp.async.wait_all;\n" ::: "memory");
 
   // The epilogue: element e of tile (mi, ni) is C's (row0 + 16 mi + 8 (e >> 1), col0 + 8 ni + (e & 1)).
   unsigned row0 = wm * kWM + (m0 + (lane >> 2)), col0 = wn * kWN + (n0 + ((lane & 3) << 1));
