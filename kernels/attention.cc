@@ -181,9 +181,11 @@ void Body(KernelBuilder& b, const AttentionSpec& spec) {
   b.If(b.Lt(q, seq_len), [&] {
     Value<A> inv = b.Rcp(Value<A>(l), FloatOpts{.rounding = ir::Rounding::kRn});
     // O's head, computed here from a second read of %ctaid.y and from seq_len
-    // (in 64 bits, so CSE does not merge it with q_head's bh * head_elems):
-    // computed before the loops, it and head_elems stayed live through them
-    // (ptxas: 76 registers instead of 64 on sm_90 for the default config).
+    // (in 64 bits, so CSE does not merge it with q_head's bh * head_elems; the
+    // two are equal while seq_len * head_dim fits in 32 bits, which the K/V
+    // element indices need anyway): computed before the loops, it and
+    // head_elems stayed live through them (ptxas: 76 registers instead of 64
+    // on sm_90 for the default config).
     Value<U64> o_rows = b.MulWide(b.CtaidY(), seq_len);
     Value<U64> o_head = b.ElementAddr<S>(o_ptr, b.Shl(o_rows, Log2(hd)));
     Value<U64> o_addr = b.ElementAddr<S>(o_head, b.Mad(q, hd, dim0));
