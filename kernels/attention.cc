@@ -97,7 +97,6 @@ void Body(KernelBuilder& b, const AttentionSpec& spec) {
   Value<U32> q = b.Name(b.Add(q0, row), "q");
   Value<U32> head_elems = b.Name(b.Shl(seq_len, Log2(hd)), "head_elems");
   Value<U64> q_head = b.ElementAddr<S>(q_ptr, b.MulWide(bh, head_elems));
-  Value<U64> o_head = b.ElementAddr<S>(o_ptr, b.MulWide(bh, head_elems));
   Value<U64> k_head = b.ElementAddr<S>(k_ptr, b.MulWide(kv_bh, head_elems));
   Value<U64> v_head = b.ElementAddr<S>(v_ptr, b.MulWide(kv_bh, head_elems));
 
@@ -181,6 +180,14 @@ void Body(KernelBuilder& b, const AttentionSpec& spec) {
 
   b.If(b.Lt(q, seq_len), [&] {
     Value<A> inv = b.Rcp(Value<A>(l), FloatOpts{.rounding = ir::Rounding::kRn});
+    // O's head, computed here from a second read of %ctaid.y and from seq_len
+    // (in 64 bits, so CSE does not merge it with q_head's bh * head_elems; the
+    // two are equal while seq_len * head_dim fits in 32 bits, which the K/V
+    // element indices need anyway): computed before the loops, it and
+    // head_elems stayed live through them (ptxas: 76 registers instead of 64
+    // on sm_90 for the default config).
+    Value<U64> o_rows = b.MulWide(b.CtaidY(), seq_len);
+    Value<U64> o_head = b.ElementAddr<S>(o_ptr, b.Shl(o_rows, Log2(hd)));
     Value<U64> o_addr = b.ElementAddr<S>(o_head, b.Mad(q, hd, dim0));
     for (uint32_t i = 0; i < dims; ++i) {
       b.Store(StateSpace::kGlobal, Address(o_addr, i * kStore), ConvertTo<S>(b, b.Mul(acc[i], inv)));
