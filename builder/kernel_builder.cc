@@ -677,6 +677,14 @@ void KernelBuilder::CpAsyncWaitGroup(uint32_t n, Loc loc) {
   Emit(Opcode::kCpAsyncWait, ir::Modifiers{}, ScalarType::kNone, {Operand::Imm(ScalarType::kU32, n)}, loc);
 }
 
+void KernelBuilder::NoUnroll(Loc loc) {
+  if (kernel_.body.empty() || kernel_.body.back().op != Opcode::kLabel) {
+    Fail(loc, "NoUnroll() must come right after Bind() of a loop header's label");
+    return;
+  }
+  Emit(Opcode::kPragmaNoUnroll, ir::Modifiers{}, ScalarType::kNone, std::initializer_list<Operand>{}, loc);
+}
+
 void KernelBuilder::CpAsyncWaitAll(Loc loc) {
   Emit(Opcode::kCpAsyncWaitAll, ir::Modifiers{}, ScalarType::kNone, std::initializer_list<Operand>{}, loc);
 }

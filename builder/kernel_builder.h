@@ -721,13 +721,31 @@ class KernelBuilder {
     otherwise();
     Bind(end, loc);
   }
+  // `.pragma "nounroll"` (nvcc's `#pragma unroll 1`): ptxas keeps the loop
+  // whose header label was bound just before it rolled, which can save the
+  // registers that unrolling a loop of constant trip count costs. Call it
+  // right after Bind() of a hand-made loop's header; ForRange and While take
+  // LoopOptions{.unroll = false}. Anywhere else it is refused ("NoUnroll()
+  // must come right after Bind() of a loop header's label").
+  void NoUnroll(Loc loc = Loc::current());
+  // How a ForRange/While loop is lowered. unroll = false: NoUnroll() at its
+  // header. The emulator runs both the same way.
+  struct LoopOptions {
+    bool unroll = true;
+  };
   // for (i = start; i < end; i += step) body(i); step must be positive.
   template <ScalarTag T = U32, typename F>
   void ForRange(SrcOf<T> start, SrcOf<T> end, SrcOf<T> step, F&& body, Loc loc = Loc::current()) {
+    ForRange<T>(start, end, step, LoopOptions{}, std::forward<F>(body), loc);
+  }
+  template <ScalarTag T = U32, typename F>
+  void ForRange(SrcOf<T> start, SrcOf<T> end, SrcOf<T> step, LoopOptions options, F&& body,
+                Loc loc = Loc::current()) {
     Var<T> i = Mutable<T>(start, "i", loc);
     ir::Label head = NewLabel("loop");
     ir::Label done = NewLabel("endloop");
     Bind(head, loc);
+    if (!options.unroll) NoUnroll(loc);
     Value<Pred> finished = Setp<T>(ir::CmpOp::kGe, i, end, false, loc);
     BraIf(finished, done, loc);
     body(static_cast<Value<T>>(i));
@@ -738,9 +756,14 @@ class KernelBuilder {
   // while (cond()) body(); cond returns a Value<Pred>.
   template <typename C, typename F>
   void While(C&& cond, F&& body, Loc loc = Loc::current()) {
+    While(LoopOptions{}, std::forward<C>(cond), std::forward<F>(body), loc);
+  }
+  template <typename C, typename F>
+  void While(LoopOptions options, C&& cond, F&& body, Loc loc = Loc::current()) {
     ir::Label head = NewLabel("while");
     ir::Label done = NewLabel("endwhile");
     Bind(head, loc);
+    if (!options.unroll) NoUnroll(loc);
     Value<Pred> p = cond();
     BraIfNot(p, done, loc);
     body();

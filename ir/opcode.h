@@ -108,7 +108,7 @@ enum OpFlag : uint16_t {
   kTerminator = 1 << 4,     // ends the thread (ret, exit)
   kBarrierFlag = 1 << 5,    // block-wide synchronisation
   kConvergent = 1 << 6,     // threads must arrive together (barriers, warp ops)
-  kPseudo = 1 << 7,         // not an instruction (labels)
+  kPseudo = 1 << 7,         // not an instruction (labels, pragmas): nothing runs
   kOpaque = 1 << 8,         // raw PTX: never removed or looked into
   kWarpMatrix = 1 << 9,     // a warp-wide matrix operation (mma): the emulator runs it once all 32 lanes arrive
 };

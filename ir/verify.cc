@@ -636,6 +636,12 @@ class Verifier {
       return KernelError(StrCat(where.empty() ? StrCat("instruction ", i) : where, ": ", InvalidEnum(inst)));
     }
     if (inst.guarded() && inst.op == Opcode::kLabel) return Error(i, "a label cannot be guarded");
+    if (inst.op == Opcode::kPragmaNoUnroll) {
+      if (inst.guarded()) return Error(i, "a pragma cannot be guarded");
+      if (i == 0 || k_.body[i - 1].op != Opcode::kLabel) {
+        return Error(i, "must come right after the label of a loop header (ptxas ignores it anywhere else)");
+      }
+    }
     if (std::optional<std::string> bad = FindBadReference(k_, inst)) return Error(i, *bad);
     return CheckShape(i);
   }

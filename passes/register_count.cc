@@ -71,7 +71,7 @@ ir::KernelStats CountRegisters(const ir::Kernel& kernel) {
   ir::KernelStats stats;
   ir::RegisterNumbering numbering = ir::RegisterNumbering::Compute(kernel);
   stats.regs_per_class = numbering.count;
-  for (const ir::Instruction& inst : kernel.body) stats.instructions += inst.op != ir::Opcode::kLabel;
+  for (const ir::Instruction& inst : kernel.body) stats.instructions += !inst.info().has(ir::kPseudo);
 
   const size_t nregs = kernel.regs.size();
   std::vector<uint8_t> cls(nregs);

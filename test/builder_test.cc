@@ -303,6 +303,10 @@ TEST_CASE("every builder error, with its exact message", "[builder]") {
          b.Store(StateSpace::kGlobal, a, a, MemOpts{.nc = true}); return __LINE__;
        }},
       {"Bind() of a label that is not of this kernel", [](KernelBuilder& b) { b.Bind(ir::Label{3}); return __LINE__; }},
+      {"NoUnroll() must come right after Bind() of a loop header's label",
+       [](KernelBuilder& b) { b.NoUnroll(); return __LINE__; }},
+      {"NoUnroll() must come right after Bind() of a loop header's label",
+       [](KernelBuilder& b) { b.Bind(b.NewLabel()); b.TidX(); b.NoUnroll(); return __LINE__; }},
       {"label 0 (done) is bound twice",
        [](KernelBuilder& b) { ir::Label l = b.NewLabel("done"); b.Bind(l); b.Bind(l); return __LINE__; }},
       {"label 1 is bound twice",

@@ -8,6 +8,7 @@
 #include "builder/memory.h"
 #include "emit/ptx_printer.h"
 #include "passes/pass.h"
+#include "runtime/emulator.h"
 #include "runtime/ptxas.h"
 #include "test/test_util.h"
 
@@ -409,6 +410,65 @@ TEST_CASE("a module with kernels for two targets is refused", "[printer]") {
   ir::Module m = TwoKernels();
   m.kernels[1].target = ir::Target::kSm90;
   REQUIRE(Msg(emit::PrintPtx(m)) == "kernel halve targets sm_90 but the module targets sm_80");
+}
+
+// LoopOptions{.unroll = false}: `.pragma "nounroll";` first in the loop
+// header, as nvcc prints `#pragma unroll 1`; the emulator runs the loop as
+// without it.
+ir::Kernel RolledSum() {
+  KernelBuilder b("rolled_sum", ir::Target::kSm80);
+  Value<U64> out = b.CvtaToGlobal(b.Param<U64>("out"));
+  Var<U32> acc = b.Mutable<U32>(0u, "acc");
+  b.ForRange<U32>(0u, 10u, 1u, KernelBuilder::LoopOptions{.unroll = false},
+                  [&](Value<U32> i) { b.Assign(acc, b.Add<U32>(acc, i)); });
+  b.Store(ir::StateSpace::kGlobal, out, Value<U32>(acc));
+  return Processed(b);
+}
+
+TEST_CASE("a loop that ptxas must not unroll carries .pragma \"nounroll\" in its header", "[printer]") {
+  ir::Kernel k = RolledSum();
+  absl::StatusOr<std::string> ptx = emit::PrintPtx(k);
+  REQUIRE(Msg(ptx) == "OK");
+  CHECK(*ptx == std::string(kHeader80) +
+                     "\n"
+                     "\t// .globl\trolled_sum\n"
+                     ".visible .entry rolled_sum(\n"
+                     "\t.param .u64 out\n"
+                     ")\n"
+                     "{\n"
+                     "\t.reg .pred \t%p<1>;\n"
+                     "\t.reg .b32 \t%r<4>;\n"
+                     "\t.reg .b64 \t%rd<2>;\n"
+                     "\n"
+                     "\tld.param.u64 %rd0, [out];\n"
+                     "\tcvta.to.global.u64 %rd1, %rd0;\n"
+                     "\tmov.u32 %r0, 0;\n"
+                     "\tmov.u32 %r1, 0;\n"
+                     "$L0_loop:\n"
+                     "\t.pragma \"nounroll\";\n"
+                     "\tsetp.ge.u32 %p0, %r1, 10;\n"
+                     "\t@%p0 bra $L1_endloop;\n"
+                     "\tadd.u32 %r2, %r0, %r1;\n"
+                     "\tmov.u32 %r0, %r2;\n"
+                     "\tadd.u32 %r3, %r1, 1;\n"
+                     "\tmov.u32 %r1, %r3;\n"
+                     "\tbra $L0_loop;\n"
+                     "$L1_endloop:\n"
+                     "\tst.global.u32 [%rd1], %r0;\n"
+                     "\tret;\n"
+                     "}\n");
+  AssemblesIfPtxasIsThere(*ptx, ir::Target::kSm80);
+  // A pseudo-instruction: not counted (13 instructions), and the emulator skips it.
+  REQUIRE(k.stats.has_value());
+  CHECK(k.stats->instructions == 13);
+  auto emu = runtime::MakeEmulator({.worker_threads = 1});
+  auto buf = runtime::Buffer<uint32_t>::Allocate(*emu, 1);
+  REQUIRE(buf.ok());
+  REQUIRE(buf->CopyFrom(std::vector<uint32_t>{0}).ok());
+  auto loaded = emu->Load(k);
+  REQUIRE(Msg(loaded.status()) == "OK");
+  REQUIRE(Msg(emu->Launch(**loaded, {}, {*buf})) == "OK");
+  CHECK((*buf->ToHost())[0] == 45);
 }
 
 TEST_CASE("printing is deterministic", "[printer]") {

@@ -812,6 +812,23 @@ TEST_CASE("rules of individual opcodes", "[verifier]") {
 
 TEST_CASE("labels and definitions", "[verifier]") {
   RunCases({
+      {"OK", [](Fixture& f) { f.h.Bind(f.done); f.Add(Opcode::kPragmaNoUnroll, {}, {}, {}); }},
+      {"instruction 0: .pragma \"nounroll\": must come right after the label of a loop header (ptxas ignores it "
+       "anywhere else)",
+       [](Fixture& f) { f.Add(Opcode::kPragmaNoUnroll, {}, {}, {}); }},
+      {"instruction 2: .pragma \"nounroll\": must come right after the label of a loop header (ptxas ignores it "
+       "anywhere else)",
+       [](Fixture& f) {
+         f.h.Bind(f.done);
+         f.h.MovImm(f.u32, T::kU32, 1);
+         f.Add(Opcode::kPragmaNoUnroll, {}, {}, {});
+       }},
+      {"instruction 2: @%3 .pragma \"nounroll\": a pragma cannot be guarded",
+       [](Fixture& f) {
+         f.h.MovImm(f.pred, T::kPred, 1);
+         f.h.Bind(f.done);
+         f.Add(Opcode::kPragmaNoUnroll, {}, {}, {}).guard = f.pred;
+       }},
       {"instruction 0: bra $L0_done: branch to a label that is never bound", [](Fixture& f) { f.h.Bra(f.done); }},
       {"instruction 1: $L0_done:: label is bound twice", [](Fixture& f) { f.h.Bind(f.done); f.h.Bind(f.done); }},
       {StrCat("verifier_test.cc:", __LINE__ + 4, ": $L0_done:: label is bound twice (first at verifier_test.cc:",

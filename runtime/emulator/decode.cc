@@ -114,7 +114,7 @@ absl::StatusOr<Program> Decode(const ir::Kernel& kernel, bool check_init, bool a
     for (const ir::Instruction& inst : kernel.body) {
       if (inst.op == ir::Opcode::kLabel) {
         label_pc[inst.srcs[0].id] = pc;
-      } else {
+      } else if (!inst.info().has(ir::kPseudo)) {
         ++pc;
       }
     }
@@ -123,7 +123,7 @@ absl::StatusOr<Program> Decode(const ir::Kernel& kernel, bool check_init, bool a
   std::vector<size_t> operands_at;  // by pc: where its slots start in p.operand_slots
   for (uint32_t index = 0; index < kernel.body.size(); ++index) {
     const ir::Instruction& inst = kernel.body[index];
-    if (inst.op == ir::Opcode::kLabel) continue;
+    if (inst.info().has(ir::kPseudo)) continue;  // labels and pragmas: nothing runs
     DInst d;
     d.index = index;
     d.mods = inst.mods;
