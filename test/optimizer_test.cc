@@ -362,6 +362,57 @@ TEST_CASE("cse: dominating expressions are reused, across blocks too", "[cse]") 
           "}\n");
 }
 
+TEST_CASE("cse: expressions reading a mutable register are reused in its block until it is assigned", "[cse]") {
+  KernelBuilder b("csemut");
+  Value<U64> out = b.CvtaToGlobal(b.Param<U64>("out"));
+  Value<U32> n = b.Param<U32>("n");
+  Var<U32> i = b.Mutable<U32>(n, "i");
+  Value<U64> w1 = b.MulWide(Value<U32>(i), 4u);
+  Value<U64> w2 = b.MulWide(Value<U32>(i), 4u);  // nothing assigns i in between: merged with w1
+  b.Store(StateSpace::kGlobal, b.Add(out, w1), n);
+  b.Store(StateSpace::kGlobal, b.Add(out, w2), n);  // reads w1 now (an add of two registers stays)
+  Value<U32> m1 = b.Mul(Value<U32>(i), n);
+  b.Assign(i, b.Add(Value<U32>(i), 1u));
+  Value<U32> m2 = b.Mul(Value<U32>(i), n);       // i was assigned since m1: stays
+  Value<U32> m3 = b.Mul(n, Value<U32>(i));       // the same as m2, commuted: merged
+  b.Store(StateSpace::kGlobal, Address(out, 8), b.Xor(m1, b.Xor(m2, m3)));
+  b.If(b.Lt(n, 5u), [&] {
+    Value<U32> m4 = b.Mul(Value<U32>(i), n);    // another block (one path into it may assign i): stays
+    b.Store(StateSpace::kGlobal, Address(out, 12), m4);
+  });
+  ir::Kernel k = Finished(b);
+  REQUIRE(passes::EliminateCommonSubexpressions(k) == 2);
+  RequireVerifies(k);
+  REQUIRE(DumpIr(k) ==
+          "kernel csemut target sm_80\n"
+          "  param u64 out\n"
+          "  param u32 n\n"
+          "{\n"
+          "  %0:u64 = ld.param.u64 [out]  // out\n"
+          "  %1:u64 = cvta.to.global.u64 %0\n"
+          "  %2:u32 = ld.param.u32 [n]  // n\n"
+          "  %3:u32 = mov.u32 %2  // i mutable\n"
+          "  %4:u64 = mul.wide.u32 %3, 4\n"
+          "  %6:u64 = add.u64 %1, %4\n"
+          "  st.global.u32 [%6], %2\n"
+          "  %7:u64 = add.u64 %1, %4\n"
+          "  st.global.u32 [%7], %2\n"
+          "  %8:u32 = mul.lo.u32 %3, %2\n"
+          "  %9:u32 = add.u32 %3, 1\n"
+          "  %3:u32 = mov.u32 %9  // i mutable\n"
+          "  %10:u32 = mul.lo.u32 %3, %2\n"
+          "  %12:u32 = xor.b32 %10, %10\n"
+          "  %13:u32 = xor.b32 %8, %12\n"
+          "  st.global.u32 [%1+8], %13\n"
+          "  %14:pred = setp.lt.u32 %2, 5\n"
+          "  @!%14 bra $L0_endif\n"
+          "  %15:u32 = mul.lo.u32 %3, %2\n"
+          "  st.global.u32 [%1+12], %15\n"
+          "$L0_endif:\n"
+          "  ret\n"
+          "}\n");
+}
+
 // ---- loop-invariant code motion
 
 // Runs k on the emulator in one block of `threads` threads with a u32
