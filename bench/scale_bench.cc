@@ -22,7 +22,9 @@
 #include "bench/synthetic_kernel.h"
 #include "emit/ptx_printer.h"
 #include "ir/strings.h"
+#include "ir/cfg.h"
 #include "ir/verify.h"
+#include "passes/loops.h"
 #include "passes/pass.h"
 
 // Heap accounting for the whole program: live bytes and their peak.
@@ -179,6 +181,29 @@ void BM_Verify(benchmark::State& state) {
   Report(state, kernel, heap);
 }
 
+// The analyses the loop passes start from: the control-flow graph alone,
+// and natural-loop finding (the graph, dominators and loops).
+void BM_Cfg(benchmark::State& state) {
+  ir::Kernel kernel = OrDie(bench::BuildSynthetic(static_cast<uint32_t>(state.range(0)), ShapeOf(state)));
+  PeakHeap heap;
+  for (auto _ : state) {
+    heap.Start();
+    benchmark::DoNotOptimize(ir::Cfg::Build(kernel));
+    heap.Stop();
+  }
+  Report(state, kernel, heap);
+}
+void BM_FindLoops(benchmark::State& state) {
+  ir::Kernel kernel = OrDie(bench::BuildSynthetic(static_cast<uint32_t>(state.range(0)), ShapeOf(state)));
+  PeakHeap heap;
+  for (auto _ : state) {
+    heap.Start();
+    benchmark::DoNotOptimize(passes::FindLoops(kernel));
+    heap.Stop();
+  }
+  Report(state, kernel, heap);
+}
+
 void BM_Print(benchmark::State& state) {
   ir::Kernel kernel = OrDie(bench::BuildSynthetic(static_cast<uint32_t>(state.range(0)), ShapeOf(state)));
   OrDie(passes::Pipeline::Standard().Run(kernel));
@@ -222,6 +247,8 @@ BENCHMARK(BM_PassStages)->Apply(Sizes);
 BENCHMARK(BM_PassesNoOpt)->Apply(Sizes);
 BENCHMARK(BM_PassesNoLoopOpt)->Apply(Sizes);
 BENCHMARK(BM_Verify)->Apply(Sizes);
+BENCHMARK(BM_Cfg)->Apply(Sizes);
+BENCHMARK(BM_FindLoops)->Apply(Sizes);
 BENCHMARK(BM_Print)->Apply(Sizes);
 BENCHMARK(BM_All)->Apply(Sizes);
 

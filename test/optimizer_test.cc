@@ -20,6 +20,7 @@
 #include "passes/dead_register_removal.h"
 #include "passes/identities.h"
 #include "passes/licm.h"
+#include "passes/loops.h"
 #include "passes/pass.h"
 #include "passes/strength_reduction.h"
 #include "passes/verifier.h"
@@ -411,6 +412,54 @@ TEST_CASE("cse: expressions reading a mutable register are reused in its block u
           "$L0_endif:\n"
           "  ret\n"
           "}\n");
+}
+
+// BodyEdit (passes/loops.h): the in-place edit licm and strength reduction
+// apply, checked on bodies of numbered instructions.
+TEST_CASE("BodyEdit drops and inserts in place, moving instructions both ways", "[loops]") {
+  auto numbered = [](uint64_t k) {
+    ir::Instruction inst;
+    inst.op = ir::Opcode::kMov;
+    inst.srcs = {ir::Operand::Imm(ir::ScalarType::kU32, k)};
+    return inst;
+  };
+  auto order = [](const std::vector<ir::Instruction>& body) {
+    std::string s;
+    for (const ir::Instruction& inst : body) s += StrCat(inst.srcs[0].bits(), " ");
+    return s;
+  };
+  std::vector<ir::Instruction> body;
+  for (uint64_t k = 0; k < 8; ++k) body.push_back(numbered(k));
+  passes::BodyEdit edit(body.size());
+  // 6 and 7 move in front of 1 (as licm hoists), 3 goes, 100 and 101 come
+  // after 4 but before what goes in front of 5, 200 at the end.
+  edit.InsertBefore(5, numbered(102));
+  edit.InsertAfter(4, numbered(100));
+  edit.InsertBefore(1, std::move(body[6]));
+  edit.Drop(6);
+  edit.InsertBefore(1, std::move(body[7]));
+  edit.Drop(7);
+  edit.Drop(3);
+  edit.InsertAfter(4, numbered(101));
+  edit.InsertBefore(8, numbered(200));
+  edit.Apply(body);
+  CHECK(order(body) == "0 6 7 1 2 4 100 101 102 5 200 ");
+  // Only growth at the front: everything moves towards the back.
+  passes::BodyEdit grow(body.size());
+  grow.InsertBefore(0, numbered(9));
+  grow.InsertBefore(0, numbered(8));
+  grow.Apply(body);
+  CHECK(order(body) == "9 8 0 6 7 1 2 4 100 101 102 5 200 ");
+  // Only drops: everything moves towards the front.
+  passes::BodyEdit shrink(body.size());
+  shrink.Drop(0);
+  shrink.Drop(5);
+  shrink.Drop(12);
+  shrink.Apply(body);
+  CHECK(order(body) == "8 0 6 7 2 4 100 101 102 5 ");
+  passes::BodyEdit none(body.size());
+  none.Apply(body);  // an empty edit changes nothing
+  CHECK(order(body) == "8 0 6 7 2 4 100 101 102 5 ");
 }
 
 // ---- loop-invariant code motion
