@@ -168,40 +168,32 @@ void BM_PassStages(benchmark::State& state) {
 void BM_PassesNoOpt(benchmark::State& state) { RunPasses(state, passes::PipelineOptions::None()); }
 void BM_PassesNoLoopOpt(benchmark::State& state) { RunPasses(state, {.licm = false, .strength = false}); }
 
-// The full verifier on the built kernel (what the verify pass costs on a
-// kernel that is not marked, e.g. after a pass changed it).
-void BM_Verify(benchmark::State& state) {
+// Times analyse(kernel) on the built kernel, which it must not change.
+template <typename F>
+void RunAnalysis(benchmark::State& state, F&& analyse) {
   ir::Kernel kernel = OrDie(bench::BuildSynthetic(static_cast<uint32_t>(state.range(0)), ShapeOf(state)));
   PeakHeap heap;
   for (auto _ : state) {
     heap.Start();
-    OrDie(ir::VerifyKernel(kernel));
+    analyse(kernel);
     heap.Stop();
   }
   Report(state, kernel, heap);
 }
 
+// The full verifier on the built kernel (what the verify pass costs on a
+// kernel that is not marked, e.g. after a pass changed it).
+void BM_Verify(benchmark::State& state) {
+  RunAnalysis(state, [](const ir::Kernel& k) { OrDie(ir::VerifyKernel(k)); });
+}
+
 // The analyses the loop passes start from: the control-flow graph alone,
 // and natural-loop finding (the graph, dominators and loops).
 void BM_Cfg(benchmark::State& state) {
-  ir::Kernel kernel = OrDie(bench::BuildSynthetic(static_cast<uint32_t>(state.range(0)), ShapeOf(state)));
-  PeakHeap heap;
-  for (auto _ : state) {
-    heap.Start();
-    benchmark::DoNotOptimize(ir::Cfg::Build(kernel));
-    heap.Stop();
-  }
-  Report(state, kernel, heap);
+  RunAnalysis(state, [](const ir::Kernel& k) { benchmark::DoNotOptimize(ir::Cfg::Build(k)); });
 }
 void BM_FindLoops(benchmark::State& state) {
-  ir::Kernel kernel = OrDie(bench::BuildSynthetic(static_cast<uint32_t>(state.range(0)), ShapeOf(state)));
-  PeakHeap heap;
-  for (auto _ : state) {
-    heap.Start();
-    benchmark::DoNotOptimize(passes::FindLoops(kernel));
-    heap.Stop();
-  }
-  Report(state, kernel, heap);
+  RunAnalysis(state, [](const ir::Kernel& k) { benchmark::DoNotOptimize(passes::FindLoops(k)); });
 }
 
 void BM_Print(benchmark::State& state) {
