@@ -62,7 +62,8 @@ class Numbering {
         values_(kernel),
         renaming_(kernel.regs.size()),
         dead_(kernel.body.size(), false),
-        shadowed_(kernel.body.size(), kNone) {}
+        shadowed_(kernel.body.size(), kNone),
+        last_def_(kernel.regs.size(), kNone) {}
 
   size_t Run() {
     const ir::Cfg cfg = ir::Cfg::Build(kernel_);
@@ -111,56 +112,131 @@ class Numbering {
   // The table maps an expression's hash to the innermost instruction in
   // scope with that hash; shadowed_[i] is the one i hid (same hash, an outer
   // scope or a collision), so lookups walk that chain and scope exits restore it.
+  //
+  // Expressions that read a register that is not a value (a mutable one) go
+  // to local_ instead, which holds only this block's instructions: such an
+  // expression stands for the same bits until the block redefines one of
+  // the registers it reads (last_def_ says where that happened), and never
+  // beyond the block (another path into a later block may redefine them).
   void VisitBlock(const ir::BasicBlock& bb) {
     for (uint32_t i = bb.begin; i < bb.end; ++i) {
       ir::Instruction& inst = kernel_.body[i];
       renaming_.Apply(inst);
-      if (!Mergeable(inst)) continue;
-      const uint32_t hash = Key(Hash(inst));
-      auto [it, inserted] = table_.try_emplace(hash, i);
-      if (!inserted) {
-        uint32_t leader = kNone;
-        for (uint32_t j = it->second; j != kNone; j = shadowed_[j]) {
-          if (Same(kernel_.body[j], inst)) {
-            leader = j;
-            break;
-          }
-        }
-        if (leader != kNone) {
-          renaming_.Set(inst.dsts[0], kernel_.body[leader].dsts[0]);
-          dead_[i] = true;
-          ++removed_;
-          continue;
-        }
-        shadowed_[i] = it->second;
-        it->second = i;
+      switch (Classify(inst)) {
+        case Kind::kNone: break;
+        case Kind::kValues: Number(i); break;
+        case Kind::kMutable: NumberLocal(i); break;
       }
-      undo_.push_back({hash, i});
+      for (ir::Reg d : inst.dsts) {
+        if (d.id < last_def_.size()) last_def_[d.id] = i;
+      }
+      // Raw PTX may write registers it does not list: forget the block's expressions.
+      if (inst.op == Opcode::kRaw) ClearLocal();
     }
+    ClearLocal();
   }
 
-  bool Mergeable(const ir::Instruction& inst) const {
+  // Looks body[i] up in the scoped table; deletes it if an equal expression is there.
+  void Number(uint32_t i) {
+    ir::Instruction& inst = kernel_.body[i];
+    const uint32_t hash = Key(Hash(inst));
+    auto [it, inserted] = table_.try_emplace(hash, i);
+    if (!inserted) {
+      for (uint32_t j = it->second; j != kNone; j = shadowed_[j]) {
+        if (Same(kernel_.body[j], inst)) {
+          Merge(i, j);
+          return;
+        }
+      }
+      shadowed_[i] = it->second;
+      it->second = i;
+    }
+    undo_.push_back({hash, i});
+  }
+
+  // As Number, in this block's table of expressions reading mutable
+  // registers. Entries whose registers were redefined since are unlinked
+  // from their chain as a lookup meets them (they can never hold again), so
+  // a block that recomputes `f(r)` after every step of r keeps one entry.
+  void NumberLocal(uint32_t i) {
+    ir::Instruction& inst = kernel_.body[i];
+    const uint32_t hash = Key(Hash(inst));
+    auto [it, inserted] = local_.try_emplace(hash, i);
+    if (inserted) {
+      local_keys_.push_back(hash);
+      return;
+    }
+    uint32_t prev = kNone;
+    for (uint32_t j = it->second; j != kNone;) {
+      const uint32_t next = shadowed_[j];
+      if (!Holds(j, i)) {  // unlink j
+        (prev == kNone ? it->second : shadowed_[prev]) = next;
+      } else if (Same(kernel_.body[j], inst)) {
+        Merge(i, j);
+        return;
+      } else {
+        prev = j;
+      }
+      j = next;
+    }
+    shadowed_[i] = it->second;
+    it->second = i;
+  }
+
+  // Whether body[j], earlier in this block than body[i], still computes
+  // what it did at i: no register it reads was redefined in between.
+  bool Holds(uint32_t j, uint32_t i) const {
+    for (const ir::Operand& op : kernel_.body[j].srcs) {
+      if (op.reads_reg() && !values_.IsValue(op.reg()) && last_def_[op.id] > j && last_def_[op.id] < i) return false;
+    }
+    return true;
+  }
+
+  void ClearLocal() {
+    for (uint32_t hash : local_keys_) local_.erase(hash);
+    local_keys_.clear();
+  }
+
+  // Deletes body[i], whose expression body[j] computed already.
+  void Merge(uint32_t i, uint32_t j) {
+    renaming_.Set(kernel_.body[i].dsts[0], kernel_.body[j].dsts[0]);
+    dead_[i] = true;
+    ++removed_;
+  }
+
+  enum class Kind {
+    kNone,     // not an expression
+    kValues,   // reads only values, immediates and addresses: numbered in dominator scope
+    kMutable,  // reads a register that is not a value: numbered within its block
+  };
+
+  Kind Classify(const ir::Instruction& inst) const {
     const ir::OpInfo& info = inst.info();
-    if (!info.has(ir::kPure) || info.has(ir::kPseudo) || info.has(ir::kOpaque) || info.has(ir::kConvergent)) return false;
-    if (info.has(ir::kReadsMemory) && !(inst.op == Opcode::kLd && inst.mods.space == ir::StateSpace::kParam)) return false;
-    if (inst.guarded() || inst.dsts.size() != 1 || !values_.IsValue(inst.dsts[0])) return false;
+    if (!info.has(ir::kPure) || info.has(ir::kPseudo) || info.has(ir::kOpaque) || info.has(ir::kConvergent)) {
+      return Kind::kNone;
+    }
+    if (info.has(ir::kReadsMemory) && !(inst.op == Opcode::kLd && inst.mods.space == ir::StateSpace::kParam)) {
+      return Kind::kNone;
+    }
+    if (inst.guarded() || inst.dsts.size() != 1 || !values_.IsValue(inst.dsts[0])) return Kind::kNone;
     // An add or sub of two registers is one instruction that reuses nothing:
     // merging it only keeps its result live longer. ptxas merges it where
     // that pays (measured: merging them made ptxas spill on nf4.gemm_transpose
     // for sm_120 and cost registers on nf4.gemm; leaving them never did).
     if ((inst.op == Opcode::kAdd || inst.op == Opcode::kSub) && inst.srcs.size() == 2 && inst.srcs[0].is_reg() &&
         inst.srcs[1].is_reg()) {
-      return false;
+      return Kind::kNone;
     }
     // A read of a special register (%tid.x ...) is not merged either: it
     // needs no register to recompute, and sharing one keeps it live across
     // the kernel (measured: layernorm, reduce and elementwise each took 1..3
     // more registers under ptxas when their later %tid.x reads were merged).
+    Kind kind = Kind::kValues;
     for (const ir::Operand& op : inst.srcs) {
-      if (op.reads_reg() && !values_.IsValue(op.reg())) return false;
-      if (op.kind == ir::OperandKind::kSpecial) return false;
+      if (op.kind == ir::OperandKind::kSpecial) return Kind::kNone;
+      if (op.reads_reg() && !values_.IsValue(op.reg())) kind = Kind::kMutable;
     }
-    return true;
+    return kind;
   }
 
   // Over the opcode, the destination's type, the modifiers and the operands
@@ -202,7 +278,10 @@ class Numbering {
   Renaming renaming_;
   std::vector<bool> dead_;
   std::vector<uint32_t> shadowed_;  // by instruction
+  std::vector<uint32_t> last_def_;  // by register: the last definition visited (body index); kNone
   absl::flat_hash_map<uint32_t, uint32_t> table_;
+  absl::flat_hash_map<uint32_t, uint32_t> local_;  // this block's expressions reading mutable registers
+  std::vector<uint32_t> local_keys_;               // local_'s keys
   std::vector<std::pair<uint32_t, uint32_t>> undo_;  // (hash, instruction) entered, innermost last
   size_t removed_ = 0;
 };

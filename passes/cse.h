@@ -12,8 +12,13 @@ namespace ptxforge::passes {
 // that computes an expression already in the table is deleted and its
 // result's uses read the earlier register (whose definition dominates them).
 //
-// An expression is an instruction that is pure, unguarded, defines one
-// value (passes/values.h), and reads only values, immediates and addresses.
+// An expression is an instruction that is pure, unguarded and defines one
+// value (passes/values.h). One that reads only values, immediates and
+// addresses is numbered in the dominator scope above. One that reads a
+// register that is not a value (a mutable register: a loop counter, an
+// accumulator) is numbered within its basic block only, and only until the
+// block redefines a register it reads: `mul.wide.u32 %a, %i, 4` twice in a
+// block with no assignment to %i in between is one instruction.
 // Reads of special registers are not merged: %tid.x and the like cost no
 // register to read again, and a shared read stays live across the kernel
 // (it cost ptxas registers on layernorm, reduce and elementwise); %clock

@@ -172,18 +172,19 @@ class Hoister {
     return reg;
   }
 
+  // Moves the hoisted instructions and the clones to their entry points,
+  // in place (BodyEdit).
   void Rebuild() {
-    std::vector<ir::Instruction> body;
-    body.reserve(n_ + clones_.size());
-    for (uint32_t i = 0; i <= n_; ++i) {
-      if (slot_[i] != kNone) {
-        for (uint32_t id : planted_[slot_[i]]) {
-          if (dest_[id] == i) body.push_back(std::move(Item(id)));
-        }
+    BodyEdit edit(n_);
+    for (uint32_t i = 0; i < n_; ++i) {
+      if (slot_[i] == kNone) continue;
+      for (uint32_t id : planted_[slot_[i]]) {
+        if (dest_[id] != i) continue;
+        edit.InsertBefore(i, std::move(Item(id)));
+        if (id < n_) edit.Drop(id);
       }
-      if (i < n_ && dest_[i] == kNone) body.push_back(std::move(kernel_.body[i]));
     }
-    kernel_.body = std::move(body);
+    edit.Apply(kernel_.body);
   }
 
   ir::Kernel& kernel_;

@@ -108,4 +108,45 @@ LoopForest FindLoops(const ir::Kernel& kernel) {
   return f;
 }
 
+void BodyEdit::Apply(std::vector<ir::Instruction>& body) {
+  if (empty()) return;
+  const uint32_t n = static_cast<uint32_t>(body.size());
+  std::stable_sort(inserts_.begin(), inserts_.end(), [](const Insert& a, const Insert& b) {
+    return a.pos != b.pos ? a.pos < b.pos : a.phase < b.phase;
+  });
+  const size_t ni = inserts_.size();
+  const size_t m = n - dropped_ + ni;
+  if (m > n) body.resize(m);
+  // Each kept instruction's final index f(i) grows with i. Those moving
+  // towards the front go first, front to back: the slot f(i) < i they take
+  // held a dropped instruction or one that moved to the front already.
+  // Then those moving towards the back, back to front, symmetrically. The
+  // inserted instructions fill the slots left, last.
+  size_t k = 0, out = 0;
+  for (uint32_t i = 0; i < n; ++i) {
+    while (k < ni && inserts_[k].pos <= i) ++k, ++out;
+    if (drop_[i]) continue;
+    if (out < i) body[out] = std::move(body[i]);
+    ++out;
+  }
+  k = ni;
+  out = m;
+  for (uint32_t i = n; i-- > 0;) {
+    while (k > 0 && inserts_[k - 1].pos > i) --k, --out;
+    if (drop_[i]) continue;
+    --out;
+    if (out > i) body[out] = std::move(body[i]);
+  }
+  k = 0;
+  out = 0;
+  for (uint32_t i = 0; i <= n; ++i) {
+    while (k < ni && inserts_[k].pos <= i) body[out++] = std::move(inserts_[k++].inst);
+    if (i < n && !drop_[i]) ++out;
+  }
+  if (m < n) body.resize(m);
+  inserts_.clear();
+  std::fill(drop_.begin(), drop_.end(), false);
+  dropped_ = 0;
+}
+
 }  // namespace ptxforge::passes

@@ -290,24 +290,23 @@ class Reducer {
     return p;
   }
 
+  // Renames, then drops the reduced instructions and puts in the pointers'
+  // starts and steps, in place (BodyEdit).
   void Rebuild() {
     Renaming renaming(kernel_.regs.size());
     for (auto [from, to] : renamed_) renaming.Set(ir::Reg{from}, ir::Reg{to});
-    std::vector<ir::Instruction> body;
-    body.reserve(n_ + 2 * pointers_.size());
+    BodyEdit edit(n_);
     for (uint32_t i = 0; i < n_; ++i) {
-      if (slot_[i] != kNone) {
-        for (ir::Instruction& inst : inserted_[slot_[i]].first) body.push_back(std::move(inst));
-      }
-      if (!deleted_[i]) {
+      if (deleted_[i]) {
+        edit.Drop(i);
+      } else if (!renamed_.empty()) {
         renaming.Apply(kernel_.body[i]);
-        body.push_back(std::move(kernel_.body[i]));
       }
-      if (slot_[i] != kNone) {
-        for (ir::Instruction& inst : inserted_[slot_[i]].second) body.push_back(std::move(inst));
-      }
+      if (slot_[i] == kNone) continue;
+      for (ir::Instruction& inst : inserted_[slot_[i]].first) edit.InsertBefore(i, std::move(inst));
+      for (ir::Instruction& inst : inserted_[slot_[i]].second) edit.InsertAfter(i, std::move(inst));
     }
-    kernel_.body = std::move(body);
+    edit.Apply(kernel_.body);
   }
 
   ir::Kernel& kernel_;

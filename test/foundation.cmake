@@ -19,3 +19,5 @@ add_test(NAME install_check
           -P ${CMAKE_CURRENT_SOURCE_DIR}/consumer/install_check.cmake)
 set_tests_properties(install_check PROPERTIES TIMEOUT 900)
 ptxforge_add_test(optimizer_test SOURCES optimizer_test.cc)
+# The benchmarks' synthetic kernels (compiled in: the bench directory is optional).
+ptxforge_add_test(synthetic_kernel_test SOURCES synthetic_kernel_test.cc ${PROJECT_SOURCE_DIR}/bench/synthetic_kernel.cc)

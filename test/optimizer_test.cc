@@ -20,6 +20,7 @@
 #include "passes/dead_register_removal.h"
 #include "passes/identities.h"
 #include "passes/licm.h"
+#include "passes/loops.h"
 #include "passes/pass.h"
 #include "passes/strength_reduction.h"
 #include "passes/verifier.h"
@@ -360,6 +361,105 @@ TEST_CASE("cse: dominating expressions are reused, across blocks too", "[cse]") 
           "  st.global.u32 [%2+28], %19\n"
           "  ret\n"
           "}\n");
+}
+
+TEST_CASE("cse: expressions reading a mutable register are reused in its block until it is assigned", "[cse]") {
+  KernelBuilder b("csemut");
+  Value<U64> out = b.CvtaToGlobal(b.Param<U64>("out"));
+  Value<U32> n = b.Param<U32>("n");
+  Var<U32> i = b.Mutable<U32>(n, "i");
+  Value<U64> w1 = b.MulWide(Value<U32>(i), 4u);
+  Value<U64> w2 = b.MulWide(Value<U32>(i), 4u);  // nothing assigns i in between: merged with w1
+  b.Store(StateSpace::kGlobal, b.Add(out, w1), n);
+  b.Store(StateSpace::kGlobal, b.Add(out, w2), n);  // reads w1 now (an add of two registers stays)
+  Value<U32> m1 = b.Mul(Value<U32>(i), n);
+  b.Assign(i, b.Add(Value<U32>(i), 1u));
+  Value<U32> m2 = b.Mul(Value<U32>(i), n);       // i was assigned since m1: stays
+  Value<U32> m3 = b.Mul(n, Value<U32>(i));       // the same as m2, commuted: merged
+  b.Store(StateSpace::kGlobal, Address(out, 8), b.Xor(m1, b.Xor(m2, m3)));
+  b.If(b.Lt(n, 5u), [&] {
+    Value<U32> m4 = b.Mul(Value<U32>(i), n);    // another block (one path into it may assign i): stays
+    b.Store(StateSpace::kGlobal, Address(out, 12), m4);
+  });
+  ir::Kernel k = Finished(b);
+  REQUIRE(passes::EliminateCommonSubexpressions(k) == 2);
+  RequireVerifies(k);
+  REQUIRE(DumpIr(k) ==
+          "kernel csemut target sm_80\n"
+          "  param u64 out\n"
+          "  param u32 n\n"
+          "{\n"
+          "  %0:u64 = ld.param.u64 [out]  // out\n"
+          "  %1:u64 = cvta.to.global.u64 %0\n"
+          "  %2:u32 = ld.param.u32 [n]  // n\n"
+          "  %3:u32 = mov.u32 %2  // i mutable\n"
+          "  %4:u64 = mul.wide.u32 %3, 4\n"
+          "  %6:u64 = add.u64 %1, %4\n"
+          "  st.global.u32 [%6], %2\n"
+          "  %7:u64 = add.u64 %1, %4\n"
+          "  st.global.u32 [%7], %2\n"
+          "  %8:u32 = mul.lo.u32 %3, %2\n"
+          "  %9:u32 = add.u32 %3, 1\n"
+          "  %3:u32 = mov.u32 %9  // i mutable\n"
+          "  %10:u32 = mul.lo.u32 %3, %2\n"
+          "  %12:u32 = xor.b32 %10, %10\n"
+          "  %13:u32 = xor.b32 %8, %12\n"
+          "  st.global.u32 [%1+8], %13\n"
+          "  %14:pred = setp.lt.u32 %2, 5\n"
+          "  @!%14 bra $L0_endif\n"
+          "  %15:u32 = mul.lo.u32 %3, %2\n"
+          "  st.global.u32 [%1+12], %15\n"
+          "$L0_endif:\n"
+          "  ret\n"
+          "}\n");
+}
+
+// BodyEdit (passes/loops.h): the in-place edit licm and strength reduction
+// apply, checked on bodies of numbered instructions.
+TEST_CASE("BodyEdit drops and inserts in place, moving instructions both ways", "[loops]") {
+  auto numbered = [](uint64_t k) {
+    ir::Instruction inst;
+    inst.op = ir::Opcode::kMov;
+    inst.srcs = {ir::Operand::Imm(ir::ScalarType::kU32, k)};
+    return inst;
+  };
+  auto order = [](const std::vector<ir::Instruction>& body) {
+    std::string s;
+    for (const ir::Instruction& inst : body) s += StrCat(inst.srcs[0].bits(), " ");
+    return s;
+  };
+  std::vector<ir::Instruction> body;
+  for (uint64_t k = 0; k < 8; ++k) body.push_back(numbered(k));
+  passes::BodyEdit edit(body.size());
+  // 6 and 7 move in front of 1 (as licm hoists), 3 goes, 100 and 101 come
+  // after 4 but before what goes in front of 5, 200 at the end.
+  edit.InsertBefore(5, numbered(102));
+  edit.InsertAfter(4, numbered(100));
+  edit.InsertBefore(1, std::move(body[6]));
+  edit.Drop(6);
+  edit.InsertBefore(1, std::move(body[7]));
+  edit.Drop(7);
+  edit.Drop(3);
+  edit.InsertAfter(4, numbered(101));
+  edit.InsertBefore(8, numbered(200));
+  edit.Apply(body);
+  CHECK(order(body) == "0 6 7 1 2 4 100 101 102 5 200 ");
+  // Only growth at the front: everything moves towards the back.
+  passes::BodyEdit grow(body.size());
+  grow.InsertBefore(0, numbered(9));
+  grow.InsertBefore(0, numbered(8));
+  grow.Apply(body);
+  CHECK(order(body) == "9 8 0 6 7 1 2 4 100 101 102 5 200 ");
+  // Only drops: everything moves towards the front.
+  passes::BodyEdit shrink(body.size());
+  shrink.Drop(0);
+  shrink.Drop(5);
+  shrink.Drop(12);
+  shrink.Apply(body);
+  CHECK(order(body) == "8 0 6 7 2 4 100 101 102 5 ");
+  passes::BodyEdit none(body.size());
+  none.Apply(body);  // an empty edit changes nothing
+  CHECK(order(body) == "8 0 6 7 2 4 100 101 102 5 ");
 }
 
 // ---- loop-invariant code motion
