@@ -183,7 +183,7 @@ ir::KernelStats ReferenceCountRegisters(const ir::Kernel& kernel) {
   };
   ir::KernelStats stats;
   stats.regs_per_class = ir::RegisterNumbering::Compute(kernel).count;
-  for (const ir::Instruction& inst : kernel.body) stats.instructions += inst.op != ir::Opcode::kLabel;
+  for (const ir::Instruction& inst : kernel.body) stats.instructions += !inst.info().has(ir::kPseudo);  // labels and pragmas are not instructions
   const size_t nregs = kernel.regs.size();
   std::vector<ir::RegClass> cls(nregs);
   for (size_t r = 0; r < nregs; ++r) cls[r] = ir::RegClassOf(kernel.regs[r].type);
