@@ -21,9 +21,11 @@
 #include "bench/bench_util.h"
 #include "bench/synthetic_kernel.h"
 #include "emit/ptx_printer.h"
+#include "ir/instruction_list.h"
 #include "ir/strings.h"
 #include "ir/cfg.h"
 #include "ir/verify.h"
+#include "llvm/ADT/simple_ilist.h"
 #include "passes/loops.h"
 #include "passes/pass.h"
 
@@ -243,6 +245,75 @@ BENCHMARK(BM_Cfg)->Apply(Sizes);
 BENCHMARK(BM_FindLoops)->Apply(Sizes);
 BENCHMARK(BM_Print)->Apply(Sizes);
 BENCHMARK(BM_All)->Apply(Sizes);
+
+// How the body container grows: n typical instructions (add.u32 with two
+// register operands) appended one by one, then every one read once in
+// order. range(1) picks the container: 0 ir::InstructionList (the body's
+// chunks), 1 std::vector<ir::Instruction> (the body before it), 2
+// llvm::simple_ilist with one heap node per instruction. peak_B/inst is
+// the container's peak heap; the README's "Design notes" give the results.
+struct IlistNode : llvm::ilist_node<IlistNode> {
+  ir::Instruction inst;
+};
+
+ir::Instruction TypicalInstruction(uint32_t i) {
+  ir::Instruction inst;
+  inst.op = ir::Opcode::kAdd;
+  inst.mods.type = ir::ScalarType::kU32;
+  inst.dsts.push_back(ir::Reg{i});
+  inst.srcs.push_back(ir::Reg{i / 2});
+  inst.srcs.push_back(ir::Reg{i / 3});
+  return inst;
+}
+
+template <typename Body>
+uint64_t FillAndRead(Body& body, uint32_t n) {
+  for (uint32_t i = 0; i < n; ++i) body.push_back(TypicalInstruction(i));
+  uint64_t sum = 0;
+  for (const ir::Instruction& inst : body) sum += inst.dsts[0].id;
+  return sum;
+}
+
+void BM_BodyGrowth(benchmark::State& state) {
+  const auto n = static_cast<uint32_t>(state.range(0));
+  PeakHeap heap;
+  for (auto _ : state) {
+    heap.Start();
+    switch (state.range(1)) {
+      case 0: {
+        ir::InstructionList body;
+        benchmark::DoNotOptimize(FillAndRead(body, n));
+        break;
+      }
+      case 1: {
+        std::vector<ir::Instruction> body;
+        benchmark::DoNotOptimize(FillAndRead(body, n));
+        break;
+      }
+      default: {
+        llvm::simple_ilist<IlistNode> body;
+        for (uint32_t i = 0; i < n; ++i) {
+          auto* node = new IlistNode;
+          node->inst = TypicalInstruction(i);
+          body.push_back(*node);
+        }
+        uint64_t sum = 0;
+        for (const IlistNode& node : body) sum += node.inst.dsts[0].id;
+        benchmark::DoNotOptimize(sum);
+        body.clearAndDispose([](IlistNode* node) { delete node; });
+        break;
+      }
+    }
+    heap.Stop();
+  }
+  state.counters["s/inst"] =
+      benchmark::Counter(n, benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+  state.counters["peak_B/inst"] = static_cast<double>(heap.bytes()) / n;
+}
+BENCHMARK(BM_BodyGrowth)
+    ->ArgsProduct({{1000, 100000, 1000000}, {0, 1, 2}})
+    ->ArgNames({"n", "container"})
+    ->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace ptxforge

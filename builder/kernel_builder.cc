@@ -104,7 +104,7 @@ absl::StatusOr<ir::Kernel> KernelBuilder::Finish() {
   if (!ends) {
     ir::Instruction ret;
     ret.op = Opcode::kRet;
-    ret.loc = kernel_.body.empty() ? Loc::current() : kernel_.body.back().loc;
+    ret.loc = kernel_.body.empty() ? Loc::current() : kernel_.body.back().loc.loc();
     kernel_.body.push_back(std::move(ret));
   }
   absl::Status verified = ir::VerifyKernel(kernel_);
@@ -210,13 +210,12 @@ Reg KernelBuilder::NewReg(ScalarType type, std::string hint, bool is_mutable, Lo
     Fail(loc, StrCat("more than ", kIndexMask + 1, " registers"));
     return Reg{};
   }
-  kernel_.regs.push_back(ir::RegInfo{type, is_mutable, std::move(hint)});
-  return Reg{static_cast<uint32_t>(kernel_.regs.size() - 1) | tag_ << kTagShift};
+  return Reg{kernel_.AddReg(type, is_mutable, hint).id | tag_ << kTagShift};
 }
 
 void KernelBuilder::SetHint(Reg r, std::string hint) {
   if ((r.id >> kTagShift) == tag_ && kernel_.valid_reg(Reg{r.id & kIndexMask})) {
-    kernel_.regs[r.id & kIndexMask].hint = std::move(hint);
+    kernel_.SetHint(Reg{r.id & kIndexMask}, hint);
   }
 }
 
@@ -557,9 +556,8 @@ Reg KernelBuilder::AtomicOp(bool with_result, ir::AtomOp op, ir::StateSpace spac
 // ---- control flow
 
 ir::Label KernelBuilder::NewLabel(std::string hint) {
-  kernel_.labels.push_back(ir::LabelInfo{std::move(hint)});
   label_bound_.push_back(false);
-  return ir::Label{static_cast<uint32_t>(kernel_.labels.size() - 1)};
+  return kernel_.AddLabel(hint);
 }
 
 void KernelBuilder::Bind(ir::Label label, Loc loc) {
@@ -568,7 +566,7 @@ void KernelBuilder::Bind(ir::Label label, Loc loc) {
     return;
   }
   if (label_bound_[label.id]) {
-    const std::string& hint = kernel_.labels[label.id].hint;
+    const std::string_view hint = kernel_.hint(label);
     Fail(loc, StrCat("label ", label.id, hint.empty() ? "" : StrCat(" (", hint, ")"), " is bound twice"));
     return;
   }

@@ -45,8 +45,9 @@ std::string PrintIr(const ir::Kernel& k) {
     for (ir::Reg r : inst.dsts) {
       if (r.id >= k.regs.size()) continue;
       const ir::RegInfo& info = k.regs[r.id];
-      if (info.hint.empty() && !info.is_mutable) continue;
-      StrAppend(&note, note.empty() ? "" : ", ", info.hint, info.is_mutable ? (info.hint.empty() ? "mutable" : " mutable") : "");
+      const std::string_view hint = k.hint(r);
+      if (hint.empty() && !info.is_mutable) continue;
+      StrAppend(&note, note.empty() ? "" : ", ", hint, info.is_mutable ? (hint.empty() ? "mutable" : " mutable") : "");
     }
     if (!note.empty()) StrAppend(&out, "  // ", note);
     out.push_back('\n');

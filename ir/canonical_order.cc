@@ -179,8 +179,9 @@ class Orderer {
 
 // items[i] = old items[order[i]] for every i, in place (order is a
 // permutation), by following its cycles: no second array of the items.
-template <typename T>
-void PermuteInPlace(std::vector<T>& items, const std::vector<uint32_t>& order) {
+template <typename Items>
+void PermuteInPlace(Items& items, const std::vector<uint32_t>& order) {
+  using T = typename Items::value_type;
   std::vector<bool> done(items.size(), false);
   for (uint32_t start = 0; start < items.size(); ++start) {
     if (done[start] || order[start] == start) continue;

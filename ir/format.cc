@@ -45,8 +45,8 @@ void AppendVirtualRegName(std::string& out, Reg r) { StrAppend(&out, "%", r.id);
 
 void AppendLabelName(std::string& out, const Kernel& kernel, Label label) {
   StrAppend(&out, "$L", label.id);
-  if (label.id < kernel.labels.size() && !kernel.labels[label.id].hint.empty()) {
-    StrAppend(&out, "_", kernel.labels[label.id].hint);
+  if (label.id < kernel.labels.size() && !kernel.hint(label).empty()) {
+    StrAppend(&out, "_", kernel.hint(label));
   }
 }
 

@@ -2,7 +2,12 @@
 #ifndef PTXFORGE_IR_INSTRUCTION_H_
 #define PTXFORGE_IR_INSTRUCTION_H_
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
+#include <initializer_list>
+#include <iterator>
+#include <new>
 #include <limits>
 #include <span>
 #include <string_view>
@@ -180,19 +185,113 @@ bool CmpAllowsType(CmpOp cmp, ScalarType t);
 // types atom and red take at all.
 bool AtomOpAllowsType(AtomOp op, ScalarType t);
 
+// The registers an instruction defines: up to two inline (most define one;
+// setp with |, mov of a pair, two), more on the heap (ld.v4, mma's
+// fragments). 16 bytes where absl::InlinedVector<Reg, 1> took 24: the
+// Instruction shrinks by 8 (README "Design notes").
+class RegList {
+ public:
+  RegList() = default;
+  RegList(std::initializer_list<Reg> regs) { assign(regs.begin(), regs.end()); }
+  RegList(const RegList& o) { assign(o.begin(), o.end()); }
+  RegList(RegList&& o) noexcept : size_(o.size_), capacity_(o.capacity_) {
+    if (o.on_heap()) {
+      heap_ = o.heap_;
+    } else {
+      inline_[0] = o.inline_[0];
+      inline_[1] = o.inline_[1];
+    }
+    o.size_ = 0;
+    o.capacity_ = kInline;
+  }
+  RegList& operator=(const RegList& o) {
+    if (this != &o) assign(o.begin(), o.end());
+    return *this;
+  }
+  RegList& operator=(RegList&& o) noexcept {
+    if (this != &o) {
+      this->~RegList();
+      new (this) RegList(std::move(o));
+    }
+    return *this;
+  }
+  RegList& operator=(std::initializer_list<Reg> regs) {
+    assign(regs.begin(), regs.end());
+    return *this;
+  }
+  ~RegList() {
+    if (on_heap()) delete[] heap_;
+  }
+
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  Reg* data() { return on_heap() ? heap_ : inline_; }
+  const Reg* data() const { return on_heap() ? heap_ : inline_; }
+  Reg* begin() { return data(); }
+  Reg* end() { return data() + size_; }
+  const Reg* begin() const { return data(); }
+  const Reg* end() const { return data() + size_; }
+  Reg& operator[](size_t i) { return data()[i]; }
+  const Reg& operator[](size_t i) const { return data()[i]; }
+  Reg& front() { return data()[0]; }
+  const Reg& front() const { return data()[0]; }
+  Reg& back() { return data()[size_ - 1]; }
+  const Reg& back() const { return data()[size_ - 1]; }
+
+  void push_back(Reg r) {
+    if (size_ == capacity_) Reserve(2 * capacity_);
+    data()[size_++] = r;
+  }
+  void pop_back() { --size_; }
+  void clear() { size_ = 0; }
+  template <typename It>
+  void assign(It first, It last) {
+    const size_t n = static_cast<size_t>(std::distance(first, last));
+    size_ = 0;
+    Reserve(n);
+    Reg* d = data();
+    for (; first != last; ++first) d[size_++] = *first;
+  }
+  friend bool operator==(const RegList& a, const RegList& b) {
+    return std::equal(a.begin(), a.end(), b.begin(), b.end());
+  }
+
+ private:
+  static constexpr uint32_t kInline = 2;
+  bool on_heap() const { return capacity_ > kInline; }
+  void Reserve(size_t n) {
+    if (n <= capacity_) return;
+    Reg* heap = new Reg[n];
+    std::copy(begin(), end(), heap);
+    if (on_heap()) delete[] heap_;
+    heap_ = heap;
+    capacity_ = static_cast<uint32_t>(n);
+  }
+
+  union {
+    Reg inline_[kInline] = {};
+    Reg* heap_;
+  };
+  uint32_t size_ = 0;
+  uint32_t capacity_ = kInline;
+};
+
 // One instruction. `dsts` are the registers it defines; `srcs` its operands
 // in PTX order (for stores the address comes first).
 // The byte-sized fields come first so that they share one 8-byte-aligned
-// head (sizeof(Instruction) is 136 bytes, as before mma's modifiers).
+// head; then the 4-byte ones, the location (8 bytes: CompactLoc), dsts (16:
+// RegList) and srcs (56: three operands inline). sizeof(Instruction) is 120
+// bytes (136 before the location and dsts were made compact); ir_test checks
+// it, and README "Design notes" gives what each byte costs at scale.
 struct Instruction {
   Opcode op = Opcode::kRet;
   bool guard_negated = false;  // `@!%p`
   Modifiers mods;
   Reg guard;                   // predicate guard (`@%p bra`); invalid when unguarded
   uint32_t raw_index = 0;      // kRaw: index into Kernel::raw_ptx
-  absl::InlinedVector<Reg, 1> dsts;
+  CompactLoc loc;              // where the builder call was made
+  RegList dsts;
   absl::InlinedVector<Operand, 3> srcs;
-  SourceLoc loc;               // where the builder call was made
 
   const OpInfo& info() const { return GetOpInfo(op); }
   bool guarded() const { return guard.valid(); }

@@ -5,6 +5,16 @@
 
 namespace ptxforge::ir {
 
+uint32_t Kernel::InternName(std::string_view text) {
+  if (text.empty()) return 0;
+  const size_t n = names.size();
+  for (size_t i = n; i > 0 && i + 16 > n; --i) {
+    if (names[i - 1] == text) return static_cast<uint32_t>(i);
+  }
+  names.emplace_back(text);
+  return static_cast<uint32_t>(names.size());
+}
+
 TargetRequirement RequirementOf(const Kernel& kernel, const Instruction& inst) {
   if (inst.op == Opcode::kRaw && inst.raw_index < kernel.raw_ptx.size()) {
     return kernel.raw_ptx[inst.raw_index].requirement;

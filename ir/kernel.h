@@ -6,9 +6,11 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ir/instruction.h"
+#include "ir/instruction_list.h"
 #include "ir/target.h"
 #include "ir/types.h"
 
@@ -32,10 +34,13 @@ struct Variable {
   uint64_t size_bytes() const { return uint64_t{count} * TypeSize(elem); }
 };
 
+// 8 bytes: the hint is an index into the kernel's name table (Kernel::names),
+// read with Kernel::hint(reg). A std::string here made the register table 40
+// bytes per register.
 struct RegInfo {
   ScalarType type = ScalarType::kNone;
   bool is_mutable = false;  // may be defined more than once (loop-carried values)
-  std::string hint;         // a name for humans (IR dump); never printed in PTX
+  uint32_t hint_id = 0;     // a name for humans (IR dump), never printed in PTX: Kernel::names; 0: none
 };
 
 // A raw PTX block: the text with {N} placeholders and what it needs.
@@ -45,7 +50,7 @@ struct RawPtxBlock {
 };
 
 struct LabelInfo {
-  std::string hint;
+  uint32_t hint_id = 0;  // a name for humans (printed as $L3_hint): Kernel::names; 0: none
 };
 
 // `.maxntid`, `.reqntid`, `.minnctapersm` (zero: not printed).
@@ -70,7 +75,13 @@ struct Kernel {
   std::vector<Variable> variables;
   std::vector<RegInfo> regs;
   std::vector<LabelInfo> labels;
-  std::vector<Instruction> body;
+  // Hints of registers and labels: names[id - 1] is the text of hint id
+  // `id` (0 is the empty hint and has no entry). Use AddReg/AddLabel/SetHint
+  // and hint(), which keep it.
+  std::vector<std::string> names;
+  // The instructions, in chunks (ir/instruction_list.h): growing never
+  // copies the body.
+  InstructionList body;
   std::vector<RawPtxBlock> raw_ptx;  // bodies of kRaw instructions
   LaunchBounds bounds;
   std::optional<KernelStats> stats;
@@ -80,6 +91,24 @@ struct Kernel {
   uint64_t verified_fingerprint = 0;
 
   const RegInfo& reg(Reg r) const { return regs[r.id]; }
+  // Appends a register or label (the caller checks the limits on their number).
+  Reg AddReg(ScalarType type, bool is_mutable = false, std::string_view hint = {}) {
+    regs.push_back(RegInfo{type, is_mutable, InternName(hint)});
+    return Reg{static_cast<uint32_t>(regs.size() - 1)};
+  }
+  Label AddLabel(std::string_view hint = {}) {
+    labels.push_back(LabelInfo{InternName(hint)});
+    return Label{static_cast<uint32_t>(labels.size() - 1)};
+  }
+  std::string_view hint(Reg r) const { return hint_text(regs[r.id].hint_id); }
+  std::string_view hint(Label l) const { return hint_text(labels[l.id].hint_id); }
+  void SetHint(Reg r, std::string_view hint) { regs[r.id].hint_id = InternName(hint); }
+  // The text of hint id `id` ("" for 0).
+  std::string_view hint_text(uint32_t id) const { return id == 0 ? std::string_view() : std::string_view(names[id - 1]); }
+  // The id of `text` in `names`, appended when it is not among the last 16
+  // entries ("" is 0): repeated hints ("acc", "addr") share one entry at a
+  // bounded cost per register.
+  uint32_t InternName(std::string_view text);
   ScalarType type_of(Reg r) const { return regs[r.id].type; }
   bool valid_reg(Reg r) const { return r.id < regs.size(); }
 };

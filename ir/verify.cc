@@ -1315,11 +1315,12 @@ uint64_t Fingerprint(const Kernel& kernel) {
   }
   h.Word(kernel.regs.size());
   for (const RegInfo& r : kernel.regs) {
-    h.Word(static_cast<uint64_t>(r.type) | uint64_t{r.is_mutable} << 8 | uint64_t{r.hint.size()} << 16);
-    if (!r.hint.empty()) h.Bytes(r.hint);
+    const std::string_view hint = kernel.hint_text(r.hint_id);
+    h.Word(static_cast<uint64_t>(r.type) | uint64_t{r.is_mutable} << 8 | uint64_t{hint.size()} << 16);
+    if (!hint.empty()) h.Bytes(hint);
   }
   h.Word(kernel.labels.size());
-  for (const LabelInfo& l : kernel.labels) h.Bytes(l.hint);
+  for (const LabelInfo& l : kernel.labels) h.Bytes(kernel.hint_text(l.hint_id));
   h.Word(kernel.body.size());
   for (const Instruction& inst : kernel.body) {
     uint64_t mods[4] = {0, 0, 0, 0};

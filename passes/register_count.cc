@@ -1,9 +1,13 @@
 // Register counts and liveness-based pressure, linear in the kernel's size.
 //
-// Block-level sets (upward-exposed uses, definitions, live-in) are
-// llvm::SparseBitVector: their memory follows what they hold, not the
+// Each block's upward-exposed uses and definitions are sorted runs in one
+// flat array (4 bytes per register a block reads or writes), and live-in sets
+// are llvm::SparseBitVector: their memory follows what they hold, not the
 // number of registers, so a kernel of 200k blocks costs what its live ranges
-// cost. Each block is then walked backwards once with one dense scratch set
+// cost. (Use and definition sets as SparseBitVectors too cost about 48 bytes
+// of list node per 128-register element, 85 bytes per instruction on a
+// kernel with a block every 5 instructions, the largest part of the
+// pipeline's peak heap.) Each block is then walked backwards once with one dense scratch set
 // and per-class counters updated on insertion and removal: no set is copied
 // per instruction and no set is scanned to count it.
 #include "passes/register_count.h"
@@ -79,8 +83,11 @@ ir::KernelStats CountRegisters(const ir::Kernel& kernel) {
 
   ir::Cfg cfg = ir::Cfg::Build(kernel);
   const size_t nb = cfg.blocks.size();
-  // use[b]: read before any unconditional write in b; def[b]: unconditionally written.
-  std::vector<RegSet> use(nb), def(nb), live_in(nb);
+  // Block b's upward-exposed uses (read before any unconditional write in b)
+  // are flat[use_begin[b]] up to flat[def_begin[b]], its unconditional
+  // definitions flat[def_begin[b]] up to flat[use_begin[b + 1]], each sorted.
+  std::vector<uint32_t> flat, use_begin(nb + 1), def_begin(nb);
+  std::vector<RegSet> live_in(nb);
   // Each block's registers are gathered first and set in increasing order:
   // SparseBitVector::set walks its element list from the last position, so
   // setting out of order (a loop-carried register with a low number between
@@ -88,12 +95,12 @@ ir::KernelStats CountRegisters(const ir::Kernel& kernel) {
   std::vector<uint32_t> def_stamp(nregs, UINT32_MAX);  // the last block that wrote each register
   std::vector<uint32_t> use_stamp(nregs, UINT32_MAX);  // the last block that read it first
   std::vector<uint32_t> block_uses, block_defs;
-  auto fill = [](RegSet& set, std::vector<uint32_t>& regs) {
+  auto fill = [&flat](std::vector<uint32_t>& regs) {
     // Registers are numbered by first appearance, so a block's definitions
     // usually come sorted: check in one pass before paying O(n log n) (a
     // million-instruction block spent more on this sort than on the rest).
     if (!std::is_sorted(regs.begin(), regs.end())) std::sort(regs.begin(), regs.end());
-    for (uint32_t r : regs) set.set(r);
+    flat.insert(flat.end(), regs.begin(), regs.end());
     regs.clear();
   };
   for (uint32_t b = 0; b < nb; ++b) {
@@ -114,9 +121,13 @@ ir::KernelStats CountRegisters(const ir::Kernel& kernel) {
         }
       }
     }
-    fill(use[b], block_uses);
-    fill(def[b], block_defs);
+    use_begin[b] = static_cast<uint32_t>(flat.size());
+    fill(block_uses);
+    def_begin[b] = static_cast<uint32_t>(flat.size());
+    fill(block_defs);
   }
+  use_begin[nb] = static_cast<uint32_t>(flat.size());
+  flat.shrink_to_fit();
   // Backward dataflow to a fixed point; blocks in reverse order, so straight
   // code converges in one sweep and each loop adds a sweep per nesting level.
   for (bool changed = true; changed;) {
@@ -124,16 +135,16 @@ ir::KernelStats CountRegisters(const ir::Kernel& kernel) {
     for (size_t b = nb; b-- > 0;) {
       RegSet in;
       for (uint32_t s : cfg.blocks[b].succs) in |= live_in[s];
-      in.intersectWithComplement(def[b]);
-      in |= use[b];
+      // In increasing order, so that SparseBitVector's cursor moves forward.
+      for (uint32_t k = def_begin[b]; k < use_begin[b + 1]; ++k) in.reset(flat[k]);
+      for (uint32_t k = use_begin[b]; k < def_begin[b]; ++k) in.set(flat[k]);
       if (in != live_in[b]) {
         live_in[b] = std::move(in);
         changed = true;
       }
     }
   }
-  def.clear();
-  use.clear();
+  std::vector<uint32_t>().swap(flat);
 
   // Walk each block backwards, measuring the live set after each instruction
   // (plus the instruction's own definitions, which occupy registers too).

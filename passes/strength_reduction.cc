@@ -262,7 +262,7 @@ class Reducer {
 
   uint32_t MakePointer(const Loop& loop, const Pointer& q) {
     const uint32_t p = static_cast<uint32_t>(kernel_.regs.size());
-    kernel_.regs.push_back(ir::RegInfo{q.type, true, "addr"});
+    kernel_.AddReg(q.type, true, "addr");
     stamp_.push_back(kNone);  // the tables cover it (an outer loop may see `mov x, p`)
     steps_ok_.push_back(false);
     use_block_.push_back(kNone);

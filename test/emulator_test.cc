@@ -754,8 +754,7 @@ TEST_CASE("st and cvt of immediates, ld.param vectors, 16-bit cas and packed-hal
   k.name = "item19";
   k.target = ir::Target::kSm90;
   auto reg = [&](T t) {
-    k.regs.push_back(ir::RegInfo{t, false, ""});
-    return ir::Reg{static_cast<uint32_t>(k.regs.size() - 1)};
+    return k.AddReg(t);
   };
   auto add = [&](Opcode op, ir::Modifiers m, std::vector<ir::Reg> dsts, std::vector<Operand> srcs) {
     ir::Instruction inst;

@@ -1,6 +1,7 @@
 # Foundation tests (issue 2): unit, golden, ptxas and ptx-dump tests, and the install check.
 # Included by test/CMakeLists.txt; ptxforge_add_test is defined there.
 ptxforge_add_test(ir_test SOURCES ir_test.cc)
+ptxforge_add_test(ir_layout_test SOURCES ir_layout_test.cc)
 ptxforge_add_test(builder_test SOURCES builder_test.cc)
 ptxforge_add_test(verifier_test SOURCES verifier_test.cc)
 ptxforge_add_test(passes_test SOURCES passes_test.cc)

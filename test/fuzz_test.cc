@@ -70,7 +70,7 @@ class ProgramGenerator {
     global_ = Def(Opcode::kCvta, to_global, ScalarType::kU64, {out});
     Def(Opcode::kLd, Mods(ScalarType::kU32, ir::StateSpace::kParam), ScalarType::kU32, {Operand::AddrParam(1)});
     Def(Opcode::kMov, Mods(ScalarType::kU32), ScalarType::kU32, {Operand::Special(ir::SpecialReg::kTidX)});
-    for (int i = 0; i < 3; ++i) k_.labels.push_back({StrCat("l", i)});
+    for (int i = 0; i < 3; ++i) k_.AddLabel(StrCat("l", i));
     std::vector<bool> bound(3, false);
     const int count = Uniform(5, 40);
     for (int i = 0; i < count; ++i) {
@@ -142,7 +142,7 @@ class ProgramGenerator {
   }
 
   ir::Reg NewReg(ScalarType t, bool is_mutable = false) {
-    k_.regs.push_back(ir::RegInfo{t, is_mutable, ""});
+    k_.regs.push_back(ir::RegInfo{t, is_mutable});
     ir::Reg r{static_cast<uint32_t>(k_.regs.size() - 1)};
     by_type_[t].push_back(r);
     return r;

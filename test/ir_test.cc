@@ -492,7 +492,7 @@ TEST_CASE("instruction-only types, mma shapes and fragment register types", "[ty
   CHECK(ir::TypeSlotMask(f16, 2) == ir::MaskOf(ScalarType::kF16));
   // Instructions did not grow for mma's four types, shape and layout: the
   // byte-sized fields share the head (x86-64 / aarch64 layout).
-  STATIC_REQUIRE(sizeof(ir::Instruction) == 136);
+  STATIC_REQUIRE(sizeof(ir::Instruction) == 120);
 }
 
 }  // namespace

@@ -37,12 +37,10 @@ class HandKernel {
     kernel_.target = target;
   }
   ir::Reg Reg(ir::ScalarType type, bool is_mutable = false, std::string hint = "") {
-    kernel_.regs.push_back(ir::RegInfo{type, is_mutable, std::move(hint)});
-    return ir::Reg{static_cast<uint32_t>(kernel_.regs.size() - 1)};
+    return kernel_.AddReg(type, is_mutable, hint);
   }
   ir::Label NewLabel(std::string hint = "") {
-    kernel_.labels.push_back(ir::LabelInfo{std::move(hint)});
-    return ir::Label{static_cast<uint32_t>(kernel_.labels.size() - 1)};
+    return kernel_.AddLabel(hint);
   }
   uint32_t Param(std::string name, ir::ScalarType type) {
     kernel_.params.push_back(ir::Param{std::move(name), type});

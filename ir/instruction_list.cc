@@ -1,0 +1,142 @@
+#include "ir/instruction_list.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace ptxforge::ir {
+
+// Plain operator new: Instruction needs no more than its alignment.
+static_assert(alignof(Instruction) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__);
+
+Instruction* InstructionList::AllocateChunk(size_t n) {
+  return static_cast<Instruction*>(::operator new(n * sizeof(Instruction)));
+}
+
+void InstructionList::FreeChunk(Instruction* chunk) { ::operator delete(chunk); }
+
+
+void InstructionList::Grow() {
+  if (capacity_ < kChunkSize) {
+    // The first chunk grows like a vector up to kChunkSize.
+    reserve(std::min(capacity_ == 0 ? kFirstCapacity : 2 * capacity_, kChunkSize));
+    return;
+  }
+  if (num_chunks_ == table_capacity_) {
+    const size_t cap = std::max<size_t>(8, 2 * table_capacity_);
+    Instruction** table = new Instruction*[cap];
+    std::memcpy(table, chunks_, num_chunks_ * sizeof(Instruction*));
+    if (chunks_ != &inline_chunk_) delete[] chunks_;
+    chunks_ = table;
+    table_capacity_ = cap;
+  }
+  chunks_[num_chunks_++] = AllocateChunk(kChunkSize);
+  capacity_ += kChunkSize;
+}
+
+void InstructionList::reserve(size_t n) {
+  if (n <= capacity_) return;
+  if (n <= kChunkSize) {
+    // Size the first chunk to n.
+    Instruction* chunk = AllocateChunk(n);
+    Instruction* old = num_chunks_ ? chunks_[0] : nullptr;
+    for (size_t i = 0; i < size_; ++i) {
+      new (&chunk[i]) Instruction(std::move(old[i]));
+      old[i].~Instruction();
+    }
+    if (old != nullptr) FreeChunk(old);
+    chunks_[0] = chunk;
+    num_chunks_ = 1;
+    capacity_ = n;
+    return;
+  }
+  // A full first chunk, then only the chunk table: chunks are allocated as
+  // they fill.
+  if (capacity_ < kChunkSize) reserve(kChunkSize);
+  const size_t tables = (n + kChunkSize - 1) >> kChunkShift;
+  if (tables > table_capacity_) {
+    Instruction** table = new Instruction*[tables];
+    std::memcpy(table, chunks_, num_chunks_ * sizeof(Instruction*));
+    if (chunks_ != &inline_chunk_) delete[] chunks_;
+    chunks_ = table;
+    table_capacity_ = tables;
+  }
+}
+
+void InstructionList::resize(size_t n) {
+  while (size_ < n) emplace_back();
+  if (n >= size_) return;
+  for (size_t i = n; i < size_; ++i) (*this)[i].~Instruction();
+  size_ = n;
+  // Free whole chunks past the end (the first chunk stays).
+  const size_t keep = std::max<size_t>(1, (n + kChunkSize - 1) >> kChunkShift);
+  if (num_chunks_ > keep) {
+    for (size_t c = keep; c < num_chunks_; ++c) FreeChunk(chunks_[c]);
+    capacity_ -= (num_chunks_ - keep) * kChunkSize;
+    num_chunks_ = keep;
+  }
+}
+
+void InstructionList::Rotate(size_t at, size_t from) {
+  if (at == from || from == size_) return;
+  // Small ranges only in practice (tests, one inserted instruction): rotate
+  // through the iterators.
+  std::rotate(begin() + static_cast<std::ptrdiff_t>(at), begin() + static_cast<std::ptrdiff_t>(from), end());
+}
+
+InstructionList::iterator InstructionList::insert(const_iterator pos, Instruction inst) {
+  const size_t at = pos.index();
+  const size_t old = size_;
+  emplace_back(std::move(inst));
+  Rotate(at, old);
+  return begin() + static_cast<std::ptrdiff_t>(at);
+}
+
+InstructionList::iterator InstructionList::erase(const_iterator first, const_iterator last) {
+  const size_t a = first.index();
+  const size_t b = last.index();
+  if (a != b) {
+    std::move(begin() + static_cast<std::ptrdiff_t>(b), end(), begin() + static_cast<std::ptrdiff_t>(a));
+    resize(size_ - (b - a));
+  }
+  return begin() + static_cast<std::ptrdiff_t>(a);
+}
+
+void InstructionList::Free() {
+  for (size_t i = 0; i < size_; ++i) (*this)[i].~Instruction();
+  for (size_t c = 0; c < num_chunks_; ++c) FreeChunk(chunks_[c]);
+  if (chunks_ != &inline_chunk_) delete[] chunks_;
+  chunks_ = &inline_chunk_;
+  inline_chunk_ = nullptr;
+  num_chunks_ = 0;
+  table_capacity_ = 1;
+  size_ = 0;
+  capacity_ = 0;
+}
+
+void InstructionList::Steal(InstructionList& o) {
+  if (o.chunks_ == &o.inline_chunk_) {
+    inline_chunk_ = o.inline_chunk_;
+    chunks_ = &inline_chunk_;
+  } else {
+    chunks_ = o.chunks_;
+  }
+  num_chunks_ = o.num_chunks_;
+  table_capacity_ = o.table_capacity_;
+  size_ = o.size_;
+  capacity_ = o.capacity_;
+  o.chunks_ = &o.inline_chunk_;
+  o.inline_chunk_ = nullptr;
+  o.num_chunks_ = 0;
+  o.table_capacity_ = 1;
+  o.size_ = 0;
+  o.capacity_ = 0;
+}
+
+void InstructionList::MoveFrom(std::vector<Instruction>& v) {
+  reserve(v.size());
+  for (Instruction& inst : v) emplace_back(std::move(inst));
+  v.clear();
+  v.shrink_to_fit();
+}
+
+}  // namespace ptxforge::ir

@@ -1,0 +1,178 @@
+// Tests of the IR's compact storage: the chunked body (ir::InstructionList),
+// an instruction's destinations (ir::RegList), its location (ir::CompactLoc)
+// and the kernel's interned hints.
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "builder/kernel_builder.h"
+#include "emit/ir_printer.h"
+#include "ir/format.h"
+#include "ir/instruction_list.h"
+#include "ir/kernel.h"
+
+namespace ptxforge {
+namespace {
+
+using ir::InstructionList;
+
+// An instruction that says which one it is: its first destination is `i`.
+ir::Instruction Numbered(uint32_t i) {
+  ir::Instruction inst;
+  inst.op = ir::Opcode::kMov;
+  inst.dsts.push_back(ir::Reg{i});
+  inst.srcs.push_back(ir::Operand::Imm(ir::ScalarType::kU32, i));
+  return inst;
+}
+
+std::vector<uint32_t> Ids(const InstructionList& list) {
+  std::vector<uint32_t> ids;
+  for (const ir::Instruction& inst : list) ids.push_back(inst.dsts[0].id);
+  return ids;
+}
+
+std::vector<uint32_t> Iota(uint32_t from, uint32_t to) {
+  std::vector<uint32_t> v;
+  for (uint32_t i = from; i < to; ++i) v.push_back(i);
+  return v;
+}
+
+TEST_CASE("InstructionList keeps order and contents across chunks", "[layout]") {
+  const uint32_t n = 3 * InstructionList::kChunkSize + 17;
+  InstructionList list;
+  for (uint32_t i = 0; i < n; ++i) list.push_back(Numbered(i));
+  REQUIRE(list.size() == n);
+  CHECK(Ids(list) == Iota(0, n));
+  CHECK(list[InstructionList::kChunkSize].dsts[0].id == InstructionList::kChunkSize);
+  CHECK(list.back().srcs[0].bits() == n - 1);
+  CHECK(list.end() - list.begin() == static_cast<std::ptrdiff_t>(n));
+  // Capacity: the body plus less than one chunk.
+  CHECK(list.capacity() == 4 * InstructionList::kChunkSize);
+
+  // References stay valid while the list grows.
+  ir::Instruction& first = list[0];
+  for (uint32_t i = n; i < n + InstructionList::kChunkSize; ++i) list.push_back(Numbered(i));
+  CHECK(&first == &list[0]);
+
+  // Shrinking frees the chunks past the end; growing again works.
+  list.resize(5);
+  CHECK(Ids(list) == Iota(0, 5));
+  CHECK(list.capacity() == InstructionList::kChunkSize);
+  list.resize(7);
+  CHECK(list.size() == 7);
+  CHECK(list[6].op == ir::Opcode::kRet);  // default-constructed
+  list.pop_back();
+  list.pop_back();
+  CHECK(Ids(list) == Iota(0, 5));
+}
+
+TEST_CASE("InstructionList copies, moves, inserts, erases and takes vectors", "[layout]") {
+  const uint32_t n = InstructionList::kChunkSize + 3;
+  InstructionList a;
+  for (uint32_t i = 0; i < n; ++i) a.push_back(Numbered(i));
+  InstructionList b = a;
+  CHECK(Ids(b) == Iota(0, n));
+  InstructionList c = std::move(b);
+  CHECK(Ids(c) == Iota(0, n));
+  CHECK(b.empty());  // NOLINT: moved-from is empty by contract
+  b = c;
+  CHECK(Ids(b) == Iota(0, n));
+
+  // A small list keeps its one chunk pointer inline: moving it must too.
+  InstructionList small;
+  small.push_back(Numbered(7));
+  InstructionList moved = std::move(small);
+  moved.push_back(Numbered(8));
+  CHECK(Ids(moved) == std::vector<uint32_t>{7, 8});
+
+  c.insert(c.begin(), Numbered(100));
+  c.insert(c.begin() + 2, Numbered(101));
+  std::vector<uint32_t> expected = Iota(0, n);
+  expected.insert(expected.begin(), 100);
+  expected.insert(expected.begin() + 2, 101);
+  CHECK(Ids(c) == expected);
+  c.erase(c.begin(), c.begin() + 3);
+  expected.erase(expected.begin(), expected.begin() + 3);
+  CHECK(Ids(c) == expected);
+
+  InstructionList part;
+  part.assign(a.begin() + 2, a.begin() + 5);
+  part.insert(part.end(), a.begin() + 10, a.begin() + 12);
+  CHECK(Ids(part) == std::vector<uint32_t>{2, 3, 4, 10, 11});
+
+  std::vector<ir::Instruction> v;
+  for (uint32_t i = 0; i < 3; ++i) v.push_back(Numbered(50 + i));
+  part = std::move(v);
+  CHECK(Ids(part) == std::vector<uint32_t>{50, 51, 52});
+  part.clear();
+  CHECK(part.empty());
+}
+
+TEST_CASE("RegList holds two registers inline and more on the heap", "[layout]") {
+  ir::RegList regs;
+  CHECK(regs.empty());
+  regs.push_back(ir::Reg{1});
+  regs.push_back(ir::Reg{2});
+  const ir::Reg* inline_data = regs.data();
+  CHECK(inline_data == regs.data());
+  for (uint32_t i = 3; i <= 9; ++i) regs.push_back(ir::Reg{i});
+  REQUIRE(regs.size() == 9);
+  for (uint32_t i = 0; i < 9; ++i) CHECK(regs[i].id == i + 1);
+  ir::RegList copy = regs;
+  CHECK(copy == regs);
+  ir::RegList moved = std::move(copy);
+  CHECK(moved == regs);
+  moved.pop_back();
+  CHECK(!(moved == regs));
+  moved = {ir::Reg{4}};
+  CHECK(moved.size() == 1);
+  CHECK(moved.back().id == 4);
+  STATIC_REQUIRE(sizeof(ir::RegList) == 16);
+  STATIC_REQUIRE(sizeof(ir::CompactLoc) == 8);
+  STATIC_REQUIRE(sizeof(ir::RegInfo) == 8);
+}
+
+TEST_CASE("CompactLoc gives back the file and line it was made from", "[layout]") {
+  const ir::SourceLoc here = ir::SourceLoc::current();
+  ir::CompactLoc loc = here;
+  CHECK(std::string(loc.file_name()) == here.file_name());
+  CHECK(loc.line() == here.line());
+  CHECK(ir::FormatLoc(loc) == ir::FormatLoc(here));
+  const ir::SourceLoc other = ir::SourceLoc::current("elsewhere.cc", 12);
+  ir::CompactLoc loc2 = other;
+  CHECK(std::string(loc2.file_name()) == "elsewhere.cc");
+  CHECK(std::string(loc.file_name()) == here.file_name());  // the first is unchanged
+  CHECK(std::string(ir::CompactLoc().file_name()).empty());
+}
+
+TEST_CASE("hints are interned per kernel and printed as given", "[layout]") {
+  KernelBuilder b("hints");
+  Value<U32> tid = b.TidX();
+  Var<U32> acc = b.Mutable<U32>(0u, "acc");
+  Var<U32> acc2 = b.Mutable<U32>(1u, "acc");
+  b.Name(tid, "lane");
+  b.Assign(acc, b.Add(Value<U32>(acc), Value<U32>(acc2)));
+  ir::Kernel k = b.Finish().value();
+  // "acc" is stored once for both registers.
+  CHECK(k.names == std::vector<std::string>{"acc", "lane"});
+  std::string ir_text = emit::PrintIr(k);
+  CHECK(ir_text.find("// acc mutable") != std::string::npos);
+  CHECK(ir_text.find("// lane") != std::string::npos);
+
+  ir::Kernel h;
+  ir::Reg r = h.AddReg(ir::ScalarType::kU32, false, "x");
+  ir::Reg s = h.AddReg(ir::ScalarType::kU32);
+  ir::Label l = h.AddLabel("loop");
+  CHECK(h.hint(r) == "x");
+  CHECK(h.hint(s).empty());
+  CHECK(h.hint(l) == "loop");
+  h.SetHint(s, "x");
+  CHECK(h.regs[s.id].hint_id == h.regs[r.id].hint_id);
+  CHECK(h.names.size() == 2);
+}
+
+}  // namespace
+}  // namespace ptxforge
