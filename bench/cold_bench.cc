@@ -7,7 +7,9 @@
 //   `--child`); each child times its first VectorAddSpec::Build, the standard
 //   pipeline and PrintPtx, then its first kernels::FindFamily("vector_add")
 //   (what ptx-dump pays to find a family by name) and its first
-//   kernels::AllFamilies() (what listing them pays), and prints the numbers.
+//   kernels::AllFamilies() (what listing them pays), and prints the numbers,
+//   with the minor page faults the first codegen took (first touches of code
+//   and heap pages; counted outside the timed stages).
 // after other work: in this process, before each of RUNS codegens, a 64 MiB
 //   sweep evicts the caches and 4000 heap blocks of random sizes are
 //   allocated and freed in random order.
@@ -15,6 +17,8 @@
 // Each figure is the median, in microseconds, of wall time and of the
 // thread's CPU time (the machine may be shared: CPU time is the steadier).
 #include <spawn.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -23,6 +27,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -80,8 +85,43 @@ double Median(std::vector<double> v) {
 constexpr int kColumns = 12;
 constexpr const char* kNames[] = {"build", "passes", "print", "codegen", "FindFamily()", "AllFamilies()"};
 
-int Child() {
+long MinorFaults() {
+  rusage u;
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_minflt;
+}
+
+// Diagnostics for where a fresh process's time goes (rows 2 and 3):
+// "prefault" maps every page of the program's code and read-only data
+// (MADV_POPULATE_READ) and touches 1 MiB of heap before the first codegen,
+// so that it takes no page faults but still fetches its code from memory;
+// "second" times the second codegen of the fresh process instead (no
+// faults, code in the caches it left).
+void Prefault() {
+  FILE* maps = std::fopen("/proc/self/maps", "r");
+  if (maps == nullptr) return;
+  char line[512];
+  while (std::fgets(line, sizeof line, maps)) {
+    unsigned long begin = 0, end = 0;
+    char perms[8] = {};
+    if (std::sscanf(line, "%lx-%lx %7s", &begin, &end, perms) != 3 || perms[0] != 'r' || perms[1] == 'w') continue;
+    madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_READ);
+  }
+  std::fclose(maps);
+  std::vector<void*> blocks;
+  for (int i = 0; i < 16; ++i) {
+    blocks.push_back(std::malloc(64 << 10));
+    std::memset(blocks.back(), 1, 64 << 10);
+  }
+  for (void* b : blocks) std::free(b);
+}
+
+int Child(std::string_view mode) {
+  if (mode == "prefault") Prefault();
+  if (mode == "second") Codegen();
+  long faults_before = MinorFaults();
   Times t = Codegen();
+  long faults = MinorFaults() - faults_before;
   Stamp f0 = Stamp::Now();
   const kernels::KernelFamily* found = kernels::FindFamily("vector_add");
   Stamp f1 = Stamp::Now();
@@ -89,22 +129,22 @@ int Child() {
   Stamp f2 = Stamp::Now();
   if (found == nullptr || families == 0) return 1;
   Stamp find = f1 - f0, all = f2 - f1;
-  std::printf("%.3f %.3f %.3f %.3f %.3f %.3f %.3f %.3f %.3f %.3f %.3f %.3f\n", t.build.wall, t.passes.wall,
+  std::printf("%.3f %.3f %.3f %.3f %.3f %.3f %.3f %.3f %.3f %.3f %.3f %.3f %ld\n", t.build.wall, t.passes.wall,
               t.print.wall, t.total.wall, find.wall, all.wall, t.build.cpu, t.passes.cpu, t.print.cpu, t.total.cpu,
-              find.cpu, all.cpu);
+              find.cpu, all.cpu, faults);
   return 0;
 }
 
-// One fresh-process measurement: the child's ten numbers.
-std::vector<double> RunChild(const std::string& self) {
+// One fresh-process measurement: the child's twelve times and its page faults.
+std::vector<double> RunChild(const std::string& self, std::string_view mode) {
   int fds[2];
   if (pipe(fds) != 0) std::abort();
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
   posix_spawn_file_actions_addclose(&actions, fds[0]);
-  std::string arg = "--child";
-  char* argv[] = {const_cast<char*>(self.c_str()), arg.data(), nullptr};
+  std::string arg = "--child", arg2(mode);
+  char* argv[] = {const_cast<char*>(self.c_str()), arg.data(), arg2.data(), nullptr};
   pid_t pid;
   if (posix_spawn(&pid, self.c_str(), &actions, nullptr, argv, environ) != 0) {
     std::fprintf(stderr, "cold_bench: cannot run %s\n", self.c_str());
@@ -118,7 +158,7 @@ std::vector<double> RunChild(const std::string& self) {
   close(fds[0]);
   int status = 0;
   waitpid(pid, &status, 0);
-  std::vector<double> v(kColumns);
+  std::vector<double> v(kColumns + 1);
   char* p = out.data();
   for (double& x : v) x = std::strtod(p, &p);
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
@@ -151,7 +191,7 @@ std::vector<double> AsRow(const Times& t) {
 
 int main(int argc, char** argv) {
   using namespace ptxforge;
-  if (argc == 2 && std::string_view(argv[1]) == "--child") return Child();
+  if (argc == 3 && std::string_view(argv[1]) == "--child") return Child(argv[2]);
   int runs = argc >= 2 ? std::atoi(argv[1]) : 31;
   if (runs <= 0) {
     std::fprintf(stderr, "usage: cold_bench [RUNS]\n");
@@ -161,8 +201,12 @@ int main(int argc, char** argv) {
   ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
   std::string me = len > 0 ? std::string(self, static_cast<size_t>(len)) : std::string(argv[0]);
 
-  std::vector<std::vector<double>> fresh, after, warm;
-  for (int i = 0; i < runs; ++i) fresh.push_back(RunChild(me));
+  std::vector<std::vector<double>> fresh, prefaulted, second, after, warm;
+  for (int i = 0; i < runs; ++i) {
+    fresh.push_back(RunChild(me, "first"));
+    prefaulted.push_back(RunChild(me, "prefault"));
+    second.push_back(RunChild(me, "second"));
+  }
   for (int i = 0; i < runs; ++i) {
     bench::Disturb();
     after.push_back(AsRow(Codegen()));
@@ -174,6 +218,14 @@ int main(int argc, char** argv) {
   for (const char* n : kNames) std::printf(" %17s", n);
   std::printf("\n");
   Row("fresh process", fresh, 6);
+  Row(" code pre-faulted", prefaulted, 4);
+  Row(" second codegen", second, 4);
+  for (auto* rows : {&fresh, &prefaulted, &second}) {
+    std::vector<double> faults;
+    for (const auto& s : *rows) faults.push_back(s[kColumns]);
+    std::printf("%.0f ", Median(faults));
+  }
+  std::printf("minor page faults during the timed codegen (fresh, pre-faulted, second; medians)\n");
   Row("after other work", after, 4);
   Row("warm", warm, 4);
   return 0;
