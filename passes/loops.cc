@@ -108,7 +108,7 @@ LoopForest FindLoops(const ir::Kernel& kernel) {
   return f;
 }
 
-void BodyEdit::Apply(std::vector<ir::Instruction>& body) {
+void BodyEdit::Apply(ir::InstructionList& body) {
   if (empty()) return;
   const uint32_t n = static_cast<uint32_t>(body.size());
   std::stable_sort(inserts_.begin(), inserts_.end(), [](const Insert& a, const Insert& b) {

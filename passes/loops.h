@@ -69,7 +69,7 @@ class BodyEdit {
   // The body becomes, for each i in order: what was inserted after body[i - 1],
   // what was inserted before body[i], then body[i] unless dropped. Linear in
   // the body (plus sorting the insertions).
-  void Apply(std::vector<ir::Instruction>& body);
+  void Apply(ir::InstructionList& body);
 
  private:
   struct Insert {

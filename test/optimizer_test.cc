@@ -423,12 +423,12 @@ TEST_CASE("BodyEdit drops and inserts in place, moving instructions both ways", 
     inst.srcs = {ir::Operand::Imm(ir::ScalarType::kU32, k)};
     return inst;
   };
-  auto order = [](const std::vector<ir::Instruction>& body) {
+  auto order = [](const ir::InstructionList& body) {
     std::string s;
     for (const ir::Instruction& inst : body) s += StrCat(inst.srcs[0].bits(), " ");
     return s;
   };
-  std::vector<ir::Instruction> body;
+  ir::InstructionList body;
   for (uint64_t k = 0; k < 8; ++k) body.push_back(numbered(k));
   passes::BodyEdit edit(body.size());
   // 6 and 7 move in front of 1 (as licm hoists), 3 goes, 100 and 101 come
