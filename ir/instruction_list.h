@@ -25,7 +25,8 @@ namespace ptxforge::ir {
 // codegen; here the peak is the body plus one chunk. The first chunk grows
 // like a vector (32, 64, ... kChunkSize instructions), so a small kernel
 // costs one small allocation. References to elements stay valid while the
-// list grows (not across insert, resize or assignment).
+// list grows past kChunkSize instructions (the first chunk's growth moves
+// them, as a vector's does; not across insert, resize or assignment).
 //
 // Indexing is chunks[i >> kChunkShift][i & (kChunkSize - 1)]: one more load
 // than a vector. Measured against std::vector in bench/scale_bench (see
@@ -134,7 +135,19 @@ class InstructionList {
   void push_back(Instruction&& inst) { emplace_back(std::move(inst)); }
   template <typename... Args>
   Instruction& emplace_back(Args&&... args) {
-    if (size_ == capacity_) Grow();
+    if (size_ == capacity_) {
+      if (capacity_ < kChunkSize) {
+        // Growing the first chunk moves its instructions: construct the new
+        // one first, since args may refer to one of them (push_back(back())).
+        Instruction inst(std::forward<Args>(args)...);
+        Grow();
+        Instruction* slot = &chunks_[size_ >> kChunkShift][size_ & (kChunkSize - 1)];
+        new (slot) Instruction(std::move(inst));
+        ++size_;
+        return *slot;
+      }
+      Grow();
+    }
     Instruction* slot = &chunks_[size_ >> kChunkShift][size_ & (kChunkSize - 1)];
     new (slot) Instruction(std::forward<Args>(args)...);
     ++size_;
@@ -143,7 +156,7 @@ class InstructionList {
   void pop_back() {
     assert(size_ > 0);
     --size_;
-    (*this)[size_].~Instruction();
+    chunks_[size_ >> kChunkShift][size_ & (kChunkSize - 1)].~Instruction();
   }
   // Shrinking frees the chunks past the new end; growing appends
   // default-constructed instructions.

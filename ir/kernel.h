@@ -104,7 +104,12 @@ struct Kernel {
   std::string_view hint(Label l) const { return hint_text(labels[l.id].hint_id); }
   void SetHint(Reg r, std::string_view hint) { regs[r.id].hint_id = InternName(hint); }
   // The text of hint id `id` ("" for 0).
-  std::string_view hint_text(uint32_t id) const { return id == 0 ? std::string_view() : std::string_view(names[id - 1]); }
+  // An id past `names` (a register table copied without its names, which
+  // the verifier refuses) reads as "" too, so that error messages about such
+  // a kernel can still be printed.
+  std::string_view hint_text(uint32_t id) const {
+    return id == 0 || id > names.size() ? std::string_view() : std::string_view(names[id - 1]);
+  }
   // The id of `text` in `names`, appended when it is not among the last 16
   // entries ("" is 0): repeated hints ("acc", "addr") share one entry at a
   // bounded cost per register.

@@ -130,6 +130,16 @@ class Verifier {
       if (!IsValid(k_.regs[r].type)) {
         return KernelError(StrCat("register %", r, ": ", OutOfRange("ScalarType", k_.regs[r].type)));
       }
+      if (k_.regs[r].hint_id > k_.names.size()) {
+        return KernelError(StrCat("register %", r, ": hint id ", k_.regs[r].hint_id, " is not in the kernel's ",
+                                  k_.names.size(), " names (copied without Kernel::names?)"));
+      }
+    }
+    for (size_t l = 0; l < k_.labels.size(); ++l) {
+      if (k_.labels[l].hint_id > k_.names.size()) {
+        return KernelError(StrCat("label ", l, ": hint id ", k_.labels[l].hint_id, " is not in the kernel's ",
+                                  k_.names.size(), " names (copied without Kernel::names?)"));
+      }
     }
     // tf32, e4m3, e5m2 and their pairs: instruction types, never a value's.
     auto only = [](ScalarType t) {

@@ -13,6 +13,7 @@
 #include "ir/format.h"
 #include "ir/instruction_list.h"
 #include "ir/kernel.h"
+#include "ir/verify.h"
 
 namespace ptxforge {
 namespace {
@@ -67,6 +68,41 @@ TEST_CASE("InstructionList keeps order and contents across chunks", "[layout]") 
   list.pop_back();
   list.pop_back();
   CHECK(Ids(list) == Iota(0, 5));
+}
+
+// As with a vector, appending one of the list's own instructions is fine even
+// when the first chunk grows (and moves them) to make room: the new one is
+// built before the move. ASan reports a read of the freed chunk otherwise.
+TEST_CASE("InstructionList appends its own elements while its first chunk grows", "[layout]") {
+  InstructionList list;
+  list.push_back(Numbered(7));
+  for (uint32_t i = 1; i < 2 * InstructionList::kChunkSize + 3; ++i) {
+    list.push_back(list.back());           // every size, 32, 64 ... kChunkSize among them
+    list.emplace_back(list[0]);            // the first one, by emplace
+    list.back().dsts[0] = ir::Reg{7 + i};  // tells them apart
+  }
+  CHECK(list.size() == 2 * (2 * InstructionList::kChunkSize + 3) - 1);
+  CHECK(list[0].dsts[0].id == 7);
+  CHECK(list[1].dsts[0].id == 7);  // a copy of back() when back() was the first
+  CHECK(list[2].dsts[0].id == 8);
+  CHECK(list[3].dsts[0].id == 8);  // push_back(back()) copied the renamed one
+  CHECK(list.back().srcs[0].bits() == 7);
+}
+
+// A register or label table copied without its names is refused, not read
+// past the end.
+TEST_CASE("the verifier refuses hint ids past the kernel's names", "[layout]") {
+  ir::Kernel k;
+  k.name = "k";
+  k.AddReg(ir::ScalarType::kU32, false, "x");
+  k.regs.push_back(ir::RegInfo{ir::ScalarType::kU32, false, 5});
+  CHECK(k.hint(ir::Reg{1}).empty());
+  CHECK(ir::VerifyKernel(k).message() ==
+        "kernel k: register %1: hint id 5 is not in the kernel's 1 names (copied without Kernel::names?)");
+  k.regs.pop_back();
+  k.labels.push_back(ir::LabelInfo{2});
+  CHECK(ir::VerifyKernel(k).message() ==
+        "kernel k: label 0: hint id 2 is not in the kernel's 1 names (copied without Kernel::names?)");
 }
 
 TEST_CASE("InstructionList copies, moves, inserts, erases and takes vectors", "[layout]") {
