@@ -81,7 +81,14 @@ class InstructionList {
   using const_reference = const Instruction&;
 
   InstructionList() = default;
-  InstructionList(const InstructionList& o) { Append(o.begin(), o.end()); }
+  InstructionList(const InstructionList& o) {
+    try {
+      Append(o.begin(), o.end());
+    } catch (...) {  // an instruction's copy ran out of memory: free what was built
+      Free();
+      throw;
+    }
+  }
   InstructionList(InstructionList&& o) noexcept { Steal(o); }
   // From a vector (passes that rebuild the body: `kernel.body = std::move(v)`).
   InstructionList(std::vector<Instruction>&& v) { MoveFrom(v); }  // NOLINT: implicit by design

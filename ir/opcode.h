@@ -46,6 +46,7 @@ enum class OpRule : uint8_t {
   kRedux,      // the operation for the type (add/min/max: u32, s32; and/or/xor: b32)
   kLabelDef,   // label (pseudo)
   kRawPtx,     // raw PTX: declared reads and writes
+  kLoopPragma, // a loop pragma (pseudo): unguarded, right after a loop header's label
 };
 
 // How an operand's type follows from the instruction's types.

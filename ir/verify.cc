@@ -646,12 +646,6 @@ class Verifier {
       return KernelError(StrCat(where.empty() ? StrCat("instruction ", i) : where, ": ", InvalidEnum(inst)));
     }
     if (inst.guarded() && inst.op == Opcode::kLabel) return Error(i, "a label cannot be guarded");
-    if (inst.op == Opcode::kPragmaNoUnroll) {
-      if (inst.guarded()) return Error(i, "a pragma cannot be guarded");
-      if (i == 0 || k_.body[i - 1].op != Opcode::kLabel) {
-        return Error(i, "must come right after the label of a loop header (ptxas ignores it anywhere else)");
-      }
-    }
     if (std::optional<std::string> bad = FindBadReference(k_, inst)) return Error(i, *bad);
     return CheckShape(i);
   }
@@ -701,6 +695,13 @@ class Verifier {
         for (const Operand& op : inst.srcs) {
           if (!op.is_reg()) return Error(i, "raw PTX inputs must be registers");
         }
+        break;
+      case OpRule::kLoopPragma:
+        if (inst.guarded()) return Error(i, "a pragma cannot be guarded");
+        if (i == 0 || k_.body[i - 1].op != Opcode::kLabel) {
+          return Error(i, "must come right after the label of a loop header (ptxas ignores it anywhere else)");
+        }
+        if (absl::Status s = ExpectCount(i, 0, 0); !s.ok()) return s;
         break;
       case OpRule::kMatrix: {
         const int num = inst.mods.vec;
@@ -947,6 +948,7 @@ class Verifier {
       case OpRule::kBranch:
       case OpRule::kLabelDef:
       case OpRule::kRawPtx:
+      case OpRule::kLoopPragma:
         return absl::OkStatus();  // CheckShape checked all there is
       case OpRule::kBarrier:
         for (size_t s = 0; s < inst.srcs.size(); ++s) {

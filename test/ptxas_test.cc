@@ -481,7 +481,8 @@ class Coverage {
         return;
       case ir::OpRule::kBranch:
       case ir::OpRule::kLabelDef:
-      case ir::OpRule::kRawPtx: return;  // control flow and raw PTX are covered by the kernels
+      case ir::OpRule::kRawPtx:
+      case ir::OpRule::kLoopPragma: return;  // control flow, raw PTX and loop pragmas are covered by the kernels
     }
   }
 
