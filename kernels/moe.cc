@@ -107,19 +107,25 @@ void PermuteBody(KernelBuilder& b, const MoeConfig& c) {
   Symbol<U32> warp_totals = b.Shared<U32>("warp_totals", kWarps);
   Value<U32> e = b.Name(b.CtaidX(), "e");
   Value<U32> tid = b.Name(b.TidX(), "tid");
-  Value<U32> warp = b.Name(b.Shr(tid, 5u), "warp");
-  Value<U32> lane = b.Name(b.And(tid, 31u), "lane");
-  Value<U32> lanes_below = b.Name(b.Sub(b.Shl(b.Const<U32>(1), lane), 1u), "lanes_below");
   Value<U32> n = b.Name(b.Mul(tokens, c.top_k), "n");
-  Value<U64> bin = b.ElementAddr<U32>(token_ids, b.MulWide(e, capacity));
+  Value<U64> bin_start = b.MulWide(e, capacity);  // token_ids index of the bin's first slot
+  // Shaped for ptxas -v (sm_80/86/89/90/100/120: 28/29/29/28/29/30 -> 24/24/24/28/28/28 with the pow2div
+  // pass; nvcc's twin: 24/24/24/28/29/28): the lane and its mask are computed from tid inside the loop
+  // and the warp only where it is stored, so that nothing but tid lives through the loop for them;
+  // "warp > w" is "tid > 32w + 31"; a bin entry's address is (e * capacity + slot) << 2 from a 64-bit
+  // e * capacity, as nvcc forms it.
   Var<U32> base = b.Mutable<U32>(0u, "base");
   b.ForRange<U32>(0u, n, kPermuteBlock, kRolled, [&](Value<U32> chunk) {
     Value<U32> i = b.Name(b.Add(chunk, tid), "i");
+    Value<U32> lane = b.Name(b.And(tid, 31u), "lane");
     Value<U32> expert = b.Load<U32>(kGlobal, b.ElementAddr<U32>(indices, b.Min(i, b.Sub(n, 1u))));
     Value<Pred> match = b.And(b.Lt(i, n), b.Eq(expert, e));
     Value<U32> ballot = b.VoteBallot(match);
+    Value<U32> lanes_below = b.Sub(b.Shl(b.Const<U32>(1), lane), 1u);
     Value<U32> rank = b.Name(b.Popc(b.And(ballot, lanes_below)), "rank");
-    b.If(b.Eq(lane, 0u), [&] { b.Store(kShared, b.ElementAddr(warp_totals, warp), b.Popc(ballot)); });
+    b.If(b.Eq(lane, 0u), [&] {
+      b.Store(kShared, b.ElementAddr(warp_totals, b.Shr(tid, 5u)), b.Popc(ballot));
+    });
     b.BarSync();
     // Matches of the earlier warps of this chunk, and of the whole chunk.
     Value<U32> total = b.Const<U32>(0);
@@ -127,13 +133,16 @@ void PermuteBody(KernelBuilder& b, const MoeConfig& c) {
     for (uint32_t w = 0; w < kWarps; ++w) {
       Value<U32> count = b.Load<U32>(kShared, Address(warp_totals, w * 4));
       total = b.Add(total, count);
-      if (w + 1 < kWarps) before = b.Add(before, b.Select(b.Gt(warp, w), count, 0u));
+      if (w + 1 < kWarps) before = b.Add(before, b.Select(b.Gt(tid, w * 32 + 31), count, 0u));
     }
     Value<U32> slot = b.Name(b.Add(b.Add(base, before), rank), "slot");
     b.If(match, [&] {
       Value<Pred> keep = b.Lt(slot, capacity);
       b.Store(kGlobal, b.ElementAddr<U32>(slot_of, i), b.Select(keep, slot, 0xFFFFFFFFu));
-      b.If(keep, [&] { b.Store(kGlobal, b.ElementAddr<U32>(bin, slot), b.Div(i, c.top_k)); });
+      b.If(keep, [&] {
+        Value<U64> entry = b.Add(bin_start, b.Cvt<U64>(slot));
+        b.Store(kGlobal, b.ElementAddr<U32>(token_ids, entry), b.Div(i, c.top_k));
+      });
     });
     b.Assign(base, b.Add(base, total));
     b.BarSync();

@@ -9,6 +9,7 @@
 #include "passes/dead_register_removal.h"
 #include "passes/identities.h"
 #include "passes/licm.h"
+#include "passes/pow2_division.h"
 #include "passes/register_count.h"
 #include "passes/strength_reduction.h"
 #include "passes/verifier.h"
@@ -17,7 +18,7 @@ namespace ptxforge::passes {
 
 namespace {
 
-constexpr std::string_view kOptimizations[] = {"constfold", "identities", "copyprop", "cse", "branches", "licm", "strength"};
+constexpr std::string_view kOptimizations[] = {"constfold", "pow2div", "identities", "copyprop", "cse", "branches", "licm", "strength"};
 
 }  // namespace
 
@@ -31,6 +32,7 @@ std::span<const std::string_view> PipelineOptions::OptimizationNames() { return 
 
 bool PipelineOptions::Set(std::string_view name, bool on) {
   bool* field = name == "constfold"    ? &constfold
+                : name == "pow2div"    ? &pow2div
                 : name == "identities" ? &identities
                 : name == "copyprop"   ? &copyprop
                 : name == "cse"        ? &cse
@@ -74,6 +76,7 @@ Pipeline Pipeline::Standard(const PipelineOptions& options) {
   Pipeline p;
   p.Add(std::make_unique<VerifierPass>());
   if (options.constfold) p.Add(std::make_unique<ConstantFoldingPass>());
+  if (options.pow2div) p.Add(std::make_unique<Pow2DivisionPass>());
   if (options.identities) p.Add(std::make_unique<IdentitiesPass>());
   if (options.copyprop) p.Add(std::make_unique<CopyPropagationPass>());
   if (options.cse) p.Add(std::make_unique<CsePass>());

@@ -33,6 +33,7 @@ struct PipelineOptions {
   bool branches = true;    // constant guards and unreachable blocks (passes/dead_branches.h)
   bool licm = true;        // loop-invariant code motion (passes/licm.h)
   bool strength = true;    // strength reduction of address arithmetic in loops (passes/strength_reduction.h)
+  bool pow2div = true;     // unsigned division and remainder by 2^k as shr/and (passes/pow2_division.h)
   // Runs ir::VerifyKernel after every pass; an error names the pass that
   // broke the kernel. Tests turn it on.
   bool verify_each = false;
@@ -59,7 +60,7 @@ class Pipeline {
   Pipeline(Pipeline&&) = default;
   Pipeline& operator=(Pipeline&&) = default;
 
-  // verify -> constfold -> identities -> copyprop -> cse -> branches -> licm
+  // verify -> constfold -> pow2div -> identities -> copyprop -> cse -> branches -> licm
   // -> strength -> dce -> regcount, without the optimisations `options` turns off: what
   // ptx-dump and the kernel library run.
   static Pipeline Standard(const PipelineOptions& options = {});

@@ -22,6 +22,7 @@
 #include "passes/licm.h"
 #include "passes/loops.h"
 #include "passes/pass.h"
+#include "passes/pow2_division.h"
 #include "passes/strength_reduction.h"
 #include "passes/verifier.h"
 #include "runtime/emulator.h"
@@ -697,6 +698,85 @@ TEST_CASE("strength: what is not reduced", "[strength]") {
   RequireUnchanged(k, passes::ReduceAddressStrength);
 }
 
+// ---- division by a power of two
+
+TEST_CASE("pow2div: unsigned x/2^k and x%2^k become shr and and, nothing else changes", "[pow2div]") {
+  KernelBuilder b("pow2div");
+  Value<U64> out = b.CvtaToGlobal(b.Param<U64>("out"));
+  Value<U32> x = b.Param<U32>("x");
+  Value<U64> y = b.Param<U64>("y");
+  Value<U32> n = b.Param<U32>("n");
+  Value<U16> h = b.Cvt<U16>(x);
+  const std::vector<Value<U32>> results = {
+      b.Div(x, 32u),                       // shr.u32 x, 5
+      b.Rem(x, 32u),                       // and.b32 x, 31
+      b.Cvt<U32>(b.Div(y, uint64_t{8})),   // shr.u64 y, 3
+      b.Cvt<U32>(b.Rem(y, uint64_t{4096})),  // and.b64 y, 4095
+      b.Div(x, 1u),                        // shr.u32 x, 0 (identities makes it a mov)
+      b.Rem(x, 1u),                        // and.b32 x, 0
+      b.Cvt<U32>(b.Rem(h, uint16_t{4})),   // and.b16 h, 3
+      b.Div(x, 6u),                        // not a power of two: stays
+      b.Cvt<U32>(b.Div(b.Cvt<S32>(x), int32_t{4})),  // signed (rounds towards zero): stays
+      b.Div(x, n),                         // a register: stays
+      b.Rem(x, 0u),                        // x % 0 is x (ir/semantics.h): stays
+  };
+  for (size_t i = 0; i < results.size(); ++i) b.Store(StateSpace::kGlobal, Address(out, 4 * i), results[i]);
+  ir::Kernel k = Finished(b);
+  ir::Kernel plain = k;
+  REQUIRE(passes::ReducePow2Division(k) == 7);
+  RequireVerifies(k);
+  REQUIRE(DumpIr(k) ==
+          "kernel pow2div target sm_80\n"
+          "  param u64 out\n"
+          "  param u32 x\n"
+          "  param u64 y\n"
+          "  param u32 n\n"
+          "{\n"
+          "  %0:u32 = ld.param.u32 [x]  // x\n"
+          "  %1:u32 = and.b32 %0, 31\n"
+          "  %2:u64 = ld.param.u64 [y]  // y\n"
+          "  %3:u64 = shr.u64 %2, 3\n"
+          "  %4:u32 = cvt.u32.u64 %3\n"
+          "  %5:u64 = and.b64 %2, 4095\n"
+          "  %6:u32 = cvt.u32.u64 %5\n"
+          "  %7:u32 = shr.u32 %0, 0\n"
+          "  %8:u32 = and.b32 %0, 0\n"
+          "  %9:u16 = cvt.u16.u32 %0\n"
+          "  %10:u16 = and.b16 %9, 3\n"
+          "  %11:u32 = cvt.u32.u16 %10\n"
+          "  %12:u32 = div.u32 %0, 6\n"
+          "  %13:s32 = cvt.s32.u32 %0\n"
+          "  %14:s32 = div.s32 %13, 4\n"
+          "  %15:u32 = cvt.u32.s32 %14\n"
+          "  %16:u32 = ld.param.u32 [n]  // n\n"
+          "  %17:u32 = div.u32 %0, %16\n"
+          "  %18:u32 = rem.u32 %0, 0\n"
+          "  %19:u64 = ld.param.u64 [out]  // out\n"
+          "  %20:u64 = cvta.to.global.u64 %19\n"
+          "  %21:u32 = shr.u32 %0, 5\n"
+          "  st.global.u32 [%20], %21\n"
+          "  st.global.u32 [%20+4], %1\n"
+          "  st.global.u32 [%20+8], %4\n"
+          "  st.global.u32 [%20+12], %6\n"
+          "  st.global.u32 [%20+16], %7\n"
+          "  st.global.u32 [%20+20], %8\n"
+          "  st.global.u32 [%20+24], %11\n"
+          "  st.global.u32 [%20+28], %12\n"
+          "  st.global.u32 [%20+32], %15\n"
+          "  st.global.u32 [%20+36], %17\n"
+          "  st.global.u32 [%20+40], %18\n"
+          "  ret\n"
+          "}\n");
+  for (uint32_t v : {0u, 1u, 31u, 32u, 1000003u, 0x80000000u, 0xFFFFFFFFu}) {
+    INFO(v);
+    const uint64_t w = uint64_t{v} * 0x100000001u + 5;
+    CHECK(RunWithOutput(k, results.size(), 1, {v, w, 7u}) == RunWithOutput(plain, results.size(), 1, {v, w, 7u}));
+  }
+  CHECK(RunWithOutput(k, results.size(), 1, {1000003u, uint64_t{0x123456789}, 7u}) ==
+        std::vector<uint32_t>{31250, 3, 0x2468ACF1, 0x789, 1000003, 0, 3, 166667, 250000, 142857, 1000003});
+  RequireUnchanged(k, passes::ReducePow2Division);
+}
+
 // ---- dead branches
 
 TEST_CASE("branches: constant conditions resolved, unreachable blocks removed", "[branches]") {
@@ -739,13 +819,13 @@ TEST_CASE("branches: constant conditions resolved, unreachable blocks removed", 
 
 TEST_CASE("the pipeline runs the optimisations the options leave on", "[pipeline]") {
   REQUIRE(StrJoin(passes::Pipeline::Standard().PassNames(), ",") ==
-          "verify,constfold,identities,copyprop,cse,branches,licm,strength,dce,regcount");
+          "verify,constfold,pow2div,identities,copyprop,cse,branches,licm,strength,dce,regcount");
   REQUIRE(StrJoin(passes::Pipeline::Standard(passes::PipelineOptions::None()).PassNames(), ",") == "verify,dce,regcount");
   passes::PipelineOptions o;
   o.cse = false;
   o.constfold = false;
   o.strength = false;
-  REQUIRE(StrJoin(passes::Pipeline::Standard(o).PassNames(), ",") == "verify,identities,copyprop,branches,licm,dce,regcount");
+  REQUIRE(StrJoin(passes::Pipeline::Standard(o).PassNames(), ",") == "verify,pow2div,identities,copyprop,branches,licm,dce,regcount");
 }
 
 std::string Parsed(std::string_view spec) {
@@ -755,15 +835,15 @@ std::string Parsed(std::string_view spec) {
 }
 
 TEST_CASE("PipelineOptions::Parse reads --passes values", "[pipeline]") {
-  CHECK(Parsed("all") == "verify,constfold,identities,copyprop,cse,branches,licm,strength,dce,regcount");
+  CHECK(Parsed("all") == "verify,constfold,pow2div,identities,copyprop,cse,branches,licm,strength,dce,regcount");
   CHECK(Parsed("none") == "verify,dce,regcount");
   CHECK(Parsed("cse,constfold") == "verify,constfold,cse,dce,regcount");
-  CHECK(Parsed("-cse,-constfold") == "verify,identities,copyprop,branches,licm,strength,dce,regcount");
+  CHECK(Parsed("-cse,-constfold") == "verify,pow2div,identities,copyprop,branches,licm,strength,dce,regcount");
   CHECK(Parsed("licm,strength") == "verify,licm,strength,dce,regcount");
-  CHECK(Parsed("-licm") == "verify,constfold,identities,copyprop,cse,branches,strength,dce,regcount");
-  CHECK(Parsed("-cse,+cse") == "verify,constfold,identities,copyprop,cse,branches,licm,strength,dce,regcount");
+  CHECK(Parsed("-licm") == "verify,constfold,pow2div,identities,copyprop,cse,branches,strength,dce,regcount");
+  CHECK(Parsed("-cse,+cse") == "verify,constfold,pow2div,identities,copyprop,cse,branches,licm,strength,dce,regcount");
   CHECK(Parsed("+copyprop") == "verify,copyprop,dce,regcount");
-  const std::string names = "(constfold, identities, copyprop, cse, branches, licm, strength; or all, none)";
+  const std::string names = "(constfold, pow2div, identities, copyprop, cse, branches, licm, strength; or all, none)";
   CHECK(Parsed("fold") == "unknown optimisation 'fold' " + names);
   CHECK(Parsed("-dce") == "unknown optimisation 'dce' " + names);
   CHECK(Parsed("cse,,constfold") == "empty optimisation name in 'cse,,constfold' " + names);

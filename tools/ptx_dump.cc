@@ -46,6 +46,7 @@ Builds the library kernel NAME with ptxforge and prints its PTX.
                        or, starting with -NAME, to leave out of all of them
                        (-cse,-constfold); +NAME turns one back on. Names:
                        constfold (constant folding and propagation),
+                       pow2div (unsigned x/2^k, x%2^k as shr, and),
                        identities (x+0, x*1, x&-1 ...), copyprop (copies),
                        cse (common subexpressions), branches (constant
                        branches, unreachable blocks), licm (loop-invariant
@@ -194,7 +195,7 @@ std::string ParseArgs(std::span<const std::string> args, Options& o) {
       std::optional<std::string> v = TakeValue(args, i, "--dump-after", error);
       if (!v) return error;
       if (v->empty()) {
-        return "--dump-after needs a pass name (verify, constfold, identities, copyprop, cse, branches, licm, strength, "
+        return "--dump-after needs a pass name (verify, constfold, pow2div, identities, copyprop, cse, branches, licm, strength, "
                "dce, regcount or all)";
       }
       o.dump_after = *v;
