@@ -58,10 +58,16 @@ void GatingBody(KernelBuilder& b, const MoeConfig& c) {
   Value<U32> tokens = b.Param<U32>("tokens");
   Value<U32> t = b.Name(b.GlobalThreadIdX(), "t");
   b.If(b.Lt(t, tokens), [&] {
-    Value<U64> row = b.ElementAddr<S>(logits, b.MulWide(t, c.num_experts));
-    Value<U64> index_row = b.ElementAddr<U32>(indices, b.MulWide(t, c.top_k));
-    Value<U64> weight_row = b.ElementAddr<S>(weights, b.MulWide(t, c.top_k));
-    auto logit = [&](Value<U32> e) { return ConvertTo<A>(b, b.Load<S>(kGlobal, b.ElementAddr<S>(row, e))); };
+    // The token's rows are kept as 64-bit element indices, not pointers: each access is
+    // param + (row + e) << log2(size), as nvcc forms it for the twin. ptxas -v on
+    // sm_80/86/89/90/100/120: 24/26/26/26/26/26 -> 21/20/20/20/20/20 (nvcc's: 21/20/20/20/20/20).
+    Value<U64> row = b.MulWide(t, c.num_experts);
+    Value<U64> pick_row = b.MulWide(t, c.top_k);
+    auto logit = [&](Value<U32> e) {
+      return ConvertTo<A>(b, b.Load<S>(kGlobal, b.ElementAddr<S>(logits, b.Add(row, b.Cvt<U64>(e)))));
+    };
+    auto index_at = [&](Value<U32> j) { return b.ElementAddr<U32>(indices, b.Add(pick_row, b.Cvt<U64>(j))); };
+    auto weight_at = [&](Value<U32> j) { return b.ElementAddr<S>(weights, b.Add(pick_row, b.Cvt<U64>(j))); };
     Var<A> top = b.Mutable<A>(std::numeric_limits<CA>::lowest(), "top");
     b.ForRange<U32>(0u, c.num_experts, 1u, kRolled, [&](Value<U32> e) { b.Assign(top, b.Max(top, logit(e))); });
     // Pick j is the largest logit after pick j-1 in the order (value
@@ -79,7 +85,7 @@ void GatingBody(KernelBuilder& b, const MoeConfig& c) {
         b.Assign(best, b.Select(better, x, Value<A>(best)));
         b.Assign(best_index1, b.Select(better, b.Add(e, 1u), Value<U32>(best_index1)));
       });
-      b.Store(kGlobal, b.ElementAddr<U32>(index_row, j), b.Sub(best_index1, 1u));
+      b.Store(kGlobal, index_at(j), b.Sub(best_index1, 1u));
       b.Assign(sum, b.Add(sum, Exp2(b, b.Mul(b.Sub(best, Value<A>(top)), static_cast<CA>(kLog2E)))));
       b.Assign(prev, best);
       b.Assign(prev_index1, best_index1);
@@ -87,9 +93,9 @@ void GatingBody(KernelBuilder& b, const MoeConfig& c) {
     // The weights: softmax over the picks (the softmax over all E cancels in
     // the renormalisation).
     b.ForRange<U32>(0u, c.top_k, 1u, kRolled, [&](Value<U32> j) {
-      Value<U32> e = b.Min(b.Load<U32>(kGlobal, b.ElementAddr<U32>(index_row, j)), c.num_experts - 1);
+      Value<U32> e = b.Min(b.Load<U32>(kGlobal, index_at(j)), c.num_experts - 1);
       Value<A> p = Exp2(b, b.Mul(b.Sub(logit(e), Value<A>(top)), static_cast<CA>(kLog2E)));
-      b.Store(kGlobal, b.ElementAddr<S>(weight_row, j), ConvertTo<S>(b, b.Div(p, Value<A>(sum))));
+      b.Store(kGlobal, weight_at(j), ConvertTo<S>(b, b.Div(p, Value<A>(sum))));
     });
   });
   b.Ret();
