@@ -424,11 +424,17 @@ void PointwiseBody(KernelBuilder& b, const Geo& g, const Conv2dTiling& t) {
     });
     Value<U32> c_first = b.Mad(n, g.c, b.Mul(oc_slice.group, g.cpg));
     Value<U64> step = b.MulWide(spatial, static_cast<uint32_t>(size));
-    Var<U64> in = b.Mutable<U64>(b.ElementAddr<T>(PlaneAddr<T>(b, input, c_first, spatial), p), "in");
+    // The first channel's pixel as input + (c_first * spatial + p) << log2(size), one 64-bit index, as nvcc
+    // forms it; with the pointer form (plane + p * size) the p * size stays live for the output.
+    Var<U64> in = b.Mutable<U64>(b.ElementAddr<T>(input, b.Add(b.MulWide(c_first, spatial), b.Cvt<U64>(p))), "in");
     Var<U32> w_row = b.Mutable<U32>(b.SymbolAddr(w_tile), "w_row");
-    // `unroll` channels per iteration: their loads first, then the products.
+    // `unroll` channels per iteration: their loads first, then the products. The loop stays rolled
+    // (`.pragma "nounroll"`, as the twin bench/cuda/conv2d_pointwise.cu has `#pragma unroll 1`): ptxas -v
+    // on sm_80/86/89/90/100/120 48/48/48/44/42/42 -> 44/44/44/44/42/42, and 44/44/44/43/42/42 with `in`
+    // formed as above (nvcc's: 43/43/43/43/44/42). Rolling the weight copy loop as well costs 4 on sm_90;
+    // forming the output address as an index too gives nvcc's 43 on sm_80 but 44 on sm_100.
     const uint32_t unroll = LargestDivisorAtMost(g.cpg, 4);
-    b.ForRange<U32>(0u, g.cpg, unroll, [&](Value<U32>) {
+    b.ForRange<U32>(0u, g.cpg, unroll, KernelBuilder::LoopOptions{.unroll = false}, [&](Value<U32>) {
       std::vector<Value<A>> x;
       for (uint32_t u = 0; u < unroll; ++u) {
         x.push_back(LoadAs<T, A>(b, in));
