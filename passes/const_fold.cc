@@ -233,7 +233,14 @@ std::optional<uint64_t> EvaluateConstant(const ir::Kernel& kernel, const ir::Ins
 }
 
 size_t FoldConstants(ir::Kernel& kernel) {
-  const Values values(kernel);
+  Analyses analyses(kernel);
+  return FoldConstants(kernel, analyses);
+}
+
+// Rewrites instructions in place (MakeMove keeps the definitions and the
+// guard; no branch or label changes): the shared analyses stay true.
+size_t FoldConstants(ir::Kernel& kernel, Analyses& analyses) {
+  const Values& values = analyses.values();
   const size_t nregs = kernel.regs.size();
   std::vector<bool> known(nregs, false);
   std::vector<uint64_t> value(nregs, 0);

@@ -7,7 +7,6 @@
 #include <utility>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "ir/cfg.h"
 #include "passes/values.h"
 
@@ -55,22 +54,99 @@ uint64_t HashOperand(const ir::Operand& op) {
   return Mix(h, static_cast<uint64_t>(op.value));
 }
 
+// A map from 32-bit expression keys to instruction indices: open addressing
+// with linear probing in one array, deleted entries closed up by backward
+// shifting (no tombstones: the scoped table erases as much as it inserts).
+// It starts at 16 slots and doubles at half full. absl::flat_hash_map did
+// this job with a second hash of an already hashed key, control bytes and
+// more code on the first call of a process: this is one small array for a
+// 20-instruction kernel and one probe per lookup at a million.
+class ExprTable {
+ public:
+  static constexpr uint32_t kEmpty = UINT32_MAX;  // no instruction has this index
+  struct Slot {
+    uint32_t key;
+    uint32_t value;  // kEmpty: a free slot
+  };
+
+  // The slot of `key`, made with `value` if there was none (then true).
+  // The pointer stays valid until the next TryEmplace.
+  std::pair<Slot*, bool> TryEmplace(uint32_t key, uint32_t value) {
+    if ((size_ + 1) * 2 > slots_.size()) Grow();
+    for (size_t i = Home(key);; i = (i + 1) & mask_) {
+      Slot& s = slots_[i];
+      if (s.value == kEmpty) {
+        s = {key, value};
+        ++size_;
+        return {&s, true};
+      }
+      if (s.key == key) return {&s, false};
+    }
+  }
+  Slot* Find(uint32_t key) {
+    if (size_ == 0) return nullptr;
+    for (size_t i = Home(key);; i = (i + 1) & mask_) {
+      Slot& s = slots_[i];
+      if (s.value == kEmpty) return nullptr;
+      if (s.key == key) return &s;
+    }
+  }
+  void Erase(uint32_t key) {
+    Slot* s = Find(key);
+    if (s == nullptr) return;
+    // Knuth's algorithm R: move later entries of the run into the hole
+    // unless their home lies cyclically in (hole, their slot].
+    size_t hole = static_cast<size_t>(s - slots_.data());
+    for (size_t j = (hole + 1) & mask_; slots_[j].value != kEmpty; j = (j + 1) & mask_) {
+      const size_t home = Home(slots_[j].key);
+      const bool stays = hole <= j ? (hole < home && home <= j) : (hole < home || home <= j);
+      if (!stays) {
+        slots_[hole] = slots_[j];
+        hole = j;
+      }
+    }
+    slots_[hole].value = kEmpty;
+    --size_;
+  }
+
+ private:
+  size_t Home(uint32_t key) const { return static_cast<uint32_t>(key * 0x9E3779B1u) >> shift_; }
+  void Grow() {
+    std::vector<Slot> old = std::move(slots_);
+    const size_t cap = old.empty() ? 16 : old.size() * 2;
+    slots_.assign(cap, Slot{0, kEmpty});
+    mask_ = cap - 1;
+    shift_ = 32 - static_cast<uint32_t>(__builtin_ctzll(cap));
+    for (const Slot& s : old) {
+      if (s.value == kEmpty) continue;
+      size_t i = Home(s.key);
+      while (slots_[i].value != kEmpty) i = (i + 1) & mask_;
+      slots_[i] = s;
+    }
+  }
+
+  std::vector<Slot> slots_;
+  size_t size_ = 0;
+  size_t mask_ = 0;
+  uint32_t shift_ = 32;
+};
+
 class Numbering {
  public:
-  explicit Numbering(ir::Kernel& kernel)
+  Numbering(ir::Kernel& kernel, Analyses& analyses)
       : kernel_(kernel),
-        values_(kernel),
+        analyses_(analyses),
+        values_(analyses.values()),
         renaming_(kernel.regs.size()),
         dead_(kernel.body.size(), false),
         shadowed_(kernel.body.size(), kNone),
         last_def_(kernel.regs.size(), kNone) {}
 
   size_t Run() {
-    const ir::Cfg cfg = ir::Cfg::Build(kernel_);
+    const ir::Cfg& cfg = analyses_.cfg();
     const uint32_t nb = static_cast<uint32_t>(cfg.blocks.size());
     if (nb == 0) return 0;
-    const std::vector<uint32_t> idom = ir::ImmediateDominators(cfg);
-    const ir::DominatorTree tree = ir::DominatorTree::FromIdom(idom);
+    const ir::DominatorTree tree = ir::DominatorTree::FromIdom(analyses_.idom());
     const std::vector<uint32_t>& child_begin = tree.child_begin;
     const std::vector<uint32_t>& children = tree.children;
     // Iterative preorder walk; on leaving a block its table entries go.
@@ -90,20 +166,21 @@ class Numbering {
         VisitBlock(cfg.blocks[c]);
         continue;
       }
+      if (stack.size() == 1) break;  // the entry block's scope: the table is not needed again
       while (undo_.size() > f.undo_mark) {
         const auto [hash, inst] = undo_.back();
         undo_.pop_back();
         if (shadowed_[inst] == kNone) {
-          table_.erase(hash);
+          table_.Erase(hash);
         } else {
-          table_[hash] = shadowed_[inst];
+          table_.Find(hash)->value = shadowed_[inst];
         }
       }
       stack.pop_back();
     }
     if (removed_ == 0) return 0;
     for (ir::Instruction& inst : kernel_.body) renaming_.Apply(inst);  // blocks the walk did not reach too
-    return RemoveMarked(kernel_, dead_);
+    return RemoveMarked(kernel_, dead_, &analyses_);
   }
 
  private:
@@ -140,16 +217,16 @@ class Numbering {
   void Number(uint32_t i) {
     ir::Instruction& inst = kernel_.body[i];
     const uint32_t hash = Key(Hash(inst));
-    auto [it, inserted] = table_.try_emplace(hash, i);
+    auto [it, inserted] = table_.TryEmplace(hash, i);
     if (!inserted) {
-      for (uint32_t j = it->second; j != kNone; j = shadowed_[j]) {
+      for (uint32_t j = it->value; j != kNone; j = shadowed_[j]) {
         if (Same(kernel_.body[j], inst)) {
           Merge(i, j);
           return;
         }
       }
-      shadowed_[i] = it->second;
-      it->second = i;
+      shadowed_[i] = it->value;
+      it->value = i;
     }
     undo_.push_back({hash, i});
   }
@@ -161,16 +238,16 @@ class Numbering {
   void NumberLocal(uint32_t i) {
     ir::Instruction& inst = kernel_.body[i];
     const uint32_t hash = Key(Hash(inst));
-    auto [it, inserted] = local_.try_emplace(hash, i);
+    auto [it, inserted] = local_.TryEmplace(hash, i);
     if (inserted) {
       local_keys_.push_back(hash);
       return;
     }
     uint32_t prev = kNone;
-    for (uint32_t j = it->second; j != kNone;) {
+    for (uint32_t j = it->value; j != kNone;) {
       const uint32_t next = shadowed_[j];
       if (!Holds(j, i)) {  // unlink j
-        (prev == kNone ? it->second : shadowed_[prev]) = next;
+        (prev == kNone ? it->value : shadowed_[prev]) = next;
       } else if (Same(kernel_.body[j], inst)) {
         Merge(i, j);
         return;
@@ -179,8 +256,8 @@ class Numbering {
       }
       j = next;
     }
-    shadowed_[i] = it->second;
-    it->second = i;
+    shadowed_[i] = it->value;
+    it->value = i;
   }
 
   // Whether body[j], earlier in this block than body[i], still computes
@@ -193,7 +270,7 @@ class Numbering {
   }
 
   void ClearLocal() {
-    for (uint32_t hash : local_keys_) local_.erase(hash);
+    for (uint32_t hash : local_keys_) local_.Erase(hash);
     local_keys_.clear();
   }
 
@@ -274,13 +351,14 @@ class Numbering {
   }
 
   ir::Kernel& kernel_;
-  const Values values_;
+  Analyses& analyses_;
+  const Values& values_;
   Renaming renaming_;
   std::vector<bool> dead_;
   std::vector<uint32_t> shadowed_;  // by instruction
   std::vector<uint32_t> last_def_;  // by register: the last definition visited (body index); kNone
-  absl::flat_hash_map<uint32_t, uint32_t> table_;
-  absl::flat_hash_map<uint32_t, uint32_t> local_;  // this block's expressions reading mutable registers
+  ExprTable table_;
+  ExprTable local_;  // this block's expressions reading mutable registers
   std::vector<uint32_t> local_keys_;               // local_'s keys
   std::vector<std::pair<uint32_t, uint32_t>> undo_;  // (hash, instruction) entered, innermost last
   size_t removed_ = 0;
@@ -288,6 +366,13 @@ class Numbering {
 
 }  // namespace
 
-size_t EliminateCommonSubexpressions(ir::Kernel& kernel) { return Numbering(kernel).Run(); }
+size_t EliminateCommonSubexpressions(ir::Kernel& kernel) {
+  Analyses analyses(kernel);
+  return Numbering(kernel, analyses).Run();
+}
+
+size_t EliminateCommonSubexpressions(ir::Kernel& kernel, Analyses& analyses) {
+  return Numbering(kernel, analyses).Run();
+}
 
 }  // namespace ptxforge::passes

@@ -7,9 +7,16 @@
 // cost. (Use and definition sets as SparseBitVectors too cost about 48 bytes
 // of list node per 128-register element, 85 bytes per instruction on a
 // kernel with a block every 5 instructions, the largest part of the
-// pipeline's peak heap.) Each block is then walked backwards once with one dense scratch set
-// and per-class counters updated on insertion and removal: no set is copied
-// per instruction and no set is scanned to count it.
+// pipeline's peak heap.) When one dense set per block is small next to the
+// body (a few words per block: every registry kernel, and straight-line
+// code of any size), the live-in sets are dense bit rows of one flat array
+// instead, which costs no list nodes and no sorting. Each block is then
+// walked backwards once with one dense scratch set and per-class counters
+// updated on insertion and removal: no set is copied per instruction and no
+// set is scanned to count it. The same sweep of the body that gathers the
+// use and definition sets counts the instructions and the registers
+// referenced (what ir::RegisterNumbering counts), and the CFG is the
+// pipeline run's shared one.
 #include "passes/register_count.h"
 
 #include <algorithm>
@@ -72,22 +79,28 @@ class LiveSet {
 }  // namespace
 
 ir::KernelStats CountRegisters(const ir::Kernel& kernel) {
-  ir::KernelStats stats;
-  ir::RegisterNumbering numbering = ir::RegisterNumbering::Compute(kernel);
-  stats.regs_per_class = numbering.count;
-  for (const ir::Instruction& inst : kernel.body) stats.instructions += !inst.info().has(ir::kPseudo);
+  Analyses analyses(kernel);
+  return CountRegisters(kernel, analyses);
+}
 
+ir::KernelStats CountRegisters(const ir::Kernel& kernel, Analyses& analyses) {
+  ir::KernelStats stats;
   const size_t nregs = kernel.regs.size();
   std::vector<uint8_t> cls(nregs);
   for (size_t r = 0; r < nregs; ++r) cls[r] = static_cast<uint8_t>(ir::RegClassOf(kernel.regs[r].type));
+  std::vector<bool> used(nregs, false);  // referenced by the body (ir::RegisterNumbering's count)
 
-  ir::Cfg cfg = ir::Cfg::Build(kernel);
+  const ir::Cfg& cfg = analyses.cfg();
   const size_t nb = cfg.blocks.size();
+  const size_t words = (nregs + 63) / 64;
+  // Dense live-in rows when they total at most a few words per instruction.
+  const bool dense = nb * words <= 4 * kernel.body.size() + 4096;
   // Block b's upward-exposed uses (read before any unconditional write in b)
   // are flat[use_begin[b]] up to flat[def_begin[b]], its unconditional
   // definitions flat[def_begin[b]] up to flat[use_begin[b + 1]], each sorted.
   std::vector<uint32_t> flat, use_begin(nb + 1), def_begin(nb);
-  std::vector<RegSet> live_in(nb);
+  std::vector<RegSet> live_in(dense ? 0 : nb);
+  std::vector<uint64_t> dense_in(dense ? nb * words : 0);  // block b's row: words [b * words, (b + 1) * words)
   // Each block's registers are gathered first and set in increasing order:
   // SparseBitVector::set walks its element list from the last position, so
   // setting out of order (a loop-carried register with a low number between
@@ -95,23 +108,30 @@ ir::KernelStats CountRegisters(const ir::Kernel& kernel) {
   std::vector<uint32_t> def_stamp(nregs, UINT32_MAX);  // the last block that wrote each register
   std::vector<uint32_t> use_stamp(nregs, UINT32_MAX);  // the last block that read it first
   std::vector<uint32_t> block_uses, block_defs;
-  auto fill = [&flat](std::vector<uint32_t>& regs) {
+  auto fill = [&flat, dense](std::vector<uint32_t>& regs) {
     // Registers are numbered by first appearance, so a block's definitions
     // usually come sorted: check in one pass before paying O(n log n) (a
     // million-instruction block spent more on this sort than on the rest).
-    if (!std::is_sorted(regs.begin(), regs.end())) std::sort(regs.begin(), regs.end());
+    // Dense rows need no order.
+    if (!dense && !std::is_sorted(regs.begin(), regs.end())) std::sort(regs.begin(), regs.end());
     flat.insert(flat.end(), regs.begin(), regs.end());
     regs.clear();
   };
   for (uint32_t b = 0; b < nb; ++b) {
     for (uint32_t i = cfg.blocks[b].begin; i < cfg.blocks[b].end; ++i) {
       const ir::Instruction& inst = kernel.body[i];
+      stats.instructions += !inst.info().has(ir::kPseudo);
       ir::ForEachUse(inst, [&](ir::Reg r) {
-        if (r.id < nregs && def_stamp[r.id] != b && use_stamp[r.id] != b) {
+        if (r.id >= nregs) return;
+        used[r.id] = true;
+        if (def_stamp[r.id] != b && use_stamp[r.id] != b) {
           use_stamp[r.id] = b;
           block_uses.push_back(r.id);
         }
       });
+      for (ir::Reg d : inst.dsts) {
+        if (d.id < nregs) used[d.id] = true;
+      }
       if (!inst.guarded()) {
         for (ir::Reg d : inst.dsts) {
           if (def_stamp[d.id] != b) {
@@ -127,10 +147,33 @@ ir::KernelStats CountRegisters(const ir::Kernel& kernel) {
     fill(block_defs);
   }
   use_begin[nb] = static_cast<uint32_t>(flat.size());
-  flat.shrink_to_fit();
+  for (size_t r = 0; r < nregs; ++r) stats.regs_per_class[cls[r]] += used[r];
+  std::vector<bool>().swap(used);
   // Backward dataflow to a fixed point; blocks in reverse order, so straight
   // code converges in one sweep and each loop adds a sweep per nesting level.
-  for (bool changed = true; changed;) {
+  if (dense) {
+    std::vector<uint64_t> in(words);
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (size_t b = nb; b-- > 0;) {
+        std::fill(in.begin(), in.end(), 0);
+        for (uint32_t s : cfg.blocks[b].succs) {
+          const uint64_t* row = &dense_in[s * words];
+          for (size_t w = 0; w < words; ++w) in[w] |= row[w];
+        }
+        for (uint32_t k = def_begin[b]; k < use_begin[b + 1]; ++k) in[flat[k] / 64] &= ~(uint64_t{1} << (flat[k] % 64));
+        for (uint32_t k = use_begin[b]; k < def_begin[b]; ++k) in[flat[k] / 64] |= uint64_t{1} << (flat[k] % 64);
+        uint64_t* row = &dense_in[b * words];
+        if (!std::equal(in.begin(), in.end(), row)) {
+          std::copy(in.begin(), in.end(), row);
+          changed = true;
+        }
+      }
+    }
+  } else {
+    flat.shrink_to_fit();
+  }
+  for (bool changed = !dense; changed;) {
     changed = false;
     for (size_t b = nb; b-- > 0;) {
       RegSet in;
@@ -160,7 +203,15 @@ ir::KernelStats CountRegisters(const ir::Kernel& kernel) {
   LiveSet live(cls, nregs);
   for (size_t b = 0; b < nb; ++b) {
     for (uint32_t s : cfg.blocks[b].succs) {
-      for (unsigned r : live_in[s]) live.Insert(r);
+      if (dense) {
+        for (size_t w = 0; w < words; ++w) {
+          for (uint64_t bits = dense_in[s * words + w]; bits; bits &= bits - 1) {
+            live.Insert(static_cast<uint32_t>(w * 64 + __builtin_ctzll(bits)));
+          }
+        }
+      } else {
+        for (unsigned r : live_in[s]) live.Insert(r);
+      }
     }
     for (uint32_t i = cfg.blocks[b].end; i-- > cfg.blocks[b].begin;) {
       const ir::Instruction& inst = kernel.body[i];
