@@ -218,12 +218,17 @@ class Numbering {
     const bool ahead = n >= kAheadFrom;
     for (uint32_t i = bb.begin; i < bb.end; ++i) {
       ir::Instruction& inst = kernel_.body[i];
-      Ahead cur = ahead_[i % kAhead];
-      if (ahead && i + kAhead < n) {
-        const Ahead next = ahead_[i % kAhead] = Prepare(i + kAhead);
-        if (next.kind == Kind::kValues) table_.Prefetch(next.key);
+      Ahead cur;
+      if (ahead) {
+        cur = ahead_[i % kAhead];
+        if (i + kAhead < n) {
+          const Ahead next = ahead_[i % kAhead] = Prepare(i + kAhead);
+          if (next.kind == Kind::kValues) table_.Prefetch(next.key);
+        }
+        if (cur.index != i || cur.renamings != renaming_.size()) cur = Prepare(i);
+      } else {
+        cur = Prepare(i);
       }
-      if (cur.index != i || cur.renamings != renaming_.size()) cur = Prepare(i);
       switch (cur.kind) {
         case Kind::kNone: break;
         case Kind::kValues: Number(i, cur.key); break;
