@@ -274,7 +274,11 @@ size_t FoldConstants(ir::Kernel& kernel, Analyses& analyses) {
         done = true;
       }
     }
-    if (!done && TakesImmediates(inst)) {
+    // Decoding the signature (SourceSlots) is most of this pass's cost per
+    // instruction: only for an instruction that reads a known constant.
+    bool reads_constant = false;
+    for (const ir::Operand& op : inst.srcs) reads_constant |= op.is_reg() && op.id < nregs && known[op.id];
+    if (!done && reads_constant && TakesImmediates(inst)) {
       const absl::InlinedVector<SourceSlot, 4> slots = SourceSlots(inst);
       bool any = false;
       for (size_t s = 0; s < inst.srcs.size(); ++s) {
