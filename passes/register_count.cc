@@ -116,7 +116,9 @@ int Units(ir::RegClass c) {
 // number live per class, and the members, to clear it cheaply.
 class LiveSet {
  public:
-  LiveSet(const std::vector<uint8_t>& cls, size_t nregs) : cls_(cls), bits_((nregs + 63) / 64, 0) {}
+  LiveSet(const std::vector<uint8_t>& cls, size_t nregs) : cls_(cls), bits_((nregs + 63) / 64, 0) {
+    members_.reserve(64);
+  }
   bool Test(uint32_t r) const { return (bits_[r / 64] >> (r % 64)) & 1; }
   void Insert(uint32_t r) {
     uint64_t& w = bits_[r / 64];
@@ -174,6 +176,11 @@ ir::KernelStats Count(const ir::Kernel& kernel, const ir::Cfg& cfg, LiveInSets s
   std::vector<uint32_t> def_stamp(nregs, UINT32_MAX);  // the last block that wrote each register
   std::vector<uint32_t> use_stamp(nregs, UINT32_MAX);  // the last block that read it first
   std::vector<uint32_t> block_uses, block_defs;
+  // Sized once for the common case (an instruction reads and writes about
+  // three registers), so that a small kernel does not grow them step by step.
+  flat.reserve(3 * kernel.body.size());
+  block_uses.reserve(64);
+  block_defs.reserve(64);
   auto fill = [&flat, dense](std::vector<uint32_t>& regs) {
     // Registers are numbered by first appearance, so a block's definitions
     // usually come sorted: check in one pass before paying O(n log n) (a
