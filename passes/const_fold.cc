@@ -233,7 +233,14 @@ std::optional<uint64_t> EvaluateConstant(const ir::Kernel& kernel, const ir::Ins
 }
 
 size_t FoldConstants(ir::Kernel& kernel) {
-  const Values values(kernel);
+  Analyses analyses(kernel);
+  return FoldConstants(kernel, analyses);
+}
+
+// Rewrites instructions in place (MakeMove keeps the definitions and the
+// guard; no branch or label changes): the shared analyses stay true.
+size_t FoldConstants(ir::Kernel& kernel, Analyses& analyses) {
+  const Values& values = analyses.values();
   const size_t nregs = kernel.regs.size();
   std::vector<bool> known(nregs, false);
   std::vector<uint64_t> value(nregs, 0);
@@ -267,7 +274,11 @@ size_t FoldConstants(ir::Kernel& kernel) {
         done = true;
       }
     }
-    if (!done && TakesImmediates(inst)) {
+    // Decoding the signature (SourceSlots) is most of this pass's cost per
+    // instruction: only for an instruction that reads a known constant.
+    bool reads_constant = false;
+    for (const ir::Operand& op : inst.srcs) reads_constant |= op.is_reg() && op.id < nregs && known[op.id];
+    if (!done && reads_constant && TakesImmediates(inst)) {
       const absl::InlinedVector<SourceSlot, 4> slots = SourceSlots(inst);
       bool any = false;
       for (size_t s = 0; s < inst.srcs.size(); ++s) {

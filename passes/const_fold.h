@@ -7,6 +7,7 @@
 #include <span>
 
 #include "ir/kernel.h"
+#include "passes/analyses.h"
 #include "passes/pass.h"
 
 namespace ptxforge::passes {
@@ -38,12 +39,19 @@ std::optional<uint64_t> EvaluateConstant(const ir::Kernel& kernel, const ir::Ins
 // by `mov.T r, IMM` earlier in the body. The movs left unused go in dce.
 // Returns the number of instructions changed.
 size_t FoldConstants(ir::Kernel& kernel);
+// The same with the analyses a pipeline run shares (passes/analyses.h), kept
+// up to date for what it changes.
+size_t FoldConstants(ir::Kernel& kernel, Analyses& analyses);
 
 class ConstantFoldingPass : public Pass {
  public:
   std::string_view name() const override { return "constfold"; }
   absl::Status Run(ir::Kernel& kernel) override {
     FoldConstants(kernel);
+    return absl::OkStatus();
+  }
+  absl::Status RunWith(ir::Kernel& kernel, Analyses& analyses) override {
+    FoldConstants(kernel, analyses);
     return absl::OkStatus();
   }
 };

@@ -9,7 +9,12 @@
 namespace ptxforge::passes {
 
 size_t PropagateCopies(ir::Kernel& kernel) {
-  std::optional<Values> values;  // built at the first candidate: code without copies never needs it
+  Analyses analyses(kernel);
+  return PropagateCopies(kernel, analyses);
+}
+
+size_t PropagateCopies(ir::Kernel& kernel, Analyses& analyses) {
+  const Values* values = nullptr;  // asked for at the first candidate: code without copies never needs it
   const size_t n = kernel.body.size();
   Renaming renaming(kernel.regs.size());
   std::vector<bool> dead(n, false);
@@ -22,7 +27,7 @@ size_t PropagateCopies(ir::Kernel& kernel) {
     const ir::Reg d = inst.dsts[0], s = inst.srcs[0].reg();
     // Cheap tests first: a mutable register (a loop-carried value) is never a value.
     if (kernel.regs[d.id].is_mutable || kernel.regs[s.id].is_mutable || kernel.type_of(d) != kernel.type_of(s)) continue;
-    if (!values) values.emplace(kernel);
+    if (values == nullptr) values = &analyses.values();
     if (!values->IsValue(d) || !values->IsValue(s)) continue;
     // A copy of itself (only in code the entry cannot reach, where the
     // verifier's must-defined check has nothing to say) stays.
@@ -33,7 +38,7 @@ size_t PropagateCopies(ir::Kernel& kernel) {
   }
   if (renaming.size() == 0) return 0;
   for (ir::Instruction& inst : kernel.body) renaming.Apply(inst);
-  return RemoveMarked(kernel, dead);
+  return RemoveMarked(kernel, dead, &analyses);
 }
 
 }  // namespace ptxforge::passes

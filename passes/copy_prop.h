@@ -3,6 +3,7 @@
 #define PTXFORGE_PASSES_COPY_PROP_H_
 
 #include "ir/kernel.h"
+#include "passes/analyses.h"
 #include "passes/pass.h"
 
 namespace ptxforge::passes {
@@ -14,12 +15,19 @@ namespace ptxforge::passes {
 // Copies into or out of mutable (loop-carried) registers stay. Two linear
 // sweeps. Returns the number of movs removed.
 size_t PropagateCopies(ir::Kernel& kernel);
+// The same with the analyses a pipeline run shares (passes/analyses.h), kept
+// up to date for what it changes.
+size_t PropagateCopies(ir::Kernel& kernel, Analyses& analyses);
 
 class CopyPropagationPass : public Pass {
  public:
   std::string_view name() const override { return "copyprop"; }
   absl::Status Run(ir::Kernel& kernel) override {
     PropagateCopies(kernel);
+    return absl::OkStatus();
+  }
+  absl::Status RunWith(ir::Kernel& kernel, Analyses& analyses) override {
+    PropagateCopies(kernel, analyses);
     return absl::OkStatus();
   }
 };

@@ -2,12 +2,12 @@
 #include "passes/cse.h"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <type_traits>
 #include <utility>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "ir/cfg.h"
 #include "passes/values.h"
 
@@ -55,22 +55,103 @@ uint64_t HashOperand(const ir::Operand& op) {
   return Mix(h, static_cast<uint64_t>(op.value));
 }
 
+// A map from 32-bit expression keys to instruction indices: open addressing
+// with linear probing in one array, deleted entries closed up by backward
+// shifting (no tombstones: the scoped table erases as much as it inserts).
+// It starts at 16 slots and doubles at half full. absl::flat_hash_map did
+// this job with a second hash of an already hashed key, control bytes and
+// more code on the first call of a process: this is one small array for a
+// 20-instruction kernel and one probe per lookup at a million.
+class ExprTable {
+ public:
+  static constexpr uint32_t kEmpty = UINT32_MAX;  // no instruction has this index
+  struct Slot {
+    uint32_t key;
+    uint32_t value;  // kEmpty: a free slot
+  };
+
+  // The slot of `key`, made with `value` if there was none (then true).
+  // The pointer stays valid until the next TryEmplace.
+  std::pair<Slot*, bool> TryEmplace(uint32_t key, uint32_t value) {
+    if ((size_ + 1) * 2 > slots_.size()) Grow();
+    for (size_t i = Home(key);; i = (i + 1) & mask_) {
+      Slot& s = slots_[i];
+      if (s.value == kEmpty) {
+        s = {key, value};
+        ++size_;
+        return {&s, true};
+      }
+      if (s.key == key) return {&s, false};
+    }
+  }
+  Slot* Find(uint32_t key) {
+    if (size_ == 0) return nullptr;
+    for (size_t i = Home(key);; i = (i + 1) & mask_) {
+      Slot& s = slots_[i];
+      if (s.value == kEmpty) return nullptr;
+      if (s.key == key) return &s;
+    }
+  }
+  // Asks for the cache line where a lookup of `key` starts.
+  void Prefetch(uint32_t key) const {
+    if (!slots_.empty()) __builtin_prefetch(&slots_[Home(key)]);
+  }
+  void Erase(uint32_t key) {
+    Slot* s = Find(key);
+    if (s == nullptr) return;
+    // Knuth's algorithm R: move later entries of the run into the hole
+    // unless their home lies cyclically in (hole, their slot].
+    size_t hole = static_cast<size_t>(s - slots_.data());
+    for (size_t j = (hole + 1) & mask_; slots_[j].value != kEmpty; j = (j + 1) & mask_) {
+      const size_t home = Home(slots_[j].key);
+      const bool stays = hole <= j ? (hole < home && home <= j) : (hole < home || home <= j);
+      if (!stays) {
+        slots_[hole] = slots_[j];
+        hole = j;
+      }
+    }
+    slots_[hole].value = kEmpty;
+    --size_;
+  }
+
+ private:
+  size_t Home(uint32_t key) const { return static_cast<uint32_t>(key * 0x9E3779B1u) >> shift_; }
+  void Grow() {
+    std::vector<Slot> old = std::move(slots_);
+    const size_t cap = old.empty() ? 16 : old.size() * 2;
+    slots_.assign(cap, Slot{0, kEmpty});
+    mask_ = cap - 1;
+    shift_ = 32 - static_cast<uint32_t>(__builtin_ctzll(cap));
+    for (const Slot& s : old) {
+      if (s.value == kEmpty) continue;
+      size_t i = Home(s.key);
+      while (slots_[i].value != kEmpty) i = (i + 1) & mask_;
+      slots_[i] = s;
+    }
+  }
+
+  std::vector<Slot> slots_;
+  size_t size_ = 0;
+  size_t mask_ = 0;
+  uint32_t shift_ = 32;
+};
+
 class Numbering {
  public:
-  explicit Numbering(ir::Kernel& kernel)
+  Numbering(ir::Kernel& kernel, Analyses& analyses)
       : kernel_(kernel),
-        values_(kernel),
+        analyses_(analyses),
+        values_(analyses.values()),
         renaming_(kernel.regs.size()),
         dead_(kernel.body.size(), false),
         shadowed_(kernel.body.size(), kNone),
         last_def_(kernel.regs.size(), kNone) {}
 
   size_t Run() {
-    const ir::Cfg cfg = ir::Cfg::Build(kernel_);
+    const ir::Cfg& cfg = analyses_.cfg();
     const uint32_t nb = static_cast<uint32_t>(cfg.blocks.size());
     if (nb == 0) return 0;
-    const std::vector<uint32_t> idom = ir::ImmediateDominators(cfg);
-    const ir::DominatorTree tree = ir::DominatorTree::FromIdom(idom);
+    const ir::DominatorTree tree = ir::DominatorTree::FromIdom(analyses_.idom());
     const std::vector<uint32_t>& child_begin = tree.child_begin;
     const std::vector<uint32_t>& children = tree.children;
     // Iterative preorder walk; on leaving a block its table entries go.
@@ -90,20 +171,21 @@ class Numbering {
         VisitBlock(cfg.blocks[c]);
         continue;
       }
+      if (stack.size() == 1) break;  // the entry block's scope: the table is not needed again
       while (undo_.size() > f.undo_mark) {
         const auto [hash, inst] = undo_.back();
         undo_.pop_back();
         if (shadowed_[inst] == kNone) {
-          table_.erase(hash);
+          table_.Erase(hash);
         } else {
-          table_[hash] = shadowed_[inst];
+          table_.Find(hash)->value = shadowed_[inst];
         }
       }
       stack.pop_back();
     }
     if (removed_ == 0) return 0;
     for (ir::Instruction& inst : kernel_.body) renaming_.Apply(inst);  // blocks the walk did not reach too
-    return RemoveMarked(kernel_, dead_);
+    return RemoveMarked(kernel_, dead_, &analyses_);
   }
 
  private:
@@ -118,14 +200,39 @@ class Numbering {
   // expression stands for the same bits until the block redefines one of
   // the registers it reads (last_def_ says where that happened), and never
   // beyond the block (another path into a later block may redefine them).
+  //
+  // The instruction kAhead places further in the body is renamed,
+  // classified and hashed before its turn, and the table slot its lookup
+  // will read is prefetched then: in a kernel of a million instructions
+  // the table is megabytes and each lookup a cache miss, which made CSE
+  // cost 2-3x more per instruction than at a thousand. The walk's order is
+  // mostly the body's (preorder of the dominator tree of structured code),
+  // so this crosses block boundaries; an instruction whose turn comes out
+  // of that order, or after a merge (a new renaming), is prepared again
+  // then. Renaming early is safe: a renaming's target is never renamed
+  // itself, so renaming again later gives what renaming once then would.
+  // Below kAheadFrom instructions the table stays in the caches and each
+  // instruction is simply prepared at its turn.
   void VisitBlock(const ir::BasicBlock& bb) {
+    const uint32_t n = static_cast<uint32_t>(kernel_.body.size());
+    const bool ahead = n >= kAheadFrom;
     for (uint32_t i = bb.begin; i < bb.end; ++i) {
       ir::Instruction& inst = kernel_.body[i];
-      renaming_.Apply(inst);
-      switch (Classify(inst)) {
+      Ahead cur;
+      if (ahead) {
+        cur = ahead_[i % kAhead];
+        if (i + kAhead < n) {
+          const Ahead next = ahead_[i % kAhead] = Prepare(i + kAhead);
+          if (next.kind == Kind::kValues) table_.Prefetch(next.key);
+        }
+        if (cur.index != i || cur.renamings != renaming_.size()) cur = Prepare(i);
+      } else {
+        cur = Prepare(i);
+      }
+      switch (cur.kind) {
         case Kind::kNone: break;
-        case Kind::kValues: Number(i); break;
-        case Kind::kMutable: NumberLocal(i); break;
+        case Kind::kValues: Number(i, cur.key); break;
+        case Kind::kMutable: NumberLocal(i, cur.key); break;
       }
       for (ir::Reg d : inst.dsts) {
         if (d.id < last_def_.size()) last_def_[d.id] = i;
@@ -136,20 +243,47 @@ class Numbering {
     ClearLocal();
   }
 
+  enum class Kind {
+    kNone,     // not an expression
+    kValues,   // reads only values, immediates and addresses: numbered in dominator scope
+    kMutable,  // reads a register that is not a value: numbered within its block
+  };
+
+  // body[j] renamed, classified and hashed, and how many renamings there
+  // were then.
+  struct Ahead {
+    uint32_t index = kNone;  // j
+    Kind kind = Kind::kNone;
+    uint32_t key = 0;
+    size_t renamings = 0;
+  };
+  static constexpr uint32_t kAhead = 8;  // a power of two
+  static constexpr uint32_t kAheadFrom = 16384;
+
+  Ahead Prepare(uint32_t j) {
+    ir::Instruction& inst = kernel_.body[j];
+    renaming_.Apply(inst);
+    Ahead a;
+    a.index = j;
+    a.kind = Classify(inst);
+    if (a.kind != Kind::kNone) a.key = Key(Hash(inst));
+    a.renamings = renaming_.size();
+    return a;
+  }
+
   // Looks body[i] up in the scoped table; deletes it if an equal expression is there.
-  void Number(uint32_t i) {
+  void Number(uint32_t i, uint32_t hash) {
     ir::Instruction& inst = kernel_.body[i];
-    const uint32_t hash = Key(Hash(inst));
-    auto [it, inserted] = table_.try_emplace(hash, i);
+    auto [it, inserted] = table_.TryEmplace(hash, i);
     if (!inserted) {
-      for (uint32_t j = it->second; j != kNone; j = shadowed_[j]) {
+      for (uint32_t j = it->value; j != kNone; j = shadowed_[j]) {
         if (Same(kernel_.body[j], inst)) {
           Merge(i, j);
           return;
         }
       }
-      shadowed_[i] = it->second;
-      it->second = i;
+      shadowed_[i] = it->value;
+      it->value = i;
     }
     undo_.push_back({hash, i});
   }
@@ -158,19 +292,18 @@ class Numbering {
   // registers. Entries whose registers were redefined since are unlinked
   // from their chain as a lookup meets them (they can never hold again), so
   // a block that recomputes `f(r)` after every step of r keeps one entry.
-  void NumberLocal(uint32_t i) {
+  void NumberLocal(uint32_t i, uint32_t hash) {
     ir::Instruction& inst = kernel_.body[i];
-    const uint32_t hash = Key(Hash(inst));
-    auto [it, inserted] = local_.try_emplace(hash, i);
+    auto [it, inserted] = local_.TryEmplace(hash, i);
     if (inserted) {
       local_keys_.push_back(hash);
       return;
     }
     uint32_t prev = kNone;
-    for (uint32_t j = it->second; j != kNone;) {
+    for (uint32_t j = it->value; j != kNone;) {
       const uint32_t next = shadowed_[j];
       if (!Holds(j, i)) {  // unlink j
-        (prev == kNone ? it->second : shadowed_[prev]) = next;
+        (prev == kNone ? it->value : shadowed_[prev]) = next;
       } else if (Same(kernel_.body[j], inst)) {
         Merge(i, j);
         return;
@@ -179,8 +312,8 @@ class Numbering {
       }
       j = next;
     }
-    shadowed_[i] = it->second;
-    it->second = i;
+    shadowed_[i] = it->value;
+    it->value = i;
   }
 
   // Whether body[j], earlier in this block than body[i], still computes
@@ -193,7 +326,7 @@ class Numbering {
   }
 
   void ClearLocal() {
-    for (uint32_t hash : local_keys_) local_.erase(hash);
+    for (uint32_t hash : local_keys_) local_.Erase(hash);
     local_keys_.clear();
   }
 
@@ -203,12 +336,6 @@ class Numbering {
     dead_[i] = true;
     ++removed_;
   }
-
-  enum class Kind {
-    kNone,     // not an expression
-    kValues,   // reads only values, immediates and addresses: numbered in dominator scope
-    kMutable,  // reads a register that is not a value: numbered within its block
-  };
 
   Kind Classify(const ir::Instruction& inst) const {
     const ir::OpInfo& info = inst.info();
@@ -273,14 +400,16 @@ class Numbering {
     return same;
   }
 
+  std::array<Ahead, kAhead> ahead_;  // by body index mod kAhead
   ir::Kernel& kernel_;
-  const Values values_;
+  Analyses& analyses_;
+  const Values& values_;
   Renaming renaming_;
   std::vector<bool> dead_;
   std::vector<uint32_t> shadowed_;  // by instruction
   std::vector<uint32_t> last_def_;  // by register: the last definition visited (body index); kNone
-  absl::flat_hash_map<uint32_t, uint32_t> table_;
-  absl::flat_hash_map<uint32_t, uint32_t> local_;  // this block's expressions reading mutable registers
+  ExprTable table_;
+  ExprTable local_;  // this block's expressions reading mutable registers
   std::vector<uint32_t> local_keys_;               // local_'s keys
   std::vector<std::pair<uint32_t, uint32_t>> undo_;  // (hash, instruction) entered, innermost last
   size_t removed_ = 0;
@@ -288,6 +417,13 @@ class Numbering {
 
 }  // namespace
 
-size_t EliminateCommonSubexpressions(ir::Kernel& kernel) { return Numbering(kernel).Run(); }
+size_t EliminateCommonSubexpressions(ir::Kernel& kernel) {
+  Analyses analyses(kernel);
+  return Numbering(kernel, analyses).Run();
+}
+
+size_t EliminateCommonSubexpressions(ir::Kernel& kernel, Analyses& analyses) {
+  return Numbering(kernel, analyses).Run();
+}
 
 }  // namespace ptxforge::passes

@@ -3,6 +3,7 @@
 #define PTXFORGE_PASSES_CSE_H_
 
 #include "ir/kernel.h"
+#include "passes/analyses.h"
 #include "passes/pass.h"
 
 namespace ptxforge::passes {
@@ -35,12 +36,19 @@ namespace ptxforge::passes {
 // depend on hashing (a hash only finds candidates, which are compared in
 // full). Returns the number of instructions removed.
 size_t EliminateCommonSubexpressions(ir::Kernel& kernel);
+// The same with the analyses a pipeline run shares (passes/analyses.h), kept
+// up to date for what it changes.
+size_t EliminateCommonSubexpressions(ir::Kernel& kernel, Analyses& analyses);
 
 class CsePass : public Pass {
  public:
   std::string_view name() const override { return "cse"; }
   absl::Status Run(ir::Kernel& kernel) override {
     EliminateCommonSubexpressions(kernel);
+    return absl::OkStatus();
+  }
+  absl::Status RunWith(ir::Kernel& kernel, Analyses& analyses) override {
+    EliminateCommonSubexpressions(kernel, analyses);
     return absl::OkStatus();
   }
 };

@@ -10,6 +10,11 @@
 namespace ptxforge::passes {
 
 size_t RemoveDeadBranches(ir::Kernel& kernel) {
+  Analyses analyses(kernel);
+  return RemoveDeadBranches(kernel, analyses);
+}
+
+size_t RemoveDeadBranches(ir::Kernel& kernel, Analyses& analyses) {
   // One scan tells which of the three steps can find anything, so that
   // straight-line code without guards builds neither Values nor a Cfg (each a
   // pass over the whole kernel). Blocks can be unreachable only after an
@@ -24,9 +29,10 @@ size_t RemoveDeadBranches(ir::Kernel& kernel) {
   }
   size_t changed = 0;
   if (any_guard) {
-    const Values values(kernel);
+    const Values& values = analyses.values();
     std::vector<bool> dead(kernel.body.size(), false);
     bool any_dead = false;
+    const size_t changed_before = changed;
     for (size_t i = 0; i < kernel.body.size(); ++i) {
       ir::Instruction& inst = kernel.body[i];
       if (!inst.guarded()) continue;
@@ -46,11 +52,14 @@ size_t RemoveDeadBranches(ir::Kernel& kernel) {
       }
       ++changed;
     }
-    if (any_dead) RemoveMarked(kernel, dead);
+    // A guard dropped changes the CFG (the block no longer falls through)
+    // and may make a register a value.
+    if (changed != changed_before) analyses.Invalidate();
+    if (any_dead) RemoveMarked(kernel, dead, &analyses);
   }
   // Unreachable blocks.
   if (any_guard || early_end) {
-    const ir::Cfg cfg = ir::Cfg::Build(kernel);
+    const ir::Cfg& cfg = analyses.cfg();
     std::vector<bool> reachable(cfg.blocks.size(), false);
     for (uint32_t b : ir::ReversePostOrder(cfg)) reachable[b] = true;
     std::vector<bool> dead(kernel.body.size(), false);
@@ -60,7 +69,7 @@ size_t RemoveDeadBranches(ir::Kernel& kernel) {
       for (uint32_t i = cfg.blocks[b].begin; i < cfg.blocks[b].end; ++i) dead[i] = true;
       n += cfg.blocks[b].end - cfg.blocks[b].begin;
     }
-    if (n > 0) changed += RemoveMarked(kernel, dead);
+    if (n > 0) changed += RemoveMarked(kernel, dead, &analyses);
   }
   // Branches to the next instruction.
   if (any_bra) {
@@ -78,7 +87,7 @@ size_t RemoveDeadBranches(ir::Kernel& kernel) {
         }
       }
     }
-    if (any) changed += RemoveMarked(kernel, dead);
+    if (any) changed += RemoveMarked(kernel, dead, &analyses);
   }
   return changed;
 }

@@ -3,6 +3,7 @@
 #define PTXFORGE_PASSES_DEAD_BRANCHES_H_
 
 #include "ir/kernel.h"
+#include "passes/analyses.h"
 #include "passes/pass.h"
 
 namespace ptxforge::passes {
@@ -17,12 +18,19 @@ namespace ptxforge::passes {
 // Only paths go away, so every register defined on all paths to a use still
 // is. Linear in the body. Returns the number of instructions removed or changed.
 size_t RemoveDeadBranches(ir::Kernel& kernel);
+// The same with the analyses a pipeline run shares (passes/analyses.h), kept
+// up to date for what it changes.
+size_t RemoveDeadBranches(ir::Kernel& kernel, Analyses& analyses);
 
 class DeadBranchPass : public Pass {
  public:
   std::string_view name() const override { return "branches"; }
   absl::Status Run(ir::Kernel& kernel) override {
     RemoveDeadBranches(kernel);
+    return absl::OkStatus();
+  }
+  absl::Status RunWith(ir::Kernel& kernel, Analyses& analyses) override {
+    RemoveDeadBranches(kernel, analyses);
     return absl::OkStatus();
   }
 };

@@ -5,10 +5,16 @@
 #include <vector>
 
 #include "ir/register_numbering.h"
+#include "passes/analyses.h"
 
 namespace ptxforge::passes {
 
 size_t RemoveDeadRegisters(ir::Kernel& kernel) {
+  Analyses analyses(kernel);
+  return RemoveDeadRegisters(kernel, analyses);
+}
+
+size_t RemoveDeadRegisters(ir::Kernel& kernel, Analyses& analyses) {
   auto& body = kernel.body;
   const uint32_t n = static_cast<uint32_t>(body.size());
   const size_t nregs = kernel.regs.size();
@@ -68,6 +74,7 @@ size_t RemoveDeadRegisters(ir::Kernel& kernel) {
   }
   size_t kept = 0;
   while (kept < n && live[kept]) ++kept;  // nothing moves before the first dead instruction
+  if (kept < n) analyses.BeforeRemoval([&](uint32_t i) { return !live[i]; });
   for (size_t i = kept; i < n; ++i) {
     if (live[i]) body[kept++] = std::move(body[i]);
   }

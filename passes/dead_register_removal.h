@@ -3,6 +3,7 @@
 #ifndef PTXFORGE_PASSES_DEAD_REGISTER_REMOVAL_H_
 #define PTXFORGE_PASSES_DEAD_REGISTER_REMOVAL_H_
 
+#include "passes/analyses.h"
 #include "passes/pass.h"
 
 namespace ptxforge::passes {
@@ -14,12 +15,19 @@ namespace ptxforge::passes {
 // only feeding dead values (such as an unused loop-carried sum) go too.
 // Returns the number of instructions removed.
 size_t RemoveDeadRegisters(ir::Kernel& kernel);
+// The same with the analyses a pipeline run shares (passes/analyses.h), kept
+// up to date for what it changes.
+size_t RemoveDeadRegisters(ir::Kernel& kernel, Analyses& analyses);
 
 class DeadRegisterRemovalPass : public Pass {
  public:
   std::string_view name() const override { return "dce"; }
   absl::Status Run(ir::Kernel& kernel) override {
     RemoveDeadRegisters(kernel);
+    return absl::OkStatus();
+  }
+  absl::Status RunWith(ir::Kernel& kernel, Analyses& analyses) override {
+    RemoveDeadRegisters(kernel, analyses);
     return absl::OkStatus();
   }
 };

@@ -122,4 +122,8 @@ size_t SimplifyIdentities(ir::Kernel& kernel) {
   return changed;
 }
 
+// Rewrites instructions in place (MakeMove keeps the definitions and the
+// guard): the shared analyses stay true.
+size_t SimplifyIdentities(ir::Kernel& kernel, Analyses&) { return SimplifyIdentities(kernel); }
+
 }  // namespace ptxforge::passes

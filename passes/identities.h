@@ -3,6 +3,7 @@
 #define PTXFORGE_PASSES_IDENTITIES_H_
 
 #include "ir/kernel.h"
+#include "passes/analyses.h"
 #include "passes/pass.h"
 
 namespace ptxforge::passes {
@@ -17,12 +18,19 @@ namespace ptxforge::passes {
 // and x*0 is not 0 for infinities and NaN. The movs are left for copy
 // propagation and constant propagation. Returns the instructions rewritten.
 size_t SimplifyIdentities(ir::Kernel& kernel);
+// The same with the analyses a pipeline run shares (passes/analyses.h), kept
+// up to date for what it changes.
+size_t SimplifyIdentities(ir::Kernel& kernel, Analyses& analyses);
 
 class IdentitiesPass : public Pass {
  public:
   std::string_view name() const override { return "identities"; }
   absl::Status Run(ir::Kernel& kernel) override {
     SimplifyIdentities(kernel);
+    return absl::OkStatus();
+  }
+  absl::Status RunWith(ir::Kernel& kernel, Analyses& analyses) override {
+    SimplifyIdentities(kernel, analyses);
     return absl::OkStatus();
   }
 };

@@ -28,15 +28,16 @@ bool Cheap(const ir::Instruction& inst) {
 // The instructions are items: body[i] for i < n, clones_[i - n] after.
 class Hoister {
  public:
-  explicit Hoister(ir::Kernel& kernel)
+  Hoister(ir::Kernel& kernel, Analyses& analyses)
       : kernel_(kernel),
+        analyses_(analyses),
         n_(static_cast<uint32_t>(kernel.body.size())) {}
 
   size_t Run() {
-    const LoopForest forest = FindLoops(kernel_);
+    const LoopForest& forest = analyses_.loops();
     if (forest.loops.empty()) return 0;
     const size_t nregs = kernel_.regs.size();
-    const Values values(kernel_);
+    const Values& values = analyses_.values();
     dest_.assign(n_, kNone);
     slot_.assign(n_ + 1, kNone);
     stamp_.assign(nregs, kNone);
@@ -56,6 +57,8 @@ class Hoister {
       if (loop.entry_point != Loop::kNone) HoistFrom(forest, loop, l);
     }
     if (moved_ == 0) return 0;
+    // Instructions move and registers are added: nothing shared stays true.
+    analyses_.Invalidate();
     Rebuild();
     return moved_;
   }
@@ -188,6 +191,7 @@ class Hoister {
   }
 
   ir::Kernel& kernel_;
+  Analyses& analyses_;
   const uint32_t n_;
   std::vector<ir::Instruction> clones_;
   std::vector<uint32_t> dest_;                  // by item: the entry point it moved to; kNone: in place
@@ -202,6 +206,11 @@ class Hoister {
 
 }  // namespace
 
-size_t HoistLoopInvariants(ir::Kernel& kernel) { return Hoister(kernel).Run(); }
+size_t HoistLoopInvariants(ir::Kernel& kernel) {
+  Analyses analyses(kernel);
+  return Hoister(kernel, analyses).Run();
+}
+
+size_t HoistLoopInvariants(ir::Kernel& kernel, Analyses& analyses) { return Hoister(kernel, analyses).Run(); }
 
 }  // namespace ptxforge::passes

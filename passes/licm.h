@@ -4,6 +4,7 @@
 #define PTXFORGE_PASSES_LICM_H_
 
 #include "ir/kernel.h"
+#include "passes/analyses.h"
 #include "passes/pass.h"
 
 namespace ptxforge::passes {
@@ -44,12 +45,19 @@ namespace ptxforge::passes {
 // in the body times the loop depth. Returns the number of instructions moved
 // (an instruction that leaves two loops counts twice).
 size_t HoistLoopInvariants(ir::Kernel& kernel);
+// The same with the analyses a pipeline run shares (passes/analyses.h), kept
+// up to date for what it changes.
+size_t HoistLoopInvariants(ir::Kernel& kernel, Analyses& analyses);
 
 class LicmPass : public Pass {
  public:
   std::string_view name() const override { return "licm"; }
   absl::Status Run(ir::Kernel& kernel) override {
     HoistLoopInvariants(kernel);
+    return absl::OkStatus();
+  }
+  absl::Status RunWith(ir::Kernel& kernel, Analyses& analyses) override {
+    HoistLoopInvariants(kernel, analyses);
     return absl::OkStatus();
   }
 };

@@ -6,11 +6,8 @@
 
 namespace ptxforge::passes {
 
-namespace {
-
-// Whether some branch targets a label bound at or before it: without one
-// every edge goes forward in the body and there is no cycle (the common
-// case, decided without building the graph).
+// Without a backward branch every edge goes forward in the body and there
+// is no cycle (the common case, decided without building the graph).
 bool HasBackwardBranch(const ir::Kernel& kernel) {
   std::vector<bool> bound(kernel.labels.size(), false);
   for (const ir::Instruction& inst : kernel.body) {
@@ -21,19 +18,31 @@ bool HasBackwardBranch(const ir::Kernel& kernel) {
   return false;
 }
 
-}  // namespace
+bool HasBackwardBranch(const ir::Kernel& kernel, const ir::Cfg& cfg) {
+  for (uint32_t b = 0; b < cfg.blocks.size(); ++b) {
+    const ir::Instruction& last = kernel.body[cfg.blocks[b].end - 1];
+    if (last.op != ir::Opcode::kBra || last.srcs.empty() || last.srcs[0].id >= cfg.block_of_label.size()) continue;
+    if (cfg.block_of_label[last.srcs[0].id] <= b) return true;
+  }
+  return false;
+}
 
 LoopForest FindLoops(const ir::Kernel& kernel) {
   LoopForest f;
   if (!HasBackwardBranch(kernel)) return f;
   f.cfg = ir::Cfg::Build(kernel);
+  FindLoopsIn(kernel, ir::ImmediateDominators(f.cfg), f);
+  return f;
+}
+
+void FindLoopsIn(const ir::Kernel& kernel, const std::vector<uint32_t>& idom, LoopForest& f) {
   const ir::Cfg& cfg = f.cfg;
   const uint32_t nb = static_cast<uint32_t>(cfg.blocks.size());
   f.rank.assign(nb, Loop::kNone);
-  if (nb == 0) return f;
+  f.loops.clear();
+  if (nb == 0) return;
   const std::vector<uint32_t> rpo = ir::ReversePostOrder(cfg);
   for (uint32_t i = 0; i < rpo.size(); ++i) f.rank[rpo[i]] = i;
-  const std::vector<uint32_t> idom = ir::ImmediateDominators(cfg);
   // Dominator-tree intervals: a dominates b iff pre[a] <= pre[b] and post[b] <= post[a].
   const ir::DominatorTree tree = ir::DominatorTree::FromIdom(idom);
   const std::vector<uint32_t>& child_begin = tree.child_begin;
@@ -105,7 +114,6 @@ LoopForest FindLoops(const ir::Kernel& kernel) {
   // Innermost first: a loop nested in another has fewer blocks.
   std::stable_sort(f.loops.begin(), f.loops.end(),
                    [](const Loop& a, const Loop& b) { return a.blocks.size() < b.blocks.size(); });
-  return f;
 }
 
 void BodyEdit::Apply(ir::InstructionList& body) {

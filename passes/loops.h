@@ -31,7 +31,7 @@ struct Loop {
 };
 
 struct LoopForest {
-  ir::Cfg cfg;
+  ir::Cfg cfg;  // empty from FindLoops when the kernel has no loop
   std::vector<uint32_t> rank;  // position of each block in reverse post order; kNone: unreachable
   // Innermost first: a loop comes before every loop that contains it.
   std::vector<Loop> loops;
@@ -42,6 +42,17 @@ struct LoopForest {
 // kernel without a branch back to an earlier label has none, and gets an
 // empty forest (no cfg either) after one read of the body.
 LoopForest FindLoops(const ir::Kernel& kernel);
+// Whether some branch targets a label bound at or before it (FindLoops'
+// first test: without one the kernel has no loop).
+bool HasBackwardBranch(const ir::Kernel& kernel);
+// The same from the kernel's CFG, reading only each block's last
+// instruction: a block ending in a branch to a label of a block at or
+// before it.
+bool HasBackwardBranch(const ir::Kernel& kernel, const ir::Cfg& cfg);
+// FindLoops' work on a forest whose `cfg` is already the kernel's, given
+// its immediate dominators (ir::ImmediateDominators): fills `rank` and
+// `loops`. What passes/analyses.h uses to share one CFG between passes.
+void FindLoopsIn(const ir::Kernel& kernel, const std::vector<uint32_t>& idom, LoopForest& forest);
 
 // An edit of a kernel body that the loop passes make: instructions dropped
 // and instructions inserted, applied in place. The body is rearranged

@@ -2,6 +2,7 @@
 #include "passes/pass.h"
 
 #include "ir/strings.h"
+#include "passes/analyses.h"
 #include "passes/const_fold.h"
 #include "passes/copy_prop.h"
 #include "passes/cse.h"
@@ -112,12 +113,22 @@ absl::Status Pipeline::DumpAfter(std::string_view pass_name, DumpFn dump) {
   return absl::OkStatus();
 }
 
+absl::Status Pass::RunWith(ir::Kernel& kernel, Analyses& analyses) {
+  absl::Status s = Run(kernel);
+  analyses.Invalidate();
+  return s;
+}
+
 absl::Status Pipeline::Run(ir::Kernel& kernel) const {
+  Analyses analyses(kernel);
   for (const auto& p : passes_) {
-    absl::Status s = p->Run(kernel);
+    absl::Status s = p->RunWith(kernel, analyses);
     if (!s.ok()) return s;
     if (verify_each_) {
       if (absl::Status v = ir::VerifyKernel(kernel); !v.ok()) {
+        return absl::Status(v.code(), StrCat("after pass ", p->name(), ": ", v.message()));
+      }
+      if (absl::Status v = analyses.Check(); !v.ok()) {
         return absl::Status(v.code(), StrCat("after pass ", p->name(), ": ", v.message()));
       }
     }

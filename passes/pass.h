@@ -15,12 +15,20 @@
 
 namespace ptxforge::passes {
 
+class Analyses;  // passes/analyses.h
+
 class Pass {
  public:
   virtual ~Pass() = default;
   // A short stable name ("verify", "dce", "regcount") used by --dump-after.
   virtual std::string_view name() const = 0;
   virtual absl::Status Run(ir::Kernel& kernel) = 0;
+  // What Pipeline::Run calls: Run with the analyses the passes of one
+  // pipeline run share (the CFG, dominators, loops, the value table). The
+  // default calls Run(kernel) and then drops them all, since a pass that
+  // does not know them may have changed anything; the standard passes
+  // override it to use them and to say what they changed.
+  virtual absl::Status RunWith(ir::Kernel& kernel, Analyses& analyses);
 };
 
 // Which optimisations Pipeline::Standard runs (each on by default) and
@@ -74,7 +82,10 @@ class Pipeline {
     verify_each_ = on;
     return *this;
   }
-  // Runs the passes in order; stops at the first error, which names the pass.
+  // Runs the passes in order; stops at the first error, which names the
+  // pass. The passes share one Analyses (passes/analyses.h); with
+  // VerifyEach, what it keeps is checked against a fresh computation after
+  // every pass too.
   absl::Status Run(ir::Kernel& kernel) const;
   std::vector<std::string_view> PassNames() const;
 

@@ -3,6 +3,7 @@
 #define PTXFORGE_PASSES_POW2_DIVISION_H_
 
 #include "ir/kernel.h"
+#include "passes/analyses.h"
 #include "passes/pass.h"
 
 namespace ptxforge::passes {
@@ -33,6 +34,9 @@ class Pow2DivisionPass : public Pass {
     ReducePow2Division(kernel);
     return absl::OkStatus();
   }
+  // It rewrites instructions in place, keeping their registers, guards and
+  // places: the pipeline's shared analyses (passes/analyses.h) stay true.
+  absl::Status RunWith(ir::Kernel& kernel, Analyses&) override { return Run(kernel); }
 };
 
 }  // namespace ptxforge::passes

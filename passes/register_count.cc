@@ -2,29 +2,106 @@
 //
 // Each block's upward-exposed uses and definitions are sorted runs in one
 // flat array (4 bytes per register a block reads or writes), and live-in sets
-// are llvm::SparseBitVector: their memory follows what they hold, not the
-// number of registers, so a kernel of 200k blocks costs what its live ranges
-// cost. (Use and definition sets as SparseBitVectors too cost about 48 bytes
-// of list node per 128-register element, 85 bytes per instruction on a
-// kernel with a block every 5 instructions, the largest part of the
-// pipeline's peak heap.) Each block is then walked backwards once with one dense scratch set
-// and per-class counters updated on insertion and removal: no set is copied
-// per instruction and no set is scanned to count it.
+// are sparse runs of words in one pool (below): their memory follows what
+// they hold, not the number of registers, so a kernel of 200k blocks costs
+// what its live ranges cost. (Use and definition sets as llvm::SparseBitVector
+// cost about 48 bytes of list node per 128-register element, 85 bytes per
+// instruction on a kernel with a block every 5 instructions, the largest part
+// of the pipeline's peak heap.) When one dense set per block is small next to the
+// body (a few words per block: every registry kernel, and straight-line
+// code of any size), the live-in sets are dense bit rows of one flat array
+// instead, which costs no list nodes and no sorting. Each block is then
+// walked backwards once with one dense scratch set and per-class counters
+// updated on insertion and removal: no set is copied per instruction and no
+// set is scanned to count it. The same sweep of the body that gathers the
+// use and definition sets counts the instructions and the registers
+// referenced (what ir::RegisterNumbering counts), and the CFG is the
+// pipeline run's shared one.
 #include "passes/register_count.h"
 
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <span>
+#include <utility>
 #include <vector>
 
 #include "ir/register_numbering.h"
-#include "llvm/ADT/SparseBitVector.h"
 #include "ir/cfg.h"
 
 namespace ptxforge::passes {
 namespace {
 
-using RegSet = llvm::SparseBitVector<128>;
+// The sparse live-in sets: each block's set is a run of (word index, bits)
+// pairs in increasing index order, zero words left out, stored in one pool.
+// A set that changes in a dataflow sweep is appended anew (the old run
+// becomes garbage, collected when it outweighs the live runs). This is
+// llvm::SparseBitVector<64> without a list node per element: with 200k
+// blocks the SparseBitVector sets cost a temporary set, its nodes' mallocs
+// and frees and a comparison per block and sweep, and register counting at
+// a million instructions took 2.3x its time per instruction at 1k (now
+// see README "Design notes").
+struct SetWord {
+  uint32_t index;  // register / 64
+  uint64_t bits;
+};
+
+class SetPool {
+ public:
+  explicit SetPool(size_t nb) : begin_(nb, 0), size_(nb, 0) {}
+  std::span<const SetWord> Get(size_t b) const { return {pool_.data() + begin_[b], size_[b]}; }
+  // Makes `words` block b's set; false if it was that already.
+  bool Update(size_t b, const std::vector<SetWord>& words) {
+    std::span<const SetWord> old = Get(b);
+    if (old.size() == words.size() &&
+        std::equal(old.begin(), old.end(), words.begin(),
+                   [](const SetWord& x, const SetWord& y) { return x.index == y.index && x.bits == y.bits; })) {
+      return false;
+    }
+    live_ += words.size();
+    live_ -= old.size();
+    if (pool_.size() + words.size() > 2 * live_ + 1024) Compact();
+    begin_[b] = pool_.size();
+    size_[b] = static_cast<uint32_t>(words.size());
+    pool_.insert(pool_.end(), words.begin(), words.end());
+    return true;
+  }
+
+ private:
+  void Compact() {
+    std::vector<SetWord> fresh;
+    fresh.reserve(2 * live_ + 1024);
+    for (size_t b = 0; b < begin_.size(); ++b) {
+      std::span<const SetWord> s = Get(b);
+      begin_[b] = fresh.size();
+      fresh.insert(fresh.end(), s.begin(), s.end());
+    }
+    pool_ = std::move(fresh);
+  }
+
+  std::vector<SetWord> pool_;
+  std::vector<size_t> begin_;
+  std::vector<uint32_t> size_;
+  size_t live_ = 0;  // words in the blocks' current runs
+};
+
+// out = a | b (sorted runs).
+void Union(std::span<const SetWord> a, std::span<const SetWord> b, std::vector<SetWord>& out) {
+  out.clear();
+  size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    if (a[i].index < b[j].index) {
+      out.push_back(a[i++]);
+    } else if (b[j].index < a[i].index) {
+      out.push_back(b[j++]);
+    } else {
+      out.push_back({a[i].index, a[i].bits | b[j].bits});
+      ++i, ++j;
+    }
+  }
+  out.insert(out.end(), a.begin() + i, a.end());
+  out.insert(out.end(), b.begin() + j, b.end());
+}
 
 int Units(ir::RegClass c) {
   switch (c) {
@@ -39,7 +116,9 @@ int Units(ir::RegClass c) {
 // number live per class, and the members, to clear it cheaply.
 class LiveSet {
  public:
-  LiveSet(const std::vector<uint8_t>& cls, size_t nregs) : cls_(cls), bits_((nregs + 63) / 64, 0) {}
+  LiveSet(const std::vector<uint8_t>& cls, size_t nregs) : cls_(cls), bits_((nregs + 63) / 64, 0) {
+    members_.reserve(64);
+  }
   bool Test(uint32_t r) const { return (bits_[r / 64] >> (r % 64)) & 1; }
   void Insert(uint32_t r) {
     uint64_t& w = bits_[r / 64];
@@ -71,23 +150,25 @@ class LiveSet {
 
 }  // namespace
 
-ir::KernelStats CountRegisters(const ir::Kernel& kernel) {
-  ir::KernelStats stats;
-  ir::RegisterNumbering numbering = ir::RegisterNumbering::Compute(kernel);
-  stats.regs_per_class = numbering.count;
-  for (const ir::Instruction& inst : kernel.body) stats.instructions += !inst.info().has(ir::kPseudo);
+namespace {
 
+ir::KernelStats Count(const ir::Kernel& kernel, const ir::Cfg& cfg, LiveInSets sets) {
+  ir::KernelStats stats;
   const size_t nregs = kernel.regs.size();
   std::vector<uint8_t> cls(nregs);
   for (size_t r = 0; r < nregs; ++r) cls[r] = static_cast<uint8_t>(ir::RegClassOf(kernel.regs[r].type));
+  std::vector<bool> used(nregs, false);  // referenced by the body (ir::RegisterNumbering's count)
 
-  ir::Cfg cfg = ir::Cfg::Build(kernel);
   const size_t nb = cfg.blocks.size();
+  const size_t words = (nregs + 63) / 64;
+  // Dense live-in rows when they total at most a few words per instruction.
+  const bool dense = sets == LiveInSets::kAuto ? nb * words <= 4 * kernel.body.size() + 4096 : sets == LiveInSets::kDense;
   // Block b's upward-exposed uses (read before any unconditional write in b)
   // are flat[use_begin[b]] up to flat[def_begin[b]], its unconditional
   // definitions flat[def_begin[b]] up to flat[use_begin[b + 1]], each sorted.
   std::vector<uint32_t> flat, use_begin(nb + 1), def_begin(nb);
-  std::vector<RegSet> live_in(nb);
+  SetPool live_in(dense ? 0 : nb);
+  std::vector<uint64_t> dense_in(dense ? nb * words : 0);  // block b's row: words [b * words, (b + 1) * words)
   // Each block's registers are gathered first and set in increasing order:
   // SparseBitVector::set walks its element list from the last position, so
   // setting out of order (a loop-carried register with a low number between
@@ -95,23 +176,35 @@ ir::KernelStats CountRegisters(const ir::Kernel& kernel) {
   std::vector<uint32_t> def_stamp(nregs, UINT32_MAX);  // the last block that wrote each register
   std::vector<uint32_t> use_stamp(nregs, UINT32_MAX);  // the last block that read it first
   std::vector<uint32_t> block_uses, block_defs;
-  auto fill = [&flat](std::vector<uint32_t>& regs) {
+  // Sized once for the common case (an instruction reads and writes about
+  // three registers), so that a small kernel does not grow them step by step.
+  flat.reserve(3 * kernel.body.size());
+  block_uses.reserve(64);
+  block_defs.reserve(64);
+  auto fill = [&flat, dense](std::vector<uint32_t>& regs) {
     // Registers are numbered by first appearance, so a block's definitions
     // usually come sorted: check in one pass before paying O(n log n) (a
     // million-instruction block spent more on this sort than on the rest).
-    if (!std::is_sorted(regs.begin(), regs.end())) std::sort(regs.begin(), regs.end());
+    // Dense rows need no order.
+    if (!dense && !std::is_sorted(regs.begin(), regs.end())) std::sort(regs.begin(), regs.end());
     flat.insert(flat.end(), regs.begin(), regs.end());
     regs.clear();
   };
   for (uint32_t b = 0; b < nb; ++b) {
     for (uint32_t i = cfg.blocks[b].begin; i < cfg.blocks[b].end; ++i) {
       const ir::Instruction& inst = kernel.body[i];
+      stats.instructions += !inst.info().has(ir::kPseudo);
       ir::ForEachUse(inst, [&](ir::Reg r) {
-        if (r.id < nregs && def_stamp[r.id] != b && use_stamp[r.id] != b) {
+        if (r.id >= nregs) return;
+        used[r.id] = true;
+        if (def_stamp[r.id] != b && use_stamp[r.id] != b) {
           use_stamp[r.id] = b;
           block_uses.push_back(r.id);
         }
       });
+      for (ir::Reg d : inst.dsts) {
+        if (d.id < nregs) used[d.id] = true;
+      }
       if (!inst.guarded()) {
         for (ir::Reg d : inst.dsts) {
           if (def_stamp[d.id] != b) {
@@ -127,21 +220,63 @@ ir::KernelStats CountRegisters(const ir::Kernel& kernel) {
     fill(block_defs);
   }
   use_begin[nb] = static_cast<uint32_t>(flat.size());
-  flat.shrink_to_fit();
+  for (size_t r = 0; r < nregs; ++r) stats.regs_per_class[cls[r]] += used[r];
+  std::vector<bool>().swap(used);
   // Backward dataflow to a fixed point; blocks in reverse order, so straight
   // code converges in one sweep and each loop adds a sweep per nesting level.
-  for (bool changed = true; changed;) {
+  if (dense) {
+    std::vector<uint64_t> in(words);
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (size_t b = nb; b-- > 0;) {
+        std::fill(in.begin(), in.end(), 0);
+        for (uint32_t s : cfg.blocks[b].succs) {
+          const uint64_t* row = &dense_in[s * words];
+          for (size_t w = 0; w < words; ++w) in[w] |= row[w];
+        }
+        for (uint32_t k = def_begin[b]; k < use_begin[b + 1]; ++k) in[flat[k] / 64] &= ~(uint64_t{1} << (flat[k] % 64));
+        for (uint32_t k = use_begin[b]; k < def_begin[b]; ++k) in[flat[k] / 64] |= uint64_t{1} << (flat[k] % 64);
+        uint64_t* row = &dense_in[b * words];
+        if (!std::equal(in.begin(), in.end(), row)) {
+          std::copy(in.begin(), in.end(), row);
+          changed = true;
+        }
+      }
+    }
+  } else {
+    flat.shrink_to_fit();
+  }
+  std::vector<SetWord> in, tmp, uses;
+  for (bool changed = !dense; changed;) {
     changed = false;
     for (size_t b = nb; b-- > 0;) {
-      RegSet in;
-      for (uint32_t s : cfg.blocks[b].succs) in |= live_in[s];
-      // In increasing order, so that SparseBitVector's cursor moves forward.
-      for (uint32_t k = def_begin[b]; k < use_begin[b + 1]; ++k) in.reset(flat[k]);
-      for (uint32_t k = use_begin[b]; k < def_begin[b]; ++k) in.set(flat[k]);
-      if (in != live_in[b]) {
-        live_in[b] = std::move(in);
-        changed = true;
+      in.clear();
+      for (uint32_t s : cfg.blocks[b].succs) {
+        Union(in, live_in.Get(s), tmp);
+        std::swap(in, tmp);
       }
+      // Definitions out (both sorted: one walk), then uses in.
+      size_t w = 0;
+      for (uint32_t k = def_begin[b]; k < use_begin[b + 1]; ++k) {
+        const uint32_t r = flat[k];
+        while (w < in.size() && in[w].index < r / 64) ++w;
+        if (w < in.size() && in[w].index == r / 64) in[w].bits &= ~(uint64_t{1} << (r % 64));
+      }
+      std::erase_if(in, [](const SetWord& x) { return x.bits == 0; });
+      uses.clear();
+      for (uint32_t k = use_begin[b]; k < def_begin[b]; ++k) {
+        const uint32_t r = flat[k];
+        if (!uses.empty() && uses.back().index == r / 64) {
+          uses.back().bits |= uint64_t{1} << (r % 64);
+        } else {
+          uses.push_back({r / 64, uint64_t{1} << (r % 64)});
+        }
+      }
+      if (!uses.empty()) {
+        Union(in, uses, tmp);
+        std::swap(in, tmp);
+      }
+      changed |= live_in.Update(b, in);
     }
   }
   std::vector<uint32_t>().swap(flat);
@@ -160,7 +295,19 @@ ir::KernelStats CountRegisters(const ir::Kernel& kernel) {
   LiveSet live(cls, nregs);
   for (size_t b = 0; b < nb; ++b) {
     for (uint32_t s : cfg.blocks[b].succs) {
-      for (unsigned r : live_in[s]) live.Insert(r);
+      if (dense) {
+        for (size_t w = 0; w < words; ++w) {
+          for (uint64_t bits = dense_in[s * words + w]; bits; bits &= bits - 1) {
+            live.Insert(static_cast<uint32_t>(w * 64 + __builtin_ctzll(bits)));
+          }
+        }
+      } else {
+        for (const SetWord& x : live_in.Get(s)) {
+          for (uint64_t bits = x.bits; bits; bits &= bits - 1) {
+            live.Insert(x.index * 64 + static_cast<uint32_t>(__builtin_ctzll(bits)));
+          }
+        }
+      }
     }
     for (uint32_t i = cfg.blocks[b].end; i-- > cfg.blocks[b].begin;) {
       const ir::Instruction& inst = kernel.body[i];
@@ -184,6 +331,18 @@ ir::KernelStats CountRegisters(const ir::Kernel& kernel) {
   }
   stats.max_live_per_class = per_class;
   return stats;
+}
+
+}  // namespace
+
+ir::KernelStats CountRegisters(const ir::Kernel& kernel) { return Count(kernel, ir::Cfg::Build(kernel), LiveInSets::kAuto); }
+
+ir::KernelStats CountRegisters(const ir::Kernel& kernel, Analyses& analyses) {
+  return Count(kernel, analyses.cfg(), LiveInSets::kAuto);
+}
+
+ir::KernelStats CountRegisters(const ir::Kernel& kernel, LiveInSets sets) {
+  return Count(kernel, ir::Cfg::Build(kernel), sets);
 }
 
 }  // namespace ptxforge::passes

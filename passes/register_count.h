@@ -3,6 +3,7 @@
 #define PTXFORGE_PASSES_REGISTER_COUNT_H_
 
 #include "ir/kernel.h"
+#include "passes/analyses.h"
 #include "passes/pass.h"
 
 namespace ptxforge::passes {
@@ -13,12 +14,25 @@ namespace ptxforge::passes {
 // not end a live range). max_live counts 32-bit units: b64/f64 registers
 // count 2, predicates are not counted (they have their own file).
 ir::KernelStats CountRegisters(const ir::Kernel& kernel);
+// The same with the CFG of a pipeline run (passes/analyses.h).
+ir::KernelStats CountRegisters(const ir::Kernel& kernel, Analyses& analyses);
+
+// How the blocks' live-in sets are kept: dense bit rows (one word per 64
+// registers per block) or sparse runs of nonzero words in a pool. kAuto
+// picks dense when the rows total at most 4 words per instruction plus
+// 4096. The numbers are the same either way (tests force each).
+enum class LiveInSets { kAuto, kDense, kSparse };
+ir::KernelStats CountRegisters(const ir::Kernel& kernel, LiveInSets sets);
 
 class RegisterCountPass : public Pass {
  public:
   std::string_view name() const override { return "regcount"; }
   absl::Status Run(ir::Kernel& kernel) override {
     kernel.stats = CountRegisters(kernel);
+    return absl::OkStatus();
+  }
+  absl::Status RunWith(ir::Kernel& kernel, Analyses& analyses) override {
+    kernel.stats = CountRegisters(kernel, analyses);
     return absl::OkStatus();
   }
 };

@@ -54,13 +54,15 @@ struct Candidate {
 
 class Reducer {
  public:
-  explicit Reducer(ir::Kernel& kernel) : kernel_(kernel), n_(static_cast<uint32_t>(kernel.body.size())) {}
+  Reducer(ir::Kernel& kernel, Analyses& analyses)
+      : kernel_(kernel), analyses_(analyses), n_(static_cast<uint32_t>(kernel.body.size())) {}
 
   size_t Run() {
-    if (!HasCandidate()) return 0;
-    const LoopForest forest = FindLoops(kernel_);
-    if (forest.loops.empty()) return 0;
-    values_.emplace(kernel_);
+    // The loops first: a pipeline run has them from licm (or the CFG to
+    // find them in a read of each block's end).
+    const LoopForest& forest = analyses_.loops();
+    if (forest.loops.empty() || !HasCandidate()) return 0;
+    values_ = &analyses_.values();
     const size_t nregs = kernel_.regs.size();
     stamp_.assign(nregs, kNone);
     steps_ok_.assign(nregs, false);
@@ -86,7 +88,11 @@ class Reducer {
     for (uint32_t l = 0; l < forest.loops.size(); ++l) {
       if (forest.loops[l].entry_point != Loop::kNone) ReduceIn(forest, forest.loops[l], l);
     }
+    if (kernel_.regs.size() != nregs) analyses_.Invalidate();  // the value table covers the old registers
     if (reduced_ == 0) return 0;
+    // Instructions go and come and registers are added: nothing shared stays true.
+    analyses_.Invalidate();
+    values_ = nullptr;
     Rebuild();
     return reduced_;
   }
@@ -310,8 +316,9 @@ class Reducer {
   }
 
   ir::Kernel& kernel_;
+  Analyses& analyses_;
   const uint32_t n_;
-  std::optional<Values> values_;
+  const Values* values_ = nullptr;
   std::vector<uint32_t> stamp_;     // by register: the loop being scanned that defines it
   std::vector<bool> steps_ok_;      // by register: every definition in that loop is a constant step
   std::vector<Step> steps_;         // of the loop being scanned
@@ -328,6 +335,11 @@ class Reducer {
 
 }  // namespace
 
-size_t ReduceAddressStrength(ir::Kernel& kernel) { return Reducer(kernel).Run(); }
+size_t ReduceAddressStrength(ir::Kernel& kernel) {
+  Analyses analyses(kernel);
+  return Reducer(kernel, analyses).Run();
+}
+
+size_t ReduceAddressStrength(ir::Kernel& kernel, Analyses& analyses) { return Reducer(kernel, analyses).Run(); }
 
 }  // namespace ptxforge::passes

@@ -4,6 +4,7 @@
 #define PTXFORGE_PASSES_STRENGTH_REDUCTION_H_
 
 #include "ir/kernel.h"
+#include "passes/analyses.h"
 #include "passes/pass.h"
 
 namespace ptxforge::passes {
@@ -38,12 +39,19 @@ namespace ptxforge::passes {
 // reads. Linear in the body times the loop depth. Returns the number of
 // addresses reduced.
 size_t ReduceAddressStrength(ir::Kernel& kernel);
+// The same with the analyses a pipeline run shares (passes/analyses.h), kept
+// up to date for what it changes.
+size_t ReduceAddressStrength(ir::Kernel& kernel, Analyses& analyses);
 
 class StrengthReductionPass : public Pass {
  public:
   std::string_view name() const override { return "strength"; }
   absl::Status Run(ir::Kernel& kernel) override {
     ReduceAddressStrength(kernel);
+    return absl::OkStatus();
+  }
+  absl::Status RunWith(ir::Kernel& kernel, Analyses& analyses) override {
+    ReduceAddressStrength(kernel, analyses);
     return absl::OkStatus();
   }
 };

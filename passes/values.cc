@@ -3,6 +3,8 @@
 
 #include <utility>
 
+#include "passes/analyses.h"
+
 namespace ptxforge::passes {
 
 Values::Values(const ir::Kernel& kernel) : def_(kernel.regs.size(), kNotAValue) {
@@ -19,6 +21,14 @@ Values::Values(const ir::Kernel& kernel) : def_(kernel.regs.size(), kNotAValue) 
   }
   for (size_t r = 0; r < def_.size(); ++r) {
     if (def_[r] == kNone || kernel.regs[r].is_mutable) def_[r] = kNotAValue;
+  }
+}
+
+void Values::AfterRemoval(const std::vector<uint32_t>& dead) {
+  for (uint32_t& d : def_) {
+    if (d == kNotAValue) continue;
+    auto it = std::lower_bound(dead.begin(), dead.end(), d);
+    d = it != dead.end() && *it == d ? kNotAValue : d - static_cast<uint32_t>(it - dead.begin());
   }
 }
 
@@ -42,11 +52,13 @@ uint32_t Renaming::Find(uint32_t r) {
   return root;
 }
 
-size_t RemoveMarked(ir::Kernel& kernel, const std::vector<bool>& dead) {
+size_t RemoveMarked(ir::Kernel& kernel, const std::vector<bool>& dead, Analyses* analyses) {
   auto& body = kernel.body;
   const size_t n = body.size();
   size_t kept = 0;
   while (kept < n && !dead[kept]) ++kept;
+  if (kept == n) return 0;
+  if (analyses != nullptr) analyses->BeforeRemoval([&](uint32_t i) { return dead[i]; });
   for (size_t i = kept; i < n; ++i) {
     if (!dead[i]) body[kept++] = std::move(body[i]);
   }

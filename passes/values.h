@@ -12,6 +12,8 @@
 
 namespace ptxforge::passes {
 
+class Analyses;  // passes/analyses.h
+
 // A register is a *value* when it is not mutable and the body defines it
 // exactly once, by an unguarded instruction that is not raw PTX. The
 // verifier's must-defined check then makes that definition dominate every
@@ -26,6 +28,11 @@ class Values {
   // The index of r's one definition; kNotAValue when r is not a value.
   uint32_t Def(ir::Reg r) const { return r.id < def_.size() ? def_[r.id] : kNotAValue; }
   bool IsValue(ir::Reg r) const { return Def(r) != kNotAValue; }
+  // After the instructions at body indices `dead` (increasing) were deleted,
+  // each of which defined only values it was the one definition of: those
+  // registers are defined nowhere now, the others' definitions move up.
+  void AfterRemoval(const std::vector<uint32_t>& dead);
+  friend bool operator==(const Values&, const Values&) = default;
 
  private:
   std::vector<uint32_t> def_;
@@ -68,8 +75,9 @@ class Renaming {
 };
 
 // Deletes the instructions marked in `dead` (by body index), keeping the
-// order of the others. Returns how many went.
-size_t RemoveMarked(ir::Kernel& kernel, const std::vector<bool>& dead);
+// order of the others. Returns how many went. `analyses`, when given, are
+// updated for the deletion (or dropped where they cannot follow it).
+size_t RemoveMarked(ir::Kernel& kernel, const std::vector<bool>& dead, Analyses* analyses = nullptr);
 
 // `mov.T dst, src`: what a simplified instruction becomes. T is dst's type.
 void MakeMove(const ir::Kernel& kernel, ir::Instruction& inst, ir::Operand src);

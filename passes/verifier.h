@@ -22,6 +22,8 @@ class VerifierPass : public Pass {
   // pass then costs one ir::Fingerprint. After a pass changed it, it is
   // verified again.
   absl::Status Run(ir::Kernel& kernel) override { return ir::VerifyKernelOnce(kernel); }
+  // Changes nothing the shared analyses describe.
+  absl::Status RunWith(ir::Kernel& kernel, Analyses&) override { return Run(kernel); }
 };
 
 }  // namespace ptxforge::passes

@@ -23,6 +23,7 @@
 #include "passes/loops.h"
 #include "passes/pass.h"
 #include "passes/pow2_division.h"
+#include "passes/register_count.h"
 #include "passes/strength_reduction.h"
 #include "passes/verifier.h"
 #include "runtime/emulator.h"
@@ -881,6 +882,51 @@ TEST_CASE("verify_each runs the verifier after every pass and names the pass", "
   p.VerifyEach();
   REQUIRE(Msg(p.Run(k)) == StrCat("after pass breaker: kernel broken: optimizer_test.cc:", store_line,
                                   ": st.global.u32 [%1], %2: %1 is used before it is defined on some path"));
+}
+
+// A pass that deletes the kernel's first add. With `shared`, it claims to
+// keep the shared analyses true (RunWith without telling them); without,
+// it is a pass written against Run alone, after which the pipeline drops them.
+class SneakyPass : public passes::Pass {
+ public:
+  explicit SneakyPass(bool shared) : shared_(shared) {}
+  std::string_view name() const override { return "sneaky"; }
+  absl::Status Run(ir::Kernel& kernel) override {
+    for (size_t i = 0; i < kernel.body.size(); ++i) {
+      if (kernel.body[i].op == ir::Opcode::kAdd) {
+        kernel.body.erase(kernel.body.begin() + static_cast<std::ptrdiff_t>(i));
+        break;
+      }
+    }
+    return absl::OkStatus();
+  }
+  absl::Status RunWith(ir::Kernel& kernel, passes::Analyses& analyses) override {
+    return shared_ ? Run(kernel) : passes::Pass::RunWith(kernel, analyses);
+  }
+
+ private:
+  bool shared_;
+};
+
+TEST_CASE("verify_each names a pass that leaves the shared analyses stale", "[pipeline]") {
+  KernelBuilder b("stale");
+  Value<U64> out = b.CvtaToGlobal(b.Param<U64>("out"));
+  Value<U32> n = b.Param<U32>("n");
+  Value<U32> dead = b.Add(n, 1u);  // never read: deleting it keeps the kernel valid
+  (void)dead;
+  b.Store(StateSpace::kGlobal, out, n);
+  ir::Kernel k = Finished(b);
+  for (bool shared : {false, true}) {
+    INFO("shared " << shared);
+    passes::Pipeline p;
+    p.Add(std::make_unique<passes::CsePass>());  // builds the CFG and the value table
+    p.Add(std::make_unique<SneakyPass>(shared));
+    p.Add(std::make_unique<passes::RegisterCountPass>());
+    p.VerifyEach();
+    ir::Kernel copy = k;
+    REQUIRE(Msg(p.Run(copy)) ==
+            (shared ? "after pass sneaky: the shared control-flow graph is stale (the pass did not invalidate it)" : "OK"));
+  }
 }
 
 // ---- equivalence: every registry kernel gives the same bits with and without the optimizer

@@ -11,6 +11,7 @@
 #include "passes/licm.h"
 #include "passes/loops.h"
 #include "passes/pass.h"
+#include "passes/register_count.h"
 #include "passes/strength_reduction.h"
 #include "runtime/emulator.h"
 #include "test/test_util.h"
@@ -40,6 +41,31 @@ TEST_CASE("synthetic kernels have the size asked for, within one loop nest", "[s
       const uint32_t got = Instructions(Build(n, shape));
       CHECK(got >= n);
       CHECK(got < n + 38);
+    }
+  }
+}
+
+TEST_CASE("register counting gives the same numbers with dense and sparse live-in sets", "[synthetic][regcount]") {
+  // At 20k instructions the blocks and loop shapes have thousands of blocks
+  // and take the sparse sets by themselves; straight-line code takes dense
+  // rows. Forced either way, every number must agree, before and after the
+  // pipeline.
+  for (Shape shape : {Shape::kStraight, Shape::kBlocks, Shape::kLoops, Shape::kNested}) {
+    INFO(bench::ShapeName(shape));
+    ir::Kernel k = Build(20000, shape);
+    for (int optimized = 0; optimized < 2; ++optimized) {
+      if (optimized) REQUIRE(Msg(passes::Pipeline::Standard().Run(k)) == "OK");
+      const ir::KernelStats dense = passes::CountRegisters(k, passes::LiveInSets::kDense);
+      const ir::KernelStats sparse = passes::CountRegisters(k, passes::LiveInSets::kSparse);
+      const ir::KernelStats chosen = passes::CountRegisters(k);
+      CHECK(dense.max_live > 10);
+      CHECK(sparse.max_live == dense.max_live);
+      CHECK(sparse.max_live_per_class == dense.max_live_per_class);
+      CHECK(sparse.regs_per_class == dense.regs_per_class);
+      CHECK(sparse.instructions == dense.instructions);
+      CHECK(chosen.max_live == dense.max_live);
+      CHECK(chosen.max_live_per_class == dense.max_live_per_class);
+      CHECK(chosen.regs_per_class == dense.regs_per_class);
     }
   }
 }

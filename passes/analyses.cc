@@ -1,0 +1,124 @@
+// Analyses shared by the passes of one pipeline run.
+#include "passes/analyses.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "ir/strings.h"
+
+namespace ptxforge::passes {
+
+namespace {
+
+bool SameCfg(const ir::Cfg& a, const ir::Cfg& b) {
+  if (a.blocks.size() != b.blocks.size() || a.block_of_label != b.block_of_label) return false;
+  for (size_t i = 0; i < a.blocks.size(); ++i) {
+    const ir::BasicBlock& x = a.blocks[i];
+    const ir::BasicBlock& y = b.blocks[i];
+    if (x.begin != y.begin || x.end != y.end || x.succs != y.succs || x.preds != y.preds) return false;
+  }
+  return true;
+}
+
+bool SameLoops(const LoopForest& a, const LoopForest& b) {
+  if (a.rank != b.rank || a.loops.size() != b.loops.size()) return false;
+  for (size_t i = 0; i < a.loops.size(); ++i) {
+    const Loop& x = a.loops[i];
+    const Loop& y = b.loops[i];
+    if (x.header != y.header || x.blocks != y.blocks || x.entry_point != y.entry_point) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+const ir::Cfg& Analyses::cfg() {
+  if (!has_cfg_) {
+    forest_.cfg = ir::Cfg::Build(*kernel_);
+    has_cfg_ = true;
+  }
+  return forest_.cfg;
+}
+
+const std::vector<uint32_t>& Analyses::idom() {
+  if (!idom_) idom_ = ir::ImmediateDominators(cfg());
+  return *idom_;
+}
+
+const LoopForest& Analyses::loops() {
+  if (!has_loops_) {
+    forest_.rank.clear();
+    forest_.loops.clear();
+    // Without a CFG at hand, one read of the body decides whether one is needed.
+    if (has_cfg_ ? HasBackwardBranch(*kernel_, forest_.cfg) : HasBackwardBranch(*kernel_)) {
+      cfg();
+      FindLoopsIn(*kernel_, idom(), forest_);
+    }
+    has_loops_ = true;
+  }
+  return forest_;
+}
+
+const Values& Analyses::values() {
+  if (!values_) values_.emplace(*kernel_);
+  return *values_;
+}
+
+void Analyses::Invalidate() {
+  has_cfg_ = false;
+  has_loops_ = false;
+  forest_ = LoopForest();
+  idom_.reset();
+  values_.reset();
+}
+
+void Analyses::RemapAfterRemoval(const std::vector<uint32_t>& dead, bool cfg_ok, bool values_ok) {
+  has_loops_ = false;  // loops name body indices (entry points): found again from the CFG when asked
+  if (dead.empty()) return;
+  if (has_cfg_ && cfg_ok) {
+    // Only straight-line instructions go: each block keeps its place in
+    // the graph and shrinks by its dead instructions, unless it empties
+    // (then the block numbering changes).
+    size_t k = 0;
+    uint32_t removed = 0;
+    for (ir::BasicBlock& bb : forest_.cfg.blocks) {
+      const uint32_t removed_before = removed;
+      while (k < dead.size() && dead[k] < bb.end) ++k, ++removed;
+      if (removed - removed_before == bb.end - bb.begin) {
+        cfg_ok = false;
+        break;
+      }
+      bb.begin -= removed_before;
+      bb.end -= removed;
+    }
+  }
+  if (has_cfg_ && !cfg_ok) {
+    has_cfg_ = false;
+    forest_ = LoopForest();
+    idom_.reset();
+  }
+  if (values_ && values_ok) {
+    values_->AfterRemoval(dead);
+  } else {
+    values_.reset();
+  }
+}
+
+absl::Status Analyses::Check() const {
+  const ir::Kernel& kernel = *kernel_;
+  if (has_cfg_ && !SameCfg(forest_.cfg, ir::Cfg::Build(kernel))) {
+    return absl::InternalError("the shared control-flow graph is stale (the pass did not invalidate it)");
+  }
+  if (idom_ && *idom_ != ir::ImmediateDominators(ir::Cfg::Build(kernel))) {
+    return absl::InternalError("the shared dominators are stale (the pass did not invalidate them)");
+  }
+  if (has_loops_ && !SameLoops(forest_, FindLoops(kernel))) {
+    return absl::InternalError("the shared loops are stale (the pass did not invalidate them)");
+  }
+  if (values_ && !(*values_ == Values(kernel))) {
+    return absl::InternalError("the shared value table is stale (the pass did not invalidate it)");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace ptxforge::passes

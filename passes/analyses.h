@@ -1,0 +1,111 @@
+// Analyses shared by the passes of one pipeline run: the control-flow graph,
+// its immediate dominators, the natural loops and the value table, computed
+// at first use and kept for the following passes while they stay true.
+#ifndef PTXFORGE_PASSES_ANALYSES_H_
+#define PTXFORGE_PASSES_ANALYSES_H_
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "ir/cfg.h"
+#include "ir/kernel.h"
+#include "passes/loops.h"
+#include "passes/values.h"
+
+namespace ptxforge::passes {
+
+// One kernel's analyses, as Pipeline::Run hands them from pass to pass: each
+// pass that builds a CFG, dominators, loops or the value table asks for them
+// here, so that a pipeline run builds each once for as long as no pass
+// changes what it describes (before, every pass rebuilt its own: four CFGs
+// per codegen).
+//
+// What a pass must tell it when it changes the body:
+// - in-place rewrites that keep every instruction's index, its definitions
+//   (dsts), its guard's presence and every label, branch and terminator
+//   (constant folding, identities: an add becoming a mov) need nothing;
+// - deleting instructions goes through RemoveMarked(kernel, dead, this)
+//   (passes/values.h), which updates the CFG and the value table in place
+//   when only straight-line instructions went and no block emptied, and
+//   drops them otherwise;
+// - anything else (a guard removed, instructions inserted or moved, new
+//   registers) calls Invalidate().
+// A pass that does not know about Analyses (Pass::Run(kernel) only) may
+// change anything: the pipeline invalidates after it. With verify_each on,
+// the pipeline also checks after every pass that what is kept equals a
+// fresh computation (Check), so a pass that forgets to invalidate fails
+// the tests that turn it on.
+class Analyses {
+ public:
+  explicit Analyses(const ir::Kernel& kernel) : kernel_(&kernel) {}
+  Analyses(const Analyses&) = delete;
+  Analyses& operator=(const Analyses&) = delete;
+
+  const ir::Kernel& kernel() const { return *kernel_; }
+
+  // ir::Cfg::Build(kernel).
+  const ir::Cfg& cfg();
+  // ir::ImmediateDominators(cfg()).
+  const std::vector<uint32_t>& idom();
+  // FindLoops(kernel) (passes/loops.h), sharing cfg() and idom(); its `cfg`
+  // member is empty when the kernel has no loop.
+  const LoopForest& loops();
+  // Values(kernel) (passes/values.h).
+  const Values& values();
+
+  // Drops everything (the body changed in a way nothing here follows).
+  void Invalidate();
+  // Called by RemoveMarked before it deletes the instructions with
+  // is_dead(i): updates what it can (new instruction indices) and drops
+  // the rest.
+  template <typename F>
+  void BeforeRemoval(F&& is_dead);
+
+  // Whether what is kept equals a fresh computation on the kernel as it is
+  // now; the error names the analysis that is stale.
+  absl::Status Check() const;
+
+ private:
+  void RemapAfterRemoval(const std::vector<uint32_t>& dead_positions, bool cfg_ok, bool values_ok);
+
+  const ir::Kernel* kernel_;
+  bool has_cfg_ = false;         // forest_.cfg holds the CFG
+  bool has_loops_ = false;       // forest_'s rank and loops are computed
+  LoopForest forest_;            // its cfg is the shared CFG
+  std::optional<std::vector<uint32_t>> idom_;
+  std::optional<Values> values_;
+};
+
+template <typename F>
+void Analyses::BeforeRemoval(F&& is_dead) {
+  if (!has_cfg_ && !values_) {
+    has_loops_ = false;
+    return;
+  }
+  // The dead instructions, and whether each kind of analysis can follow:
+  // the CFG when none of them is a label, branch or terminator; the value
+  // table when each one's definitions were values it defined.
+  const ir::Kernel& kernel = *kernel_;
+  const uint32_t n = static_cast<uint32_t>(kernel.body.size());
+  std::vector<uint32_t> dead;
+  bool cfg_ok = has_cfg_, values_ok = values_.has_value();
+  for (uint32_t i = 0; i < n; ++i) {
+    if (!is_dead(i)) continue;
+    dead.push_back(i);
+    const ir::Instruction& inst = kernel.body[i];
+    if (cfg_ok && (inst.op == ir::Opcode::kLabel || inst.op == ir::Opcode::kBra || inst.info().has(ir::kTerminator))) {
+      cfg_ok = false;
+    }
+    if (values_ok) {
+      for (ir::Reg d : inst.dsts) values_ok &= values_->Def(d) == i;
+    }
+  }
+  RemapAfterRemoval(dead, cfg_ok, values_ok);
+}
+
+}  // namespace ptxforge::passes
+
+#endif  // PTXFORGE_PASSES_ANALYSES_H_
