@@ -2,6 +2,7 @@
 #include "passes/identities.h"
 
 #include <optional>
+#include <vector>
 
 #include "ir/semantics.h"
 #include "passes/values.h"
@@ -17,11 +18,34 @@ bool IsImm(const Operand& op, int bits, uint64_t v) {
   return op.is_imm() && ir::sem::Truncate(op.bits(), bits) == ir::sem::Truncate(v, bits);
 }
 
-bool SameReg(const Operand& a, const Operand& b) { return a.is_reg() && b.is_reg() && a.id == b.id; }
+// Which register each value this run turned into a copy of another value
+// stands for (x*1 and x/1 are x), so that a later x*1 - x is seen as x - x
+// before copy propagation has renamed anything. Only values (defined once,
+// unconditionally: passes/values.h) are followed: their definition dominates
+// every use, so the two hold the same bits wherever both are read.
+class Copies {
+ public:
+  Copies(const Values& values, size_t nregs) : values_(values), nregs_(nregs) {}
+  uint32_t Find(uint32_t id) const {
+    while (id < of_.size() && of_[id] != ir::Reg::kInvalidId) id = of_[id];
+    return id;
+  }
+  void Record(ir::Reg dst, const Operand& src) {
+    if (!src.is_reg() || !values_.IsValue(dst) || !values_.IsValue(src.reg())) return;
+    if (of_.size() <= dst.id) of_.resize(nregs_, ir::Reg::kInvalidId);
+    of_[dst.id] = Find(src.id);
+  }
+  bool Same(const Operand& a, const Operand& b) const { return a.is_reg() && b.is_reg() && Find(a.id) == Find(b.id); }
+
+ private:
+  const Values& values_;
+  size_t nregs_;
+  std::vector<uint32_t> of_;  // grown at the first copy recorded
+};
 
 // What the instruction reduces to: one of its operands or a zero; nullopt if
 // no identity applies.
-std::optional<Operand> Reduce(const ir::Kernel& kernel, const ir::Instruction& inst) {
+std::optional<Operand> Reduce(const ir::Kernel& kernel, const ir::Instruction& inst, const Copies& copies) {
   const ir::Modifiers& m = inst.mods;
   const ScalarType t = m.type;
   const bool pred = t == ScalarType::kPred;
@@ -29,6 +53,7 @@ std::optional<Operand> Reduce(const ir::Kernel& kernel, const ir::Instruction& i
   const int w = pred ? 1 : ir::TypeBits(t);
   if (!pred && w < 16) return std::nullopt;
   const auto& s = inst.srcs;
+  auto SameReg = [&](const Operand& a, const Operand& b) { return copies.Same(a, b); };
   auto zero = [&] { return Operand::Imm(kernel.type_of(inst.dsts[0]), 0); };
   auto is0 = [&](size_t k) { return IsImm(s[k], w, 0); };
   auto is1 = [&](size_t k) { return IsImm(s[k], w, 1); };
@@ -97,9 +122,8 @@ std::optional<Operand> Reduce(const ir::Kernel& kernel, const ir::Instruction& i
   }
 }
 
-}  // namespace
-
-size_t SimplifyIdentities(ir::Kernel& kernel) {
+size_t Simplify(ir::Kernel& kernel, const Values& values) {
+  Copies copies(values, kernel.regs.size());
   size_t changed = 0;
   for (ir::Instruction& inst : kernel.body) {
     const ir::OpInfo& info = inst.info();
@@ -107,7 +131,7 @@ size_t SimplifyIdentities(ir::Kernel& kernel) {
         info.has(ir::kPseudo) || inst.dsts.size() != 1) {
       continue;
     }
-    std::optional<Operand> r = Reduce(kernel, inst);
+    std::optional<Operand> r = Reduce(kernel, inst, copies);
     if (!r) continue;
     // A register operand must have the destination's type for the mov to
     // say the same thing (mov.T d, x with d and x of type T).
@@ -116,14 +140,21 @@ size_t SimplifyIdentities(ir::Kernel& kernel) {
       const ScalarType dt = kernel.type_of(inst.dsts[0]);
       *r = Operand::Imm(dt, dt == ScalarType::kPred ? r->bits() & 1 : ir::sem::Truncate(r->bits(), ir::TypeBits(dt)));
     }
+    copies.Record(inst.dsts[0], *r);
     MakeMove(kernel, inst, *r);
     ++changed;
   }
   return changed;
 }
 
+}  // namespace
+
+size_t SimplifyIdentities(ir::Kernel& kernel) { return Simplify(kernel, Values(kernel)); }
+
 // Rewrites instructions in place (MakeMove keeps the definitions and the
 // guard): the shared analyses stay true.
-size_t SimplifyIdentities(ir::Kernel& kernel, Analyses&) { return SimplifyIdentities(kernel); }
+size_t SimplifyIdentities(ir::Kernel& kernel, Analyses& analyses) {
+  return Simplify(kernel, analyses.values());
+}
 
 }  // namespace ptxforge::passes

@@ -255,6 +255,37 @@ TEST_CASE("identities: x+0, x*1, x*0, x&-1, x^x ... become movs", "[identities]"
           "}\n");
 }
 
+TEST_CASE("identities: a copy it made stands for the value it copies but a mutable register does not", "[identities]") {
+  KernelBuilder b("copied");
+  Value<U64> out = b.CvtaToGlobal(b.Param<U64>("out"));
+  Value<U32> x = b.Param<U32>("x");
+  Value<U32> y = b.Mul(b.Div(x, 1u), 1u);  // two copies deep: y is x
+  b.Store(StateSpace::kGlobal, out, b.Sub(x, y));
+  Var<U32> m = b.Mutable<U32>(x, "m");
+  b.Store(StateSpace::kGlobal, Address(out, 4), b.Sub(b.Mul(m, 1u), m));  // m*1 is a value, m is not: kept
+  ir::Kernel k = Finished(b);
+  REQUIRE(passes::SimplifyIdentities(k) == 4);
+  RequireVerifies(k);
+  REQUIRE(DumpIr(k) ==
+          "kernel copied target sm_80\n"
+          "  param u64 out\n"
+          "  param u32 x\n"
+          "{\n"
+          "  %0:u64 = ld.param.u64 [out]  // out\n"
+          "  %1:u64 = cvta.to.global.u64 %0\n"
+          "  %2:u32 = ld.param.u32 [x]  // x\n"
+          "  %3:u32 = mov.u32 %2\n"
+          "  %4:u32 = mov.u32 %3\n"
+          "  %5:u32 = mov.u32 0\n"
+          "  st.global.u32 [%1], %5\n"
+          "  %6:u32 = mov.u32 %2  // m mutable\n"
+          "  %7:u32 = mov.u32 %6\n"
+          "  %8:u32 = sub.u32 %7, %6\n"
+          "  st.global.u32 [%1+4], %8\n"
+          "  ret\n"
+          "}\n");
+}
+
 // ---- copy propagation
 
 TEST_CASE("copyprop: uses of a copy read the original, copies of mutable registers stay", "[copyprop]") {
