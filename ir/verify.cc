@@ -61,11 +61,25 @@ class Verifier {
     if (absl::Status s = CheckDeclarationEnums(); !s.ok()) return s;
     if (absl::Status s = CheckDeclarations(); !s.ok()) return s;
     if (k_.body.empty()) return KernelError("the body is empty (it must end with ret or exit)");
+    // One pass over the body checks each instruction and notes label
+    // bindings, branch targets and definitions; their errors are reported
+    // after it, in the order separate passes would report them.
+    LabelScan labels(k_.labels.size());
+    DefScan defs(k_.regs.size());
     for (size_t i = 0; i < k_.body.size(); ++i) {
       if (absl::Status s = CheckInstruction(i); !s.ok()) return s;
+      const Instruction& inst = k_.body[i];
+      labels.Note(inst, i);
+      defs.Note(k_, inst, i);
     }
-    if (absl::Status s = CheckLabels(); !s.ok()) return s;
-    if (absl::Status s = CheckDefinitions(); !s.ok()) return s;
+    if (absl::Status s = LabelErrors(labels); !s.ok()) return s;
+    if (defs.twice != SIZE_MAX) {
+      std::string first = ir::FormatLoc(k_.body[defs.def_at[defs.twice_reg]].loc);
+      return Error(defs.twice, StrCat("%", defs.twice_reg, " is defined twice",
+                                      first.empty() ? "" : StrCat(" (first at ", first, ")"),
+                                      "; declare it mutable to assign it again"));
+    }
+    if (absl::Status s = CheckDefinedBeforeUse(defs.def_at); !s.ok()) return s;
     const Instruction& last = k_.body.back();
     if (last.guarded() || !(last.op == Opcode::kBra || last.info().has(ir::kTerminator))) {
       return Error(k_.body.size() - 1, "the body falls off its end: the last instruction must be ret, exit or an "
@@ -234,8 +248,19 @@ class Verifier {
   // A register or an immediate of a type compatible with `expected`.
   absl::Status ExpectValue(size_t i, size_t s, ScalarType expected, bool allow_imm = true) const {
     const Operand& op = k_.body[i].srcs[s];
-    if (op.is_reg() && RegFits(op.reg(), expected)) return absl::OkStatus();
+    if (op.is_reg() ? RegFits(op.reg(), expected) : allow_imm && op.is_imm() && ImmFits(op, expected)) {
+      return absl::OkStatus();
+    }
     return CheckValue(i, s, expected, allow_imm);
+  }
+
+  // An immediate CheckValue accepts where `expected` is wanted: none of the
+  // half family, of a compatible type (a float operand: that float type),
+  // its bits within its type.
+  static bool ImmFits(const Operand& op, ScalarType expected) {
+    const int bits = ir::TypeBits(op.type);
+    return !ir::IsHalfFamily(expected) && op.type != ScalarType::kPred && ir::TypesCompatible(expected, op.type) &&
+           !(ir::IsFloat(expected) && op.type != expected) && !(bits < 64 && (op.bits() >> bits) != 0);
   }
 
   // ExpectValue but for its register fast path.
@@ -649,6 +674,11 @@ class Verifier {
       for (uint8_t k = 0; k < groups.srcs[g]; ++k, ++s) {
         const Operand& op = inst.srcs[s];
         if (plain_reg && op.is_reg() && RegFits(op.reg(), want)) continue;
+        // An immediate where the spec takes one, that fits (and is 0..255 if it must be).
+        if (spec.rule != ir::TypeRule::kAddress && spec.cls != ir::OperandClass::kReg && op.is_imm() &&
+            ImmFits(op, want) && !(spec.byte_imm && op.bits() > 255)) {
+          continue;
+        }
         const size_t n = inst.dsts.size() + s;
         if (spec.rule == ir::TypeRule::kAddress) {
           if (absl::Status st = CheckAddress(i, s, ir::AddressSpace(inst, spec)); !st.ok()) return st;
@@ -1114,42 +1144,69 @@ class Verifier {
     return absl::OkStatus();
   }
 
-  absl::Status CheckLabels() const {
-    std::vector<int> bound(k_.labels.size(), 0);
-    std::vector<size_t> first_bind(k_.labels.size(), 0);
-    for (size_t i = 0; i < k_.body.size(); ++i) {
-      const Instruction& inst = k_.body[i];
-      if (inst.op != Opcode::kLabel) continue;
-      uint32_t l = inst.srcs[0].id;
-      if (bound[l]++ > 0) {
-        std::string first = ir::FormatLoc(k_.body[first_bind[l]].loc);
-        return Error(i, StrCat("label is bound twice", first.empty() ? "" : StrCat(" (first at ", first, ")")));
+  // Label bindings and branch targets, noted instruction by instruction of
+  // a body whose structure was checked (labels and branches name a label).
+  struct LabelScan {
+    explicit LabelScan(size_t labels) : bound_at(labels, UINT32_MAX), first_branch(labels, UINT32_MAX) {}
+    void Note(const Instruction& inst, size_t i) {
+      if (inst.op == Opcode::kLabel) {
+        const uint32_t l = inst.srcs[0].id;
+        if (bound_at[l] == UINT32_MAX) {
+          bound_at[l] = static_cast<uint32_t>(i);
+        } else if (twice == SIZE_MAX) {
+          twice = i;
+          twice_label = l;
+        }
+      } else if (inst.op == Opcode::kBra) {
+        const uint32_t l = inst.srcs[0].id;
+        if (first_branch[l] == UINT32_MAX) first_branch[l] = static_cast<uint32_t>(i);
       }
-      first_bind[l] = i;
     }
-    for (size_t i = 0; i < k_.body.size(); ++i) {
-      const Instruction& inst = k_.body[i];
-      if (inst.op == Opcode::kBra && bound[inst.srcs[0].id] == 0) return Error(i, "branch to a label that is never bound");
+    std::vector<uint32_t> bound_at;      // by label: the first instruction binding it; UINT32_MAX: none
+    std::vector<uint32_t> first_branch;  // by label: the first bra to it; UINT32_MAX: none
+    size_t twice = SIZE_MAX;             // the first instruction binding a label bound before it
+    uint32_t twice_label = 0;
+  };
+
+  // Labels are bound exactly once, and every branch target is bound: the
+  // first instruction in body order that breaks either, the first rule first.
+  absl::Status LabelErrors(const LabelScan& scan) const {
+    if (scan.twice != SIZE_MAX) {
+      std::string first = ir::FormatLoc(k_.body[scan.bound_at[scan.twice_label]].loc);
+      return Error(scan.twice, StrCat("label is bound twice", first.empty() ? "" : StrCat(" (first at ", first, ")")));
     }
+    uint32_t unbound = UINT32_MAX;
+    for (size_t l = 0; l < scan.bound_at.size(); ++l) {
+      if (scan.bound_at[l] == UINT32_MAX) unbound = std::min(unbound, scan.first_branch[l]);
+    }
+    if (unbound != UINT32_MAX) return Error(unbound, "branch to a label that is never bound");
     return absl::OkStatus();
   }
 
-  // Registers defined once (unless mutable) and defined on every path before use.
-  absl::Status CheckDefinitions() const {
-    const size_t nregs = k_.regs.size();
-    std::vector<uint32_t> def_at(nregs, UINT32_MAX);
-    for (size_t i = 0; i < k_.body.size(); ++i) {
-      for (ir::Reg d : k_.body[i].dsts) {
-        if (def_at[d.id] != UINT32_MAX && !k_.regs[d.id].is_mutable) {
-          std::string first = ir::FormatLoc(k_.body[def_at[d.id]].loc);
-          return Error(i, StrCat("%", d.id, " is defined twice", first.empty() ? "" : StrCat(" (first at ", first, ")"),
-                                       "; declare it mutable to assign it again"));
+  absl::Status CheckLabels() const {
+    LabelScan scan(k_.labels.size());
+    for (size_t i = 0; i < k_.body.size(); ++i) scan.Note(k_.body[i], i);
+    return LabelErrors(scan);
+  }
+
+  // Where each register is first defined, and the first instruction that
+  // defines a register again though it is not mutable.
+  struct DefScan {
+    explicit DefScan(size_t regs) : def_at(regs, UINT32_MAX) {}
+    void Note(const ir::Kernel& k, const Instruction& inst, size_t i) {
+      for (ir::Reg d : inst.dsts) {
+        if (def_at[d.id] == UINT32_MAX) {
+          def_at[d.id] = static_cast<uint32_t>(i);
+        } else if (!k.regs[d.id].is_mutable && twice == SIZE_MAX) {
+          twice = i;
+          twice_reg = d.id;
         }
-        if (def_at[d.id] == UINT32_MAX) def_at[d.id] = static_cast<uint32_t>(i);
       }
     }
-    return CheckDefinedBeforeUse(def_at);
-  }
+    std::vector<uint32_t> def_at;  // by register: its first definition; UINT32_MAX: none
+    size_t twice = SIZE_MAX;
+    uint32_t twice_reg = 0;
+  };
 
   // Must-defined analysis without a register set per block. A register is
   // defined at the top of block b when every path from the entry to b passes

@@ -5,6 +5,7 @@
 #include <bit>
 #include <cfenv>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -12,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "ir/enum_ranges.h"
 #include "ir/float_bits.h"
 #include "ir/format.h"
 #include "ir/instruction.h"
@@ -443,6 +445,35 @@ TEST_CASE("the opcode table's printed bytes and operand facts agree with its col
   REQUIRE(!ir::GetOpInfo(ir::Opcode::kSetp).fixed_operands);
   REQUIRE(ir::GetOpInfo(ir::Opcode::kMembar).printed_bytes ==
           uint32_t{1} << ir::ModifierByte(ir::ModSlot::kScope));
+}
+
+TEST_CASE("EnumsValid agrees with InvalidEnum for every value of every modifier byte", "[enums]") {
+  // EnumsValid checks all of Modifiers in a few word operations;
+  // InvalidEnum (the message) checks field by field.
+  const ir::Modifiers defaults;
+  std::array<uint8_t, sizeof(ir::Modifiers)> bytes{};
+  std::memcpy(bytes.data(), &defaults, sizeof defaults);
+  const size_t flags_begin = offsetof(ir::Modifiers, ftz), flags_end = offsetof(ir::Modifiers, cvta_to) + 1;
+  int refused = 0;
+  for (size_t b = 0; b < bytes.size(); ++b) {
+    const int values = b >= flags_begin && b < flags_end ? 2 : 256;  // bools hold 0 or 1
+    for (int v = 0; v < values; ++v) {
+      auto changed = bytes;
+      changed[b] = static_cast<uint8_t>(v);
+      ir::Instruction inst;
+      inst.op = ir::Opcode::kAdd;
+      std::memcpy(&inst.mods, changed.data(), sizeof(ir::Modifiers));
+      INFO("byte " << b << " value " << v);
+      REQUIRE(ir::EnumsValid(inst) == ir::InvalidEnum(inst).empty());
+      refused += !ir::EnumsValid(inst);
+    }
+  }
+  REQUIRE(refused > 15 * 200);  // each of the 15 enum fields refuses most values
+  ir::Instruction two;
+  two.mods.rounding = static_cast<ir::Rounding>(200);
+  two.mods.vote = static_cast<ir::VoteMode>(5);
+  REQUIRE(!ir::EnumsValid(two));
+  REQUIRE(ir::InvalidEnum(two) == "ir::Rounding value 200 is out of range");
 }
 
 TEST_CASE("the opcode table parses its format column", "[opcode]") {
