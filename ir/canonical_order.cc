@@ -29,13 +29,26 @@ bool Movable(const Kernel& kernel, const Instruction& inst) {
   return true;
 }
 
-using Uses = absl::InlinedVector<Reg, 4>;
-
-// Registers an instruction reads, in the order ForEachUse visits them.
-Uses UsesOf(const Instruction& inst) {
-  Uses uses;
-  ForEachUse(inst, [&](Reg r) { uses.push_back(r); });
-  return uses;
+// The registers an instruction reads, one at a time, in the order
+// ForEachUse visits them: `cursor` (0 at first) walks the sources, then the
+// guard. Returns false when there are no more.
+bool NextUse(const Instruction& inst, uint32_t& cursor, Reg& r) {
+  const uint32_t n = static_cast<uint32_t>(inst.srcs.size());
+  while (cursor < n) {
+    const Operand& op = inst.srcs[cursor++];
+    if (op.reads_reg()) {
+      r = op.reg();
+      return true;
+    }
+  }
+  if (cursor == n) {
+    ++cursor;
+    if (inst.guard.valid()) {
+      r = inst.guard;
+      return true;
+    }
+  }
+  return false;
 }
 
 // Computes the canonical permutation of a kernel body.
@@ -50,27 +63,25 @@ class Orderer {
   std::vector<uint32_t> Run() && {
     const auto& body = kernel_.body;
     const uint32_t n = static_cast<uint32_t>(body.size());
-    // The runs and fixed instructions, found forwards, are ordered backwards:
-    // a run's unread results are placed by their first use after the run,
-    // which needs the final order of everything after it.
-    std::vector<std::pair<uint32_t, uint32_t>> segments;  // [begin, end); a fixed instruction is one long
-    for (uint32_t i = 0; i < n;) {
-      uint32_t begin = i++;
-      if (Movable(kernel_, body[begin])) {
-        while (i < n && Movable(kernel_, body[i])) ++i;
-      }
-      segments.emplace_back(begin, i);
+    for (uint32_t i = 0; i < n; ++i) {
+      if (Movable(kernel_, body[i])) state_[i] = kMovable;
     }
+    // The runs (maximal sequences of movable instructions) and the fixed
+    // instructions between them are ordered last to first: a run's unread
+    // results are placed by their first use after the run, which needs the
+    // final order of everything after it.
     order_.resize(n);
-    for (auto it = segments.rbegin(); it != segments.rend(); ++it) {
-      auto [begin, end] = *it;
-      if (end - begin == 1 && !Movable(kernel_, body[begin])) {
-        order_[begin] = begin;
-      } else {
+    for (uint32_t end = n; end > 0;) {
+      uint32_t begin = end - 1;
+      if (state_[begin] & kMovable) {
+        while (begin > 0 && (state_[begin - 1] & kMovable)) --begin;
         OrderRun(begin, end);
+      } else {
+        order_[begin] = begin;
       }
       // Record uses last to first, so each register keeps its earliest use.
       for (uint32_t k = end; k-- > begin;) NoteUses(order_[k], k);
+      end = begin;
     }
     return std::move(order_);
   }
@@ -78,11 +89,11 @@ class Orderer {
  private:
   static constexpr uint8_t kConsumed = 1;  // read later in the run or by the instruction ending it
   static constexpr uint8_t kVisited = 2;   // emitted or being emitted
+  static constexpr uint8_t kMovable = 4;   // Movable(): may be reordered within its run
 
   struct Frame {
     uint32_t inst;
-    Uses uses;
-    size_t next = 0;
+    uint32_t cursor = 0;  // NextUse's: the operands of `inst` visited so far
   };
 
   // The instruction of the current run, before `j`, that defines r; kNone if none.
@@ -126,22 +137,25 @@ class Orderer {
       });
       for (Reg d : body[j].dsts) def_at_[d.id] = j;
     }
-    Uses ender_uses;
-    if (end < body.size()) ender_uses = UsesOf(body[end]);
-    for (Reg r : ender_uses) {
-      if (uint32_t p = Producer(r, end); p != kNone) state_[p] |= kConsumed;
+    if (end < body.size()) {
+      ForEachUse(body[end], [&](Reg r) {
+        if (uint32_t p = Producer(r, end); p != kNone) state_[p] |= kConsumed;
+      });
     }
     // Results read only after the run, in the order of their first use there
-    // (recorded order for those never read, and between equal keys).
+    // (recorded order for those never read, and between equal keys: roots_
+    // is filled in recorded order, so sorting the (key, instruction) pairs
+    // is the stable sort by key, and needs no buffer).
     roots_.clear();
     for (uint32_t j = begin; j < end; ++j) {
       if (!(state_[j] & kConsumed)) roots_.emplace_back(FirstUseOf(j), j);
     }
-    std::stable_sort(roots_.begin(), roots_.end(),
-                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::sort(roots_.begin(), roots_.end());
     for (const auto& [key, j] : roots_) Visit(j);
-    for (Reg r : ender_uses) {
-      if (uint32_t p = Producer(r, end); p != kNone) Visit(p);
+    if (end < body.size()) {
+      ForEachUse(body[end], [&](Reg r) {
+        if (uint32_t p = Producer(r, end); p != kNone) Visit(p);
+      });
     }
   }
 
@@ -149,18 +163,19 @@ class Orderer {
   void Visit(uint32_t root) {
     if (state_[root] & kVisited) return;
     state_[root] |= kVisited;
-    stack_.push_back(Frame{root, UsesOf(kernel_.body[root])});
+    stack_.push_back(Frame{root});
     while (!stack_.empty()) {
       Frame& top = stack_.back();
-      if (top.next == top.uses.size()) {
+      Reg r;
+      if (!NextUse(kernel_.body[top.inst], top.cursor, r)) {
         order_[next_++] = top.inst;
         stack_.pop_back();
         continue;
       }
-      uint32_t p = Producer(top.uses[top.next++], top.inst);
+      uint32_t p = Producer(r, top.inst);
       if (p == kNone || (state_[p] & kVisited)) continue;
       state_[p] |= kVisited;
-      stack_.push_back(Frame{p, UsesOf(kernel_.body[p])});
+      stack_.push_back(Frame{p});
     }
   }
 
@@ -179,21 +194,22 @@ class Orderer {
 
 // items[i] = old items[order[i]] for every i, in place (order is a
 // permutation), by following its cycles: no second array of the items.
+// Uses up `order`: each position placed is marked done as order[j] = j.
 template <typename Items>
-void PermuteInPlace(Items& items, const std::vector<uint32_t>& order) {
+void PermuteInPlace(Items& items, std::vector<uint32_t>& order) {
   using T = typename Items::value_type;
-  std::vector<bool> done(items.size(), false);
   for (uint32_t start = 0; start < items.size(); ++start) {
-    if (done[start] || order[start] == start) continue;
+    if (order[start] == start) continue;
     T first = std::move(items[start]);
     uint32_t j = start;
     while (order[j] != start) {
-      items[j] = std::move(items[order[j]]);
-      done[j] = true;
-      j = order[j];
+      const uint32_t from = order[j];
+      items[j] = std::move(items[from]);
+      order[j] = j;
+      j = from;
     }
     items[j] = std::move(first);
-    done[j] = true;
+    order[j] = j;
   }
 }
 

@@ -1,40 +1,85 @@
 // Range checks for the IR's enums (each bounded by its last enumerator).
 #include "ir/enum_ranges.h"
 
+#include <array>
+#include <cstddef>
+#include <cstring>
+
 namespace ptxforge::ir {
 namespace {
 
+// The largest value IsValid accepts for E (each enum's valid values are 0 up to it).
 template <typename E>
-bool UpTo(E v, E last) {
-  return static_cast<int>(v) <= static_cast<int>(last);
+constexpr uint8_t LastValid() {
+  int last = 0;
+  for (int v = 0; v < 256; ++v) {
+    if (IsValid(static_cast<E>(v))) last = v;
+  }
+  return static_cast<uint8_t>(last);
+}
+
+// Modifiers as four little-endian words (ChangedModifierBytes' layout): per
+// byte, the largest valid value of the enum stored there, and 0x80 in
+// `unchecked` for the bytes no range applies to (vec, flags, list indices).
+struct ByteLimits {
+  std::array<uint64_t, 4> limit{}, unchecked{};
+};
+constexpr ByteLimits MakeByteLimits() {
+  std::array<uint8_t, 32> limit{};
+  limit.fill(0xFF);
+  limit[offsetof(Modifiers, type)] = LastValid<ScalarType>();
+  limit[offsetof(Modifiers, type2)] = LastValid<ScalarType>();
+  limit[offsetof(Modifiers, type3)] = LastValid<ScalarType>();
+  limit[offsetof(Modifiers, type4)] = LastValid<ScalarType>();
+  limit[offsetof(Modifiers, rounding)] = LastValid<Rounding>();
+  limit[offsetof(Modifiers, mode)] = LastValid<Mode>();
+  limit[offsetof(Modifiers, cmp)] = LastValid<CmpOp>();
+  limit[offsetof(Modifiers, bool_op)] = LastValid<BoolOp>();
+  limit[offsetof(Modifiers, space)] = LastValid<StateSpace>();
+  limit[offsetof(Modifiers, cache)] = LastValid<CacheOp>();
+  limit[offsetof(Modifiers, atom)] = LastValid<AtomOp>();
+  limit[offsetof(Modifiers, scope)] = LastValid<Scope>();
+  limit[offsetof(Modifiers, sem)] = LastValid<MemSem>();
+  limit[offsetof(Modifiers, shfl)] = LastValid<ShflMode>();
+  limit[offsetof(Modifiers, vote)] = LastValid<VoteMode>();
+  ByteLimits out;
+  for (int b = 0; b < 32; ++b) {
+    if (limit[b] != 0xFF && limit[b] >= 0x80) throw "ModifiersValid needs ranges below 128";
+    out.limit[b / 8] |= uint64_t{limit[b]} << (8 * (b % 8));
+    if (limit[b] == 0xFF) out.unchecked[b / 8] |= uint64_t{0x80} << (8 * (b % 8));
+  }
+  return out;
+}
+constexpr ByteLimits kByteLimits = MakeByteLimits();
+
+// Every enum of `m` in range: for each byte, value <= limit, all bytes at
+// once. With H the high bit of each byte, (limit | H) - (value & ~H) keeps
+// H exactly when value's low 7 bits are at most the limit (the limits are
+// below 128, so no byte borrows from the next); the value's own H must be
+// clear. Bytes without a range pass.
+bool ModifiersValid(const Modifiers& m) {
+  uint64_t w[4] = {0, 0, 0, 0};
+  std::memcpy(w, &m, sizeof(Modifiers));
+  constexpr uint64_t kHigh = 0x8080808080808080ull;
+  uint64_t ok = kHigh;
+  for (int k = 0; k < 4; ++k) {
+    const uint64_t fits = (kByteLimits.limit[k] | kHigh) - (w[k] & ~kHigh);
+    ok &= kByteLimits.unchecked[k] | (~w[k] & fits);
+  }
+  return ok == kHigh;
 }
 
 }  // namespace
 
-bool IsValid(ScalarType v) { return static_cast<int>(v) < kNumScalarTypes; }
 bool IsValid(Target v) { return static_cast<size_t>(v) < AllTargets().size(); }
-bool IsValid(Opcode v) { return static_cast<int>(v) < kNumOpcodes; }
-bool IsValid(SpecialReg v) { return static_cast<int>(v) < kNumSpecialRegs; }
-bool IsValid(Rounding v) { return UpTo(v, Rounding::kRpi); }
-bool IsValid(Mode v) { return UpTo(v, Mode::kFull); }
-bool IsValid(CmpOp v) { return UpTo(v, CmpOp::kNan); }
-bool IsValid(BoolOp v) { return UpTo(v, BoolOp::kXor); }
-bool IsValid(StateSpace v) { return UpTo(v, StateSpace::kConst); }
-bool IsValid(CacheOp v) { return UpTo(v, CacheOp::kWt); }
-bool IsValid(AtomOp v) { return UpTo(v, AtomOp::kXor); }
-bool IsValid(Scope v) { return UpTo(v, Scope::kSys); }
-bool IsValid(MemSem v) { return UpTo(v, MemSem::kAcqRel); }
-bool IsValid(ShflMode v) { return UpTo(v, ShflMode::kIdx); }
-bool IsValid(VoteMode v) { return UpTo(v, VoteMode::kBallot); }
 
 bool EnumsValid(const Instruction& inst) {
-  const Modifiers& m = inst.mods;
-  bool ok = IsValid(inst.op) && IsValid(m.type) && IsValid(m.type2) && IsValid(m.type3) && IsValid(m.type4) &&
-            IsValid(m.rounding) && IsValid(m.mode) && IsValid(m.cmp) && IsValid(m.bool_op) && IsValid(m.space) &&
-            IsValid(m.cache) && IsValid(m.atom) && IsValid(m.scope) && IsValid(m.sem) && IsValid(m.shfl) &&
-            IsValid(m.vote);
+  // A few word operations with no branch between them (every instruction
+  // takes this path, in the builder and in the verifier); ir_test checks
+  // that this agrees with InvalidEnum for every value of every byte.
+  bool ok = IsValid(inst.op) & ModifiersValid(inst.mods);
   for (const Operand& op : inst.srcs) {
-    ok &= !(op.kind == OperandKind::kSpecial && op.id >= static_cast<uint32_t>(kNumSpecialRegs)) && IsValid(op.type);
+    ok &= !(op.kind == OperandKind::kSpecial && op.id >= static_cast<uint32_t>(kNumSpecialRegs)) & IsValid(op.type);
   }
   return ok;
 }

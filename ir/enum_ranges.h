@@ -11,21 +11,30 @@
 
 namespace ptxforge::ir {
 
-bool IsValid(ScalarType v);
+namespace enum_ranges_internal {
+template <typename E>
+constexpr bool UpTo(E v, E last) {
+  return static_cast<int>(v) <= static_cast<int>(last);
+}
+}  // namespace enum_ranges_internal
+
+// Each bounded by its last enumerator (inline: EnumsValid runs them on every
+// instruction).
 bool IsValid(Target v);
-bool IsValid(Opcode v);
-bool IsValid(SpecialReg v);
-bool IsValid(Rounding v);
-bool IsValid(Mode v);
-bool IsValid(CmpOp v);
-bool IsValid(BoolOp v);
-bool IsValid(StateSpace v);
-bool IsValid(CacheOp v);
-bool IsValid(AtomOp v);
-bool IsValid(Scope v);
-bool IsValid(MemSem v);
-bool IsValid(ShflMode v);
-bool IsValid(VoteMode v);
+constexpr bool IsValid(ScalarType v) { return static_cast<int>(v) < kNumScalarTypes; }
+constexpr bool IsValid(Opcode v) { return static_cast<int>(v) < kNumOpcodes; }
+constexpr bool IsValid(SpecialReg v) { return static_cast<int>(v) < kNumSpecialRegs; }
+constexpr bool IsValid(Rounding v) { return enum_ranges_internal::UpTo(v, Rounding::kRpi); }
+constexpr bool IsValid(Mode v) { return enum_ranges_internal::UpTo(v, Mode::kFull); }
+constexpr bool IsValid(CmpOp v) { return enum_ranges_internal::UpTo(v, CmpOp::kNan); }
+constexpr bool IsValid(BoolOp v) { return enum_ranges_internal::UpTo(v, BoolOp::kXor); }
+constexpr bool IsValid(StateSpace v) { return enum_ranges_internal::UpTo(v, StateSpace::kConst); }
+constexpr bool IsValid(CacheOp v) { return enum_ranges_internal::UpTo(v, CacheOp::kWt); }
+constexpr bool IsValid(AtomOp v) { return enum_ranges_internal::UpTo(v, AtomOp::kXor); }
+constexpr bool IsValid(Scope v) { return enum_ranges_internal::UpTo(v, Scope::kSys); }
+constexpr bool IsValid(MemSem v) { return enum_ranges_internal::UpTo(v, MemSem::kAcqRel); }
+constexpr bool IsValid(ShflMode v) { return enum_ranges_internal::UpTo(v, ShflMode::kIdx); }
+constexpr bool IsValid(VoteMode v) { return enum_ranges_internal::UpTo(v, VoteMode::kBallot); }
 
 // "ir::Rounding value 200 is out of range": the message for an invalid value.
 template <typename E>

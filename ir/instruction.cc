@@ -179,13 +179,14 @@ int GroupCount(const Instruction& inst, const OperandSpec& spec) {
   return elements * bits / (32 * 32);
 }
 
-bool GroupSizes(const Instruction& inst, std::span<const OperandSpec> specs, size_t count,
-                absl::InlinedVector<uint8_t, 8>& sizes) {
-  sizes.clear();
+bool GroupSizes(const Instruction& inst, std::span<const OperandSpec> specs, size_t count, uint8_t* sizes) {
   size_t total = 0;
-  for (const OperandSpec& spec : specs) {
-    uint8_t n = static_cast<uint8_t>(GroupCount(inst, spec));
-    sizes.push_back(n);
+  for (size_t k = 0; k < specs.size(); ++k) {
+    const OperandSpec& spec = specs[k];
+    // GroupCount, with its common case (a fixed group) inline.
+    const uint8_t n = static_cast<uint8_t>(spec.fragment == Fragment::kNone && spec.group != 0 ? spec.group
+                                                                                             : GroupCount(inst, spec));
+    sizes[k] = n;
     total += n;
   }
   // Optional operands are trailing: leave them out from the end.
@@ -194,6 +195,12 @@ bool GroupSizes(const Instruction& inst, std::span<const OperandSpec> specs, siz
     sizes[k] = 0;
   }
   return total == count;
+}
+
+bool GroupSizes(const Instruction& inst, std::span<const OperandSpec> specs, size_t count,
+                absl::InlinedVector<uint8_t, 8>& sizes) {
+  sizes.resize(specs.size());
+  return GroupSizes(inst, specs, count, sizes.data());
 }
 
 TargetRequirement RequirementOf(const Instruction& inst) {
@@ -221,8 +228,10 @@ TargetRequirement RequirementOf(const Instruction& inst) {
   if (IsF16Family(t)) req = Max(req, info.f16);
   if (IsBF16Family(t)) req = Max(req, info.bf16);
   // A listed modifier value may need a newer target (mma's m16n8k16@80).
-  for (ModSlot slot : {ModSlot::kVariant, ModSlot::kShape, ModSlot::kLayout}) {
-    if (uint8_t v = EnumValue(inst.mods, slot); v != 0) req = Max(req, EnumValueRequirement(info, slot, v));
+  if ((inst.mods.variant | inst.mods.shape | inst.mods.layout) != 0) {
+    for (ModSlot slot : {ModSlot::kVariant, ModSlot::kShape, ModSlot::kLayout}) {
+      if (uint8_t v = EnumValue(inst.mods, slot); v != 0) req = Max(req, EnumValueRequirement(info, slot, v));
+    }
   }
   // 256-bit loads and stores (.v4 of 64-bit values) are sm_100 / PTX 8.8.
   if ((inst.op == Opcode::kLd || inst.op == Opcode::kSt) && inst.mods.vec == 4 && TypeBits(t) == 64) {

@@ -3,14 +3,17 @@
 #define PTXFORGE_IR_INSTRUCTION_H_
 
 #include <algorithm>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <initializer_list>
 #include <iterator>
 #include <new>
 #include <limits>
 #include <span>
 #include <string_view>
+#include <type_traits>
 
 #include "absl/container/inlined_vector.h"
 #include "ir/opcode.h"
@@ -175,6 +178,62 @@ struct Modifiers {
   uint8_t layout = 0;    // {layout:...}: 1-based index into the row's list (mma row.col); 0: none
 };
 
+// The byte of Modifiers that holds what a format slot prints (kLevel: the
+// scope; kNum: vec), or -1 for literal text.
+constexpr int ModifierByte(ModSlot slot) {
+  switch (slot) {
+    case ModSlot::kSem: return offsetof(Modifiers, sem);
+    case ModSlot::kScope: return offsetof(Modifiers, scope);
+    case ModSlot::kSpace: return offsetof(Modifiers, space);
+    case ModSlot::kTo: return offsetof(Modifiers, cvta_to);
+    case ModSlot::kNc: return offsetof(Modifiers, nc);
+    case ModSlot::kCache: return offsetof(Modifiers, cache);
+    case ModSlot::kVec: return offsetof(Modifiers, vec);
+    case ModSlot::kAtom: return offsetof(Modifiers, atom);
+    case ModSlot::kShfl: return offsetof(Modifiers, shfl);
+    case ModSlot::kVote: return offsetof(Modifiers, vote);
+    case ModSlot::kCmp: return offsetof(Modifiers, cmp);
+    case ModSlot::kBool: return offsetof(Modifiers, bool_op);
+    case ModSlot::kMode: return offsetof(Modifiers, mode);
+    case ModSlot::kRnd: return offsetof(Modifiers, rounding);
+    case ModSlot::kFtz: return offsetof(Modifiers, ftz);
+    case ModSlot::kSat: return offsetof(Modifiers, sat);
+    case ModSlot::kNoftz: return offsetof(Modifiers, noftz);
+    case ModSlot::kUni: return offsetof(Modifiers, uni);
+    case ModSlot::kLevel: return offsetof(Modifiers, scope);
+    case ModSlot::kType: return offsetof(Modifiers, type);
+    case ModSlot::kType2: return offsetof(Modifiers, type2);
+    case ModSlot::kVariant: return offsetof(Modifiers, variant);
+    case ModSlot::kType3: return offsetof(Modifiers, type3);
+    case ModSlot::kType4: return offsetof(Modifiers, type4);
+    case ModSlot::kShape: return offsetof(Modifiers, shape);
+    case ModSlot::kLayout: return offsetof(Modifiers, layout);
+    case ModSlot::kNum: return offsetof(Modifiers, vec);
+    case ModSlot::kLiteral: return -1;
+  }
+  return -1;
+}
+static_assert(sizeof(Modifiers) <= 32 && std::is_trivially_copyable_v<Modifiers> &&
+                  std::endian::native == std::endian::little,
+              "ChangedModifierBytes reads Modifiers as four little-endian words");
+
+// Bit b is set when byte b of `m` differs from Modifiers{} (all zero but
+// vec, which is 1): which modifiers are set, in a few word operations. The
+// verifier compares it with OpInfo::printed_bytes.
+inline uint32_t ChangedModifierBytes(const Modifiers& m) {
+  uint64_t w[4] = {0, 0, 0, 0};
+  std::memcpy(w, &m, sizeof(Modifiers));
+  constexpr int kVec = offsetof(Modifiers, vec);
+  w[kVec / 8] ^= uint64_t{1} << (8 * (kVec % 8));  // little-endian: byte k of a word is bits 8k..8k+7
+  uint32_t changed = 0;
+  for (int k = 0; k < 4; ++k) {
+    constexpr uint64_t kLow7 = 0x7F7F7F7F7F7F7F7Full;
+    const uint64_t high = (((w[k] & kLow7) + kLow7) | w[k]) & ~kLow7;  // bit 8j+7: byte j is not zero
+    changed |= static_cast<uint32_t>(((high >> 7) * 0x0102040810204080ull) >> 56) << (8 * k);
+  }
+  return changed;
+}
+
 // Does `cmp` apply to operands of type `t`? (lo/ls/hi/hs: unsigned and bit
 // types; lt/le/gt/ge: signed, unsigned and float; eq/ne: all; the unordered
 // forms, num and nan: float only.)
@@ -328,6 +387,9 @@ inline StateSpace AddressSpace(const Instruction& inst, const OperandSpec& spec)
 // `count` operands do not fit the list.
 bool GroupSizes(const Instruction& inst, std::span<const OperandSpec> specs, size_t count,
                 absl::InlinedVector<uint8_t, 8>& sizes);
+// The same into sizes[0, specs.size()), with no container (the verifier
+// asks for every instruction).
+bool GroupSizes(const Instruction& inst, std::span<const OperandSpec> specs, size_t count, uint8_t* sizes);
 
 // The lowest target and PTX ISA version that accept this instruction, from
 // the opcode table's base, f16 and bf16 columns (and cvt's pairs of types).

@@ -1,6 +1,8 @@
 // The opcode table, built once from opcodes.def.
 #include "ir/opcode.h"
 
+#include "ir/instruction.h"  // ModifierByte: which byte of Modifiers each slot prints
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -198,6 +200,41 @@ constexpr void ParseFormat(OpInfo& info) {
   }
 }
 
+// The values a "a|b|c" list names (0 for an empty list).
+constexpr uint8_t CountListValues(std::string_view list) {
+  if (list.empty()) return 0;
+  uint8_t n = 1;
+  for (char c : list) n += c == '|';
+  return n;
+}
+
+// OpInfo's derived facts, from the parsed format and signature.
+constexpr void Derive(OpInfo& info) {
+  info.slot_mask = 0;
+  info.printed_bytes = 0;
+  for (int i = 0; i < info.num_slots; ++i) {
+    info.slot_mask |= SlotBit(info.slots[i]);
+    if (const int byte = ModifierByte(info.slots[i]); byte >= 0) info.printed_bytes |= uint32_t{1} << byte;
+  }
+  info.enum_counts = {CountListValues(info.variants), CountListValues(info.shapes), CountListValues(info.layouts)};
+  const Signature& sig = info.sig;
+  auto fixed = [](const OperandSpec& spec) {
+    return spec.group != 0 && spec.fragment == Fragment::kNone && !spec.optional;
+  };
+  info.fixed_operands = !sig.any;
+  info.fixed_dsts = info.fixed_srcs = 0;
+  info.has_address = false;
+  for (int k = 0; k < sig.ndst; ++k) {
+    info.fixed_operands &= fixed(sig.dsts[k]);
+    info.fixed_dsts += sig.dsts[k].group;
+  }
+  for (int k = 0; k < sig.nsrc; ++k) {
+    info.fixed_operands &= fixed(sig.srcs[k]);
+    info.fixed_srcs += sig.srcs[k].group;
+    info.has_address |= sig.srcs[k].rule == TypeRule::kAddress;
+  }
+}
+
 constexpr TargetRequirement Req(int sm, int ptx) { return TableRequirement(sm, ptx); }
 
 // The list of an enumerated slot, as the format gave it ("m16n8k8|m16n8k16@80").
@@ -246,6 +283,7 @@ constexpr std::array<OpInfo, kNumOpcodes> MakeTable() {
     for (OpInfo& info : ops) {
       ParseFormat(info);
       ParseSignature(info);
+      Derive(info);
     }
     return ops;
 }
@@ -305,11 +343,6 @@ TargetRequirement EnumValueRequirement(const OpInfo& info, ModSlot slot, int v) 
   int sm = std::atoi(std::string(req.substr(0, slash)).c_str());
   int ptx = slash == std::string_view::npos ? 0 : std::atoi(std::string(req.substr(slash + 1)).c_str());
   return TableRequirement(sm, ptx);
-}
-
-TypeMask TypeSlotMask(const OpInfo& info, int n) {
-  if (info.type_lists[n] != 0) return info.type_lists[n];
-  return n <= 1 ? info.types : 0;
 }
 
 MatrixShape ParseMatrixShape(std::string_view name) {

@@ -125,6 +125,7 @@ enum class ModSlot : uint8_t {
   kLiteral,  // text printed as it is (".shared.global" in "{cache}.shared.global"): OpInfo::slot_text
   kNum,      // {num}: ldmatrix/stmatrix's .x1/.x2/.x4 (Modifiers::vec)
 };
+static_assert(static_cast<int>(ModSlot::kNum) < 32, "OpInfo::slot_mask has a bit per slot");
 
 // An mma shape's dimensions, parsed from its name ("m16n8k16").
 struct MatrixShape {
@@ -160,8 +161,30 @@ struct OpInfo {
   // Indexed type, type2, type3, type4.
   std::array<TypeMask, 4> type_lists{};
 
+  // Facts derived from the columns above when the table is built, so that
+  // checks run on every instruction do not re-derive them (ir_test compares
+  // each with its slow derivation, for every row):
+  // bit (1 << ModSlot) for each slot of `slots`;
+  uint32_t slot_mask = 0;
+  // NumEnumValues of kVariant, kShape and kLayout.
+  std::array<uint8_t, 3> enum_counts{};
+  // Bit b for each byte b of Modifiers that a slot prints (ModifierByte in
+  // instruction.h): a modifier set anywhere else does not apply.
+  uint32_t printed_bytes = 0;
+  // Whether every operand group of the signature has a fixed size (no {v},
+  // {x}, fragment or optional operand); then it takes exactly
+  // fixed_dsts destinations and fixed_srcs sources.
+  bool fixed_operands = false;
+  uint8_t fixed_dsts = 0, fixed_srcs = 0;
+  // Whether a source of the signature is an address ("@").
+  bool has_address = false;
+
   bool has(OpFlag f) const { return (flags & f) != 0; }
+  // Whether the format has `slot` (one of `slots`).
+  bool has_slot(ModSlot slot) const { return (slot_mask >> static_cast<int>(slot)) & 1; }
 };
+// The bit of `slot` in OpInfo::slot_mask.
+constexpr uint32_t SlotBit(ModSlot slot) { return uint32_t{1} << static_cast<int>(slot); }
 
 namespace opcode_internal {
 extern const std::array<OpInfo, kNumOpcodes> kOpInfos;  // opcodes.def, parsed at compile time (opcode.cc)
@@ -180,7 +203,10 @@ bool EnumRequired(const OpInfo& info, ModSlot slot);
 std::string_view EnumKindName(ModSlot slot);
 TargetRequirement EnumValueRequirement(const OpInfo& info, ModSlot slot, int v);
 // The allowed types of type slot `n` (0..3: type, type2, type3, type4).
-TypeMask TypeSlotMask(const OpInfo& info, int n);
+inline TypeMask TypeSlotMask(const OpInfo& info, int n) {
+  if (info.type_lists[n] != 0) return info.type_lists[n];
+  return n <= 1 ? info.types : 0;
+}
 // The opcode table's minimum-target columns: sm (or SM_A(sm) for an "a"
 // target of exactly that SM, e.g. SM_A(90) for sm_90a) and ptx.
 #define SM_A(sm) (1000 + (sm))

@@ -8,8 +8,6 @@ namespace {
 
 using types_internal::kTypes;
 
-const types_internal::TypeRow& Row(ScalarType t) { return kTypes[static_cast<int>(t)]; }
-
 }  // namespace
 
 std::optional<ScalarType> ParseType(std::string_view name) {
@@ -56,12 +54,6 @@ std::string_view RegClassName(RegClass c) {
   return "b32";
 }
 
-bool IsInstructionOnlyType(ScalarType t) { return Row(t).instruction_only; }
-
-bool IsHalfFamily(ScalarType t) { return IsF16Family(t) || IsBF16Family(t); }
-bool IsF16Family(ScalarType t) { return t == ScalarType::kF16 || t == ScalarType::kF16x2; }
-bool IsBF16Family(ScalarType t) { return t == ScalarType::kBF16 || t == ScalarType::kBF16x2; }
-
 ScalarType BitsTypeOfSize(int bits) {
   switch (bits) {
     case 1: return ScalarType::kPred;
@@ -86,15 +78,6 @@ ScalarType WidenedType(ScalarType t) {
     case ScalarType::kB32: return ScalarType::kB64;
     default: return ScalarType::kNone;
   }
-}
-
-bool TypesCompatible(ScalarType expected, ScalarType reg) {
-  if (expected == reg) return true;
-  if (expected == ScalarType::kNone || reg == ScalarType::kNone) return false;
-  if (expected == ScalarType::kPred || reg == ScalarType::kPred) return false;
-  if (TypeBits(expected) != TypeBits(reg)) return false;
-  if (IsBits(expected) || IsBits(reg)) return true;
-  return IsInteger(expected) && IsInteger(reg);
 }
 
 }  // namespace ptxforge::ir

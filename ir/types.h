@@ -103,12 +103,14 @@ inline bool IsSigned(ScalarType t) { return KindOf(t) == TypeKind::kSigned; }
 inline bool IsUnsigned(ScalarType t) { return KindOf(t) == TypeKind::kUnsigned; }
 inline bool IsFloat(ScalarType t) { return KindOf(t) == TypeKind::kFloat; }
 inline bool IsBits(ScalarType t) { return KindOf(t) == TypeKind::kBits; }
-// f16, f16x2, bf16, bf16x2.
-bool IsHalfFamily(ScalarType t);
-bool IsBF16Family(ScalarType t);
-bool IsF16Family(ScalarType t);
+// f16, f16x2, bf16, bf16x2 (inline: the verifier asks for every operand).
+constexpr bool IsF16Family(ScalarType t) { return t == ScalarType::kF16 || t == ScalarType::kF16x2; }
+constexpr bool IsBF16Family(ScalarType t) { return t == ScalarType::kBF16 || t == ScalarType::kBF16x2; }
+constexpr bool IsHalfFamily(ScalarType t) { return IsF16Family(t) || IsBF16Family(t); }
 // tf32, e4m3, e5m2, e4m3x2, e5m2x2: types only an instruction may name.
-bool IsInstructionOnlyType(ScalarType t);
+constexpr bool IsInstructionOnlyType(ScalarType t) {
+  return static_cast<int>(t) < kNumScalarTypes && types_internal::kTypes[static_cast<int>(t)].instruction_only;
+}
 
 // The bit type of the same size (f32 -> b32, u8 -> b8); pred stays pred.
 ScalarType BitsTypeOfSize(int bits);
@@ -118,7 +120,14 @@ ScalarType WidenedType(ScalarType t);
 // PTX operand type-checking: may a register of type `reg` be used where the
 // instruction expects `expected`?  Same type; or same size and one side is a
 // bit type; or both integers of the same size.
-bool TypesCompatible(ScalarType expected, ScalarType reg);
+inline bool TypesCompatible(ScalarType expected, ScalarType reg) {
+  if (expected == reg) return true;
+  if (expected == ScalarType::kNone || reg == ScalarType::kNone) return false;
+  if (expected == ScalarType::kPred || reg == ScalarType::kPred) return false;
+  if (TypeBits(expected) != TypeBits(reg)) return false;
+  if (IsBits(expected) || IsBits(reg)) return true;
+  return IsInteger(expected) && IsInteger(reg);
+}
 
 // Bitmask helpers for type sets in the opcode table.
 using TypeMask = uint32_t;

@@ -3,18 +3,20 @@
 #include "ir/verify.h"
 
 #include <algorithm>
+#include <array>
+#include <cassert>
 #include <cctype>
 #include <cstring>
-#include <type_traits>
 #include <optional>
 #include <string>
+#include <tuple>
+#include <type_traits>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "ir/cfg.h"
 #include "ir/enum_ranges.h"
 #include "ir/format.h"
-#include "ir/strings.h"
 #include "ir/register_numbering.h"
 #include "ir/strings.h"
 
@@ -29,26 +31,17 @@ std::string TypeList(ir::TypeMask mask) {
   return StrJoin(names, ", ");
 }
 
-bool HasSlot(const OpInfo& info, ir::ModSlot slot) {
-  for (int i = 0; i < info.num_slots; ++i) {
-    if (info.slots[i] == slot) return true;
-  }
-  return false;
-}
+bool HasSlot(const OpInfo& info, ir::ModSlot slot) { return info.has_slot(slot); }
 
-// The signature spec each source of `inst` stands under (a register group's
-// spec once per register), or nothing when the sources do not fit the row's
-// signature (the shape check reports that).
-absl::InlinedVector<const ir::OperandSpec*, 8> SourceSpecs(const Instruction& inst) {
-  const ir::Signature& sig = inst.info().sig;
-  absl::InlinedVector<const ir::OperandSpec*, 8> out;
-  absl::InlinedVector<uint8_t, 8> sizes;
-  if (sig.any || !GroupSizes(inst, std::span(sig.srcs.data(), sig.nsrc), inst.srcs.size(), sizes)) return out;
-  for (size_t g = 0; g < sizes.size(); ++g) {
-    for (uint8_t k = 0; k < sizes[g]; ++k) out.push_back(&sig.srcs[g]);
-  }
-  return out;
-}
+// How many operands each group of an instruction's signature stands for
+// (GroupSizes), found once per instruction by the shape check and read by
+// the operand checks after it.
+struct Groups {
+  std::array<uint8_t, std::tuple_size_v<decltype(ir::Signature::dsts)>> dsts{};
+  std::array<uint8_t, std::tuple_size_v<decltype(ir::Signature::srcs)>> srcs{};
+  bool dsts_fit = false;  // the destinations fit the signature (dsts is valid)
+  bool srcs_fit = false;  // the sources do (srcs is valid; never for "*")
+};
 
 class Verifier {
  public:
@@ -56,8 +49,9 @@ class Verifier {
 
   absl::Status RunWellFormed() const {
     if (absl::Status s = CheckDeclarationEnums(); !s.ok()) return s;
+    Groups groups;
     for (size_t i = 0; i < k_.body.size(); ++i) {
-      if (absl::Status s = CheckStructure(i); !s.ok()) return s;
+      if (absl::Status s = CheckStructure(i, groups); !s.ok()) return s;
     }
     return CheckLabels();
   }
@@ -67,11 +61,25 @@ class Verifier {
     if (absl::Status s = CheckDeclarationEnums(); !s.ok()) return s;
     if (absl::Status s = CheckDeclarations(); !s.ok()) return s;
     if (k_.body.empty()) return KernelError("the body is empty (it must end with ret or exit)");
+    // One pass over the body checks each instruction and notes label
+    // bindings, branch targets and definitions; their errors are reported
+    // after it, in the order separate passes would report them.
+    LabelScan labels(k_.labels.size());
+    DefScan defs(k_.regs.size());
     for (size_t i = 0; i < k_.body.size(); ++i) {
       if (absl::Status s = CheckInstruction(i); !s.ok()) return s;
+      const Instruction& inst = k_.body[i];
+      labels.Note(inst, i);
+      defs.Note(k_, inst, i);
     }
-    if (absl::Status s = CheckLabels(); !s.ok()) return s;
-    if (absl::Status s = CheckDefinitions(); !s.ok()) return s;
+    if (absl::Status s = LabelErrors(labels); !s.ok()) return s;
+    if (defs.twice != SIZE_MAX) {
+      std::string first = ir::FormatLoc(k_.body[defs.def_at[defs.twice_reg]].loc);
+      return Error(defs.twice, StrCat("%", defs.twice_reg, " is defined twice",
+                                      first.empty() ? "" : StrCat(" (first at ", first, ")"),
+                                      "; declare it mutable to assign it again"));
+    }
+    if (absl::Status s = CheckDefinedBeforeUse(defs.def_at); !s.ok()) return s;
     const Instruction& last = k_.body.back();
     if (last.guarded() || !(last.op == Opcode::kBra || last.info().has(ir::kTerminator))) {
       return Error(k_.body.size() - 1, "the body falls off its end: the last instruction must be ret, exit or an "
@@ -216,7 +224,18 @@ class Verifier {
 
   // ---- operand checks; `n` is the operand's PTX position (destinations first).
 
+  // A register of this kernel whose type fits `expected`: the success path
+  // of ExpectReg, inline.
+  bool RegFits(ir::Reg r, ScalarType expected) const {
+    return k_.valid_reg(r) && ir::TypesCompatible(expected, k_.type_of(r));
+  }
+
   absl::Status ExpectReg(size_t i, size_t n, ir::Reg r, ScalarType expected) const {
+    if (RegFits(r, expected)) return absl::OkStatus();
+    return RegError(i, n, r, expected);
+  }
+
+  [[gnu::cold]] absl::Status RegError(size_t i, size_t n, ir::Reg r, ScalarType expected) const {
     if (!k_.valid_reg(r)) return Error(i, StrCat("operand ", n, " is not a register of this kernel"));
     if (!ir::TypesCompatible(expected, k_.type_of(r))) {
       return Error(i, StrCat("operand ", n, " is ", RegDesc(r), ", expected ", ir::TypeName(expected)));
@@ -228,6 +247,24 @@ class Verifier {
 
   // A register or an immediate of a type compatible with `expected`.
   absl::Status ExpectValue(size_t i, size_t s, ScalarType expected, bool allow_imm = true) const {
+    const Operand& op = k_.body[i].srcs[s];
+    if (op.is_reg() ? RegFits(op.reg(), expected) : allow_imm && op.is_imm() && ImmFits(op, expected)) {
+      return absl::OkStatus();
+    }
+    return CheckValue(i, s, expected, allow_imm);
+  }
+
+  // An immediate CheckValue accepts where `expected` is wanted: none of the
+  // half family, of a compatible type (a float operand: that float type),
+  // its bits within its type.
+  static bool ImmFits(const Operand& op, ScalarType expected) {
+    const int bits = ir::TypeBits(op.type);
+    return !ir::IsHalfFamily(expected) && op.type != ScalarType::kPred && ir::TypesCompatible(expected, op.type) &&
+           !(ir::IsFloat(expected) && op.type != expected) && !(bits < 64 && (op.bits() >> bits) != 0);
+  }
+
+  // ExpectValue but for its register fast path.
+  absl::Status CheckValue(size_t i, size_t s, ScalarType expected, bool allow_imm) const {
     const Instruction& inst = k_.body[i];
     const Operand& op = inst.srcs[s];
     size_t n = inst.dsts.size() + s;
@@ -322,6 +359,12 @@ class Verifier {
     const Instruction& inst = k_.body[i];
     const OpInfo& info = inst.info();
     const ir::Modifiers& m = inst.mods;
+    // A row without these slots has nothing to check here: CheckModifiers
+    // refused any value set in a slot the row does not print.
+    constexpr uint32_t kListed = ir::SlotBit(ir::ModSlot::kType3) | ir::SlotBit(ir::ModSlot::kType4) |
+                                 ir::SlotBit(ir::ModSlot::kVariant) | ir::SlotBit(ir::ModSlot::kShape) |
+                                 ir::SlotBit(ir::ModSlot::kLayout);
+    if ((info.slot_mask & kListed) == 0) return absl::OkStatus();
     for (int n : {2, 3}) {
       const ir::ModSlot slot = n == 2 ? ir::ModSlot::kType3 : ir::ModSlot::kType4;
       const ScalarType tn = n == 2 ? m.type3 : m.type4;
@@ -330,9 +373,10 @@ class Verifier {
                                TypeList(ir::TypeSlotMask(info, n)), ")"));
       }
     }
-    for (ir::ModSlot slot : {ir::ModSlot::kVariant, ir::ModSlot::kShape, ir::ModSlot::kLayout}) {
+    for (int e = 0; e < 3; ++e) {
+      const ir::ModSlot slot = e == 0 ? ir::ModSlot::kVariant : e == 1 ? ir::ModSlot::kShape : ir::ModSlot::kLayout;
       const int v = ir::EnumValue(m, slot);
-      const int count = ir::NumEnumValues(info, slot);
+      const int count = info.enum_counts[e];
       if ((ir::EnumRequired(info, slot) && v == 0) || v > count) {
         std::vector<std::string_view> names;
         for (int k = 1; k <= count; ++k) names.push_back(ir::EnumValueName(info, slot, k));
@@ -347,12 +391,13 @@ class Verifier {
 
   // ---- modifiers
 
-  absl::Status CheckModifiers(size_t i) const {
+  // The first modifier `inst` sets in a slot its opcode does not print (in
+  // ModSlot order), named in the message; OK if there is none. Only called
+  // when ChangedModifierBytes and OpInfo::printed_bytes say there is one.
+  [[gnu::cold]] absl::Status UnprintedModifier(size_t i) const {
     const Instruction& inst = k_.body[i];
     const OpInfo& info = inst.info();
     const ir::Modifiers& m = inst.mods;
-    // Each modifier that is set must be one the opcode prints. The message
-    // text is only built for the one that fails.
     struct Check {
       ir::ModSlot slot;
       bool set;
@@ -422,6 +467,18 @@ class Verifier {
                              ? StrCat("a ", ir::EnumKindName(c.slot), " (", int{ir::EnumValue(m, c.slot)}, ")")
                              : StrCat(".", name_of(c.slot));
       return Error(i, StrCat(what, " does not apply to ", info.mnemonic));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status CheckModifiers(size_t i) const {
+    const Instruction& inst = k_.body[i];
+    const OpInfo& info = inst.info();
+    const ir::Modifiers& m = inst.mods;
+    // Each modifier that is set must be one the opcode prints: one test of
+    // two masks; the message is built only when it fails.
+    if ((ir::ChangedModifierBytes(m) & ~info.printed_bytes) != 0) {
+      if (absl::Status s = UnprintedModifier(i); !s.ok()) return s;
     }
     if (inst.op == Opcode::kSetp && (m.type == ScalarType::kF16x2 || m.type == ScalarType::kBF16x2)) {
       return Error(i, StrCat("setp.", ir::TypeName(m.type), " compares each half and writes two predicates (p|q): "
@@ -595,23 +652,33 @@ class Verifier {
 
   // Each operand against the row's signature: its class (register, immediate)
   // and the type that follows from the instruction's types.
-  absl::Status CheckSignature(size_t i) const {
+  // `groups`: CheckShape's, which found that the operands fit the signature.
+  absl::Status CheckSignature(size_t i, const Groups& groups) const {
     const Instruction& inst = k_.body[i];
     const ir::Signature& sig = inst.info().sig;
-    absl::InlinedVector<uint8_t, 8> sizes;
-    GroupSizes(inst, std::span(sig.dsts.data(), sig.ndst), inst.dsts.size(), sizes);
-    for (size_t g = 0, d = 0; g < sizes.size(); ++g) {
+    assert(groups.dsts_fit && groups.srcs_fit);
+    for (size_t g = 0, d = 0; g < sig.ndst; ++g) {
       const ScalarType want = ir::OperandType(inst, sig.dsts[g]);
-      for (uint8_t k = 0; k < sizes[g]; ++k, ++d) {
+      for (uint8_t k = 0; k < groups.dsts[g]; ++k, ++d) {
+        if (RegFits(inst.dsts[d], want)) continue;
         if (absl::Status s = ExpectDst(i, d, want); !s.ok()) return s;
       }
     }
-    GroupSizes(inst, std::span(sig.srcs.data(), sig.nsrc), inst.srcs.size(), sizes);
-    for (size_t g = 0, s = 0; g < sizes.size(); ++g) {
+    for (size_t g = 0, s = 0; g < sig.nsrc; ++g) {
       const ir::OperandSpec& spec = sig.srcs[g];
       const ScalarType want = ir::OperandType(inst, spec);
-      for (uint8_t k = 0; k < sizes[g]; ++k, ++s) {
+      // A register where the spec takes one, of a fitting type, and not
+      // an mma fragment: nothing else to check.
+      const bool plain_reg = spec.rule != ir::TypeRule::kAddress && spec.cls != ir::OperandClass::kImm &&
+                             spec.fragment == ir::Fragment::kNone;
+      for (uint8_t k = 0; k < groups.srcs[g]; ++k, ++s) {
         const Operand& op = inst.srcs[s];
+        if (plain_reg && op.is_reg() && RegFits(op.reg(), want)) continue;
+        // An immediate where the spec takes one, that fits (and is 0..255 if it must be).
+        if (spec.rule != ir::TypeRule::kAddress && spec.cls != ir::OperandClass::kReg && op.is_imm() &&
+            ImmFits(op, want) && !(spec.byte_imm && op.bits() > 255)) {
+          continue;
+        }
         const size_t n = inst.dsts.size() + s;
         if (spec.rule == ir::TypeRule::kAddress) {
           if (absl::Status st = CheckAddress(i, s, ir::AddressSpace(inst, spec)); !st.ok()) return st;
@@ -637,8 +704,9 @@ class Verifier {
     return absl::OkStatus();
   }
 
-  // References exist; the operand counts and kinds are the opcode's.
-  absl::Status CheckStructure(size_t i) const {
+  // References exist; the operand counts and kinds are the opcode's. Fills
+  // `groups` for the operand checks.
+  absl::Status CheckStructure(size_t i, Groups& groups) const {
     const Instruction& inst = k_.body[i];
     // Enums out of range (cast from integers) before any table lookup.
     if (!EnumsValid(inst)) {
@@ -647,13 +715,15 @@ class Verifier {
     }
     if (inst.guarded() && inst.op == Opcode::kLabel) return Error(i, "a label cannot be guarded");
     if (std::optional<std::string> bad = FindBadReference(k_, inst)) return Error(i, *bad);
-    return CheckShape(i);
+    return CheckShape(i, groups);
   }
 
-  absl::Status CheckShape(size_t i) const {
+  absl::Status CheckShape(size_t i, Groups& groups) const {
     const Instruction& inst = k_.body[i];
     const OpInfo& info = inst.info();
     const size_t nd = inst.dsts.size(), ns = inst.srcs.size();
+    const ir::Signature& sig = info.sig;
+    groups.dsts_fit = groups.srcs_fit = false;
     switch (info.rule) {
       case OpRule::kLoad:
       case OpRule::kStore: {
@@ -711,14 +781,22 @@ class Verifier {
         [[fallthrough]];
       }
       default: {
-        const ir::Signature& sig = info.sig;
         // mma fragments: their sizes follow from the shape and the types, so those are checked first.
         if (!info.shapes.empty()) {
           if (absl::Status st = CheckModifiers(i); !st.ok()) return st;
         }
-        absl::InlinedVector<uint8_t, 8> sizes;
-        if (!GroupSizes(inst, std::span(sig.dsts.data(), sig.ndst), nd, sizes) ||
-            !GroupSizes(inst, std::span(sig.srcs.data(), sig.nsrc), ns, sizes)) {
+        if (info.fixed_operands) {  // GroupSizes, for a signature whose groups have fixed sizes
+          for (int g = 0; g < sig.ndst; ++g) groups.dsts[g] = sig.dsts[g].group;
+          for (int g = 0; g < sig.nsrc; ++g) groups.srcs[g] = sig.srcs[g].group;
+          groups.dsts_fit = nd == info.fixed_dsts;
+          groups.srcs_fit = groups.dsts_fit && ns == info.fixed_srcs;
+        } else {
+          groups.dsts_fit = GroupSizes(inst, std::span(sig.dsts.data(), sig.ndst), nd, groups.dsts.data());
+          if (groups.dsts_fit) {
+            groups.srcs_fit = GroupSizes(inst, std::span(sig.srcs.data(), sig.nsrc), ns, groups.srcs.data());
+          }
+        }
+        if (!groups.dsts_fit || !groups.srcs_fit) {
           size_t want_d = 0, want_s = 0, optional_s = 0;
           for (int k = 0; k < sig.ndst; ++k) want_d += ir::GroupCount(inst, sig.dsts[k]);
           for (int k = 0; k < sig.nsrc; ++k) {
@@ -732,55 +810,79 @@ class Verifier {
       }
     }
     // The sources the signature makes addresses (any number: cp.async has
-    // two), and only those, are addresses.
-    const absl::InlinedVector<const ir::OperandSpec*, 8> specs = SourceSpecs(inst);
-    if (specs.size() != ns) return absl::OkStatus();  // raw PTX
-    auto is_address = [&](size_t s) { return specs[s]->rule == ir::TypeRule::kAddress; };
-    size_t leading = 0, addresses = 0;  // leading addresses, all addresses
-    for (size_t s = 0; s < ns; ++s) {
-      addresses += is_address(s);
-      if (is_address(s) && leading == s) ++leading;
+    // two), and only those, are addresses. Nothing to check when the sources
+    // do not fit the signature (raw PTX; the rules above checked the counts).
+    if (!info.has_address && !sig.any) {
+      // No address to check: only an address or an immediate of an
+      // instruction-only type can be wrong (the loops below say which).
+      bool suspect = false;
+      for (const Operand& op : inst.srcs) suspect |= op.is_address() | (op.is_imm() && ir::IsInstructionOnlyType(op.type));
+      if (!suspect) return absl::OkStatus();
     }
-    for (size_t s = 0; s < ns; ++s) {
-      const Operand& op = inst.srcs[s];
-      if (op.is_imm() && ir::IsInstructionOnlyType(op.type)) {
-        return Error(i, StrCat("operand ", nd + s, " is an immediate of type ", ir::TypeName(op.type),
-                               ", which only an instruction can name (its data lives in b32 or b16 values)"));
+    if (!groups.srcs_fit) {
+      if (sig.any || !GroupSizes(inst, std::span(sig.srcs.data(), sig.nsrc), ns, groups.srcs.data())) {
+        return absl::OkStatus();
       }
-      if (is_address(s) && !op.is_address()) {
-        return Error(i, StrCat("operand ", nd + s, " is ", OperandDesc(op), ", expected an address"));
+      groups.srcs_fit = true;
+    }
+    size_t leading = 0, addresses = 0;  // leading addresses, all addresses
+    for (size_t g = 0, s = 0; g < sig.nsrc; ++g) {
+      const bool address = sig.srcs[g].rule == ir::TypeRule::kAddress;
+      for (uint8_t k = 0; k < groups.srcs[g]; ++k, ++s) {
+        addresses += address;
+        if (address && leading == s) ++leading;
       }
-      if (!is_address(s) && op.is_address()) {
-        std::string only;
-        if (addresses == 1 && leading == 1) only = " (only the first source is an address)";
-        if (addresses > 1 && leading == addresses) only = StrCat(" (only the first ", addresses, " sources are addresses)");
-        return Error(i, StrCat("operand ", nd + s, " is an address, expected a register or immediate", only));
+    }
+    for (size_t g = 0, s = 0; g < sig.nsrc; ++g) {
+      const bool address = sig.srcs[g].rule == ir::TypeRule::kAddress;
+      for (uint8_t k = 0; k < groups.srcs[g]; ++k, ++s) {
+        const Operand& op = inst.srcs[s];
+        if (op.is_imm() && ir::IsInstructionOnlyType(op.type)) {
+          return Error(i, StrCat("operand ", nd + s, " is an immediate of type ", ir::TypeName(op.type),
+                                 ", which only an instruction can name (its data lives in b32 or b16 values)"));
+        }
+        if (address && !op.is_address()) {
+          return Error(i, StrCat("operand ", nd + s, " is ", OperandDesc(op), ", expected an address"));
+        }
+        if (!address && op.is_address()) {
+          std::string only;
+          if (addresses == 1 && leading == 1) only = " (only the first source is an address)";
+          if (addresses > 1 && leading == addresses) only = StrCat(" (only the first ", addresses, " sources are addresses)");
+          return Error(i, StrCat("operand ", nd + s, " is an address, expected a register or immediate", only));
+        }
       }
     }
     // Params: read whole, by name, with ld.param.
-    for (size_t s = 0; s < ns; ++s) {
-      if (!is_address(s)) continue;
-      const Operand& a = inst.srcs[s];
-      const StateSpace space = ir::AddressSpace(inst, *specs[s]);
-      if (a.base != AddressBase::kParam) {
-        if (space == StateSpace::kParam) return Error(i, "ld.param must address a param by name");
+    for (size_t g = 0, s = 0; g < sig.nsrc; ++g) {
+      const ir::OperandSpec& spec = sig.srcs[g];
+      if (spec.rule != ir::TypeRule::kAddress) {
+        s += groups.srcs[g];
         continue;
       }
-      if (space != StateSpace::kParam) return Error(i, "a param can only be read with ld.param");
-      if (inst.op != Opcode::kLd) return Error(i, "params are read-only");
-      const Param& param = k_.params[a.id];
-      const int bytes = TypeSize(inst.mods.type) * inst.mods.vec;
-      if (a.value != 0 || bytes != TypeSize(param.type)) {
-        return Error(i, StrCat("ld.param reads ", bytes, " bytes at offset ", a.value, " of param '", param.name,
-                               "', which is ", TypeName(param.type), " (", TypeSize(param.type),
-                               " bytes); read a param whole, with its own size"));
+      for (uint8_t k = 0; k < groups.srcs[g]; ++k, ++s) {
+        const Operand& a = inst.srcs[s];
+        const StateSpace space = ir::AddressSpace(inst, spec);
+        if (a.base != AddressBase::kParam) {
+          if (space == StateSpace::kParam) return Error(i, "ld.param must address a param by name");
+          continue;
+        }
+        if (space != StateSpace::kParam) return Error(i, "a param can only be read with ld.param");
+        if (inst.op != Opcode::kLd) return Error(i, "params are read-only");
+        const Param& param = k_.params[a.id];
+        const int bytes = TypeSize(inst.mods.type) * inst.mods.vec;
+        if (a.value != 0 || bytes != TypeSize(param.type)) {
+          return Error(i, StrCat("ld.param reads ", bytes, " bytes at offset ", a.value, " of param '", param.name,
+                                 "', which is ", TypeName(param.type), " (", TypeSize(param.type),
+                                 " bytes); read a param whole, with its own size"));
+        }
       }
     }
     return absl::OkStatus();
   }
 
   absl::Status CheckInstruction(size_t i) const {
-    if (absl::Status s = CheckStructure(i); !s.ok()) return s;
+    Groups groups;
+    if (absl::Status s = CheckStructure(i, groups); !s.ok()) return s;
     const Instruction& inst = k_.body[i];
     const OpInfo& info = inst.info();
     if (inst.guarded() && k_.type_of(inst.guard) != ScalarType::kPred) {
@@ -819,9 +921,9 @@ class Verifier {
         if (src.is_imm() && src.type == ScalarType::kPred && t == ScalarType::kPred) return absl::OkStatus();  // mov.pred %p, 1
         return ExpectValue(i, 0, t);
       }
-      case OpRule::kGeneric: return CheckSignature(i);
+      case OpRule::kGeneric: return CheckSignature(i, groups);
       case OpRule::kBitField:
-        if (absl::Status s = CheckSignature(i); !s.ok()) return s;
+        if (absl::Status s = CheckSignature(i, groups); !s.ok()) return s;
         return ExpectFieldBounds(i, inst.srcs.size() - 2);
       case OpRule::kSetp: {
         bool combine = inst.mods.bool_op != ir::BoolOp::kNone;
@@ -977,7 +1079,7 @@ class Verifier {
         if ((v == ir::VoteMode::kBallot) != (t == ScalarType::kB32)) {
           return Error(i, "vote.sync.ballot is .b32; all, any and uni are .pred");
         }
-        return CheckSignature(i);
+        return CheckSignature(i, groups);
       }
       case OpRule::kMembar:
         if (inst.mods.scope == ir::Scope::kNone) return Error(i, "membar needs a level (cta, gl, sys)");
@@ -991,7 +1093,7 @@ class Verifier {
         if (c != ir::CacheOp::kCa && c != ir::CacheOp::kCg) {
           return Error(i, StrCat("cache operator .", ir::CacheOpName(c), " does not apply to cp.async (only .ca and .cg)"));
         }
-        if (absl::Status s = CheckSignature(i); !s.ok()) return s;
+        if (absl::Status s = CheckSignature(i, groups); !s.ok()) return s;
         const uint64_t cp_size = inst.srcs[2].bits();  // an immediate (the signature)
         if (cp_size != 4 && cp_size != 8 && cp_size != 16) {
           return Error(i, StrCat("cp-size ", cp_size, " is not 4, 8 or 16"));
@@ -1011,7 +1113,7 @@ class Verifier {
                                  inst.mods.type2 == ScalarType::kNone ? "none" : ir::TypeName(inst.mods.type2)));
         }
         if (inst.mods.rounding != ir::Rounding::kRn) return Error(i, StrCat(name, ".f32 needs .rn"));
-        return CheckSignature(i);
+        return CheckSignature(i, groups);
       }
       case OpRule::kMatrix:
         if (inst.mods.space != ir::StateSpace::kShared) {
@@ -1021,7 +1123,7 @@ class Verifier {
                                      : ir::StateSpaceName(inst.mods.space)));
         }
         if (absl::Status s = CheckAddress(i, 0, ir::StateSpace::kShared); !s.ok()) return s;
-        return CheckSignature(i);
+        return CheckSignature(i, groups);
       case OpRule::kRedux: {
         const ir::AtomOp op = inst.mods.atom;
         const bool arith = op == ir::AtomOp::kAdd || op == ir::AtomOp::kMin || op == ir::AtomOp::kMax;
@@ -1036,48 +1138,75 @@ class Verifier {
         if (bits && t != ScalarType::kB32) {
           return Error(i, StrCat("redux.sync.", ir::AtomOpName(op), " applies to b32 only, not ", ir::TypeName(t)));
         }
-        return CheckSignature(i);
+        return CheckSignature(i, groups);
       }
     }
+    return absl::OkStatus();
+  }
+
+  // Label bindings and branch targets, noted instruction by instruction of
+  // a body whose structure was checked (labels and branches name a label).
+  struct LabelScan {
+    explicit LabelScan(size_t labels) : bound_at(labels, UINT32_MAX), first_branch(labels, UINT32_MAX) {}
+    void Note(const Instruction& inst, size_t i) {
+      if (inst.op == Opcode::kLabel) {
+        const uint32_t l = inst.srcs[0].id;
+        if (bound_at[l] == UINT32_MAX) {
+          bound_at[l] = static_cast<uint32_t>(i);
+        } else if (twice == SIZE_MAX) {
+          twice = i;
+          twice_label = l;
+        }
+      } else if (inst.op == Opcode::kBra) {
+        const uint32_t l = inst.srcs[0].id;
+        if (first_branch[l] == UINT32_MAX) first_branch[l] = static_cast<uint32_t>(i);
+      }
+    }
+    std::vector<uint32_t> bound_at;      // by label: the first instruction binding it; UINT32_MAX: none
+    std::vector<uint32_t> first_branch;  // by label: the first bra to it; UINT32_MAX: none
+    size_t twice = SIZE_MAX;             // the first instruction binding a label bound before it
+    uint32_t twice_label = 0;
+  };
+
+  // Labels are bound exactly once, and every branch target is bound: the
+  // first instruction in body order that breaks either, the first rule first.
+  absl::Status LabelErrors(const LabelScan& scan) const {
+    if (scan.twice != SIZE_MAX) {
+      std::string first = ir::FormatLoc(k_.body[scan.bound_at[scan.twice_label]].loc);
+      return Error(scan.twice, StrCat("label is bound twice", first.empty() ? "" : StrCat(" (first at ", first, ")")));
+    }
+    uint32_t unbound = UINT32_MAX;
+    for (size_t l = 0; l < scan.bound_at.size(); ++l) {
+      if (scan.bound_at[l] == UINT32_MAX) unbound = std::min(unbound, scan.first_branch[l]);
+    }
+    if (unbound != UINT32_MAX) return Error(unbound, "branch to a label that is never bound");
     return absl::OkStatus();
   }
 
   absl::Status CheckLabels() const {
-    std::vector<int> bound(k_.labels.size(), 0);
-    std::vector<size_t> first_bind(k_.labels.size(), 0);
-    for (size_t i = 0; i < k_.body.size(); ++i) {
-      const Instruction& inst = k_.body[i];
-      if (inst.op != Opcode::kLabel) continue;
-      uint32_t l = inst.srcs[0].id;
-      if (bound[l]++ > 0) {
-        std::string first = ir::FormatLoc(k_.body[first_bind[l]].loc);
-        return Error(i, StrCat("label is bound twice", first.empty() ? "" : StrCat(" (first at ", first, ")")));
-      }
-      first_bind[l] = i;
-    }
-    for (size_t i = 0; i < k_.body.size(); ++i) {
-      const Instruction& inst = k_.body[i];
-      if (inst.op == Opcode::kBra && bound[inst.srcs[0].id] == 0) return Error(i, "branch to a label that is never bound");
-    }
-    return absl::OkStatus();
+    LabelScan scan(k_.labels.size());
+    for (size_t i = 0; i < k_.body.size(); ++i) scan.Note(k_.body[i], i);
+    return LabelErrors(scan);
   }
 
-  // Registers defined once (unless mutable) and defined on every path before use.
-  absl::Status CheckDefinitions() const {
-    const size_t nregs = k_.regs.size();
-    std::vector<uint32_t> def_at(nregs, UINT32_MAX);
-    for (size_t i = 0; i < k_.body.size(); ++i) {
-      for (ir::Reg d : k_.body[i].dsts) {
-        if (def_at[d.id] != UINT32_MAX && !k_.regs[d.id].is_mutable) {
-          std::string first = ir::FormatLoc(k_.body[def_at[d.id]].loc);
-          return Error(i, StrCat("%", d.id, " is defined twice", first.empty() ? "" : StrCat(" (first at ", first, ")"),
-                                       "; declare it mutable to assign it again"));
+  // Where each register is first defined, and the first instruction that
+  // defines a register again though it is not mutable.
+  struct DefScan {
+    explicit DefScan(size_t regs) : def_at(regs, UINT32_MAX) {}
+    void Note(const ir::Kernel& k, const Instruction& inst, size_t i) {
+      for (ir::Reg d : inst.dsts) {
+        if (def_at[d.id] == UINT32_MAX) {
+          def_at[d.id] = static_cast<uint32_t>(i);
+        } else if (!k.regs[d.id].is_mutable && twice == SIZE_MAX) {
+          twice = i;
+          twice_reg = d.id;
         }
-        if (def_at[d.id] == UINT32_MAX) def_at[d.id] = static_cast<uint32_t>(i);
       }
     }
-    return CheckDefinedBeforeUse(def_at);
-  }
+    std::vector<uint32_t> def_at;  // by register: its first definition; UINT32_MAX: none
+    size_t twice = SIZE_MAX;
+    uint32_t twice_reg = 0;
+  };
 
   // Must-defined analysis without a register set per block. A register is
   // defined at the top of block b when every path from the entry to b passes

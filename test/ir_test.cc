@@ -1,15 +1,19 @@
 // Tests of ir/: types, the target table, version parsing, float rounding, immediate spelling.
 #include <catch2/catch.hpp>
 
+#include <array>
 #include <bit>
 #include <cfenv>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "ir/enum_ranges.h"
 #include "ir/float_bits.h"
 #include "ir/format.h"
 #include "ir/instruction.h"
@@ -349,6 +353,127 @@ TEST_CASE("special registers, modifier names and opcode names", "[format]") {
   REQUIRE(ir::MemSemName(ir::MemSem::kAcqRel) == "acq_rel");
   REQUIRE(ir::StateSpaceName(ir::StateSpace::kGeneric).empty());
   REQUIRE(ir::FormatLoc(ir::SourceLoc()) == "");
+}
+
+TEST_CASE("the opcode table's derived facts agree with its columns", "[opcode]") {
+  // slot_mask and enum_counts are computed when the table is built; each
+  // must say what the slow derivation from the parsed format says, for
+  // every row (so that they cannot drift from opcodes.def).
+  int listed = 0;
+  for (int op = 0; op < ir::kNumOpcodes; ++op) {
+    const ir::OpInfo& info = ir::GetOpInfo(static_cast<ir::Opcode>(op));
+    INFO(ir::OpcodeName(static_cast<ir::Opcode>(op)));
+    for (int slot = 0; slot <= static_cast<int>(ir::ModSlot::kNum); ++slot) {
+      bool in_format = false;
+      for (int k = 0; k < info.num_slots; ++k) in_format |= info.slots[k] == static_cast<ir::ModSlot>(slot);
+      REQUIRE(info.has_slot(static_cast<ir::ModSlot>(slot)) == in_format);
+      REQUIRE(((info.slot_mask & ir::SlotBit(static_cast<ir::ModSlot>(slot))) != 0) == in_format);
+    }
+    REQUIRE(info.slot_mask >> (static_cast<int>(ir::ModSlot::kNum) + 1) == 0);
+    const ir::ModSlot enums[] = {ir::ModSlot::kVariant, ir::ModSlot::kShape, ir::ModSlot::kLayout};
+    for (int e = 0; e < 3; ++e) {
+      REQUIRE(info.enum_counts[e] == ir::NumEnumValues(info, enums[e]));
+      listed += info.enum_counts[e];
+    }
+  }
+  REQUIRE(listed > 0);
+  // A few rows by hand: prmt's six modes, mma's shapes and its one layout.
+  const ir::OpInfo& prmt = ir::GetOpInfo(ir::Opcode::kPrmt);
+  REQUIRE(prmt.enum_counts == std::array<uint8_t, 3>{6, 0, 0});
+  REQUIRE(prmt.slot_mask == (ir::SlotBit(ir::ModSlot::kType) | ir::SlotBit(ir::ModSlot::kVariant)));
+  REQUIRE(ir::GetOpInfo(ir::Opcode::kMmaF16).enum_counts == std::array<uint8_t, 3>{0, 2, 1});
+  REQUIRE(ir::GetOpInfo(ir::Opcode::kRet).slot_mask == 0);
+  REQUIRE(ir::GetOpInfo(ir::Opcode::kMembar).slot_mask == ir::SlotBit(ir::ModSlot::kLevel));
+}
+
+TEST_CASE("the opcode table's printed bytes and operand facts agree with its columns", "[opcode]") {
+  // ChangedModifierBytes: one bit per field that differs from Modifiers{}.
+  REQUIRE(ir::ChangedModifierBytes(ir::Modifiers{}) == 0);
+  const auto bytes = [](const ir::Modifiers& m) {
+    std::array<uint8_t, sizeof(ir::Modifiers)> b{};
+    std::memcpy(b.data(), &m, sizeof m);
+    return b;
+  };
+  const auto defaults = bytes(ir::Modifiers{});
+  std::mt19937 rng(13);
+  for (int round = 0; round < 2000; ++round) {
+    auto b = defaults;
+    for (uint8_t& x : b) {
+      if (rng() % 4 == 0) x = static_cast<uint8_t>(rng() % (round % 2 ? 256 : 3));
+    }
+    ir::Modifiers m;
+    std::memcpy(&m, b.data(), sizeof m);
+    uint32_t want = 0;
+    for (size_t k = 0; k < b.size(); ++k) want |= uint32_t{b[k] != defaults[k]} << k;
+    REQUIRE(ir::ChangedModifierBytes(m) == want);
+  }
+  for (int op = 0; op < ir::kNumOpcodes; ++op) {
+    const ir::OpInfo& info = ir::GetOpInfo(static_cast<ir::Opcode>(op));
+    INFO(ir::OpcodeName(static_cast<ir::Opcode>(op)));
+    // printed_bytes: the bytes of the format's slots.
+    uint32_t printed = 0;
+    for (int k = 0; k < info.num_slots; ++k) {
+      if (info.slots[k] != ir::ModSlot::kLiteral) printed |= uint32_t{1} << ir::ModifierByte(info.slots[k]);
+    }
+    REQUIRE(info.printed_bytes == printed);
+    // The operand facts, against GroupSizes (the slow derivation) and the specs.
+    const ir::Signature& sig = info.sig;
+    bool has_address = false;
+    for (int k = 0; k < sig.nsrc; ++k) has_address |= sig.srcs[k].rule == ir::TypeRule::kAddress;
+    REQUIRE(info.has_address == has_address);
+    bool fixed = !sig.any;
+    for (int k = 0; k < sig.ndst; ++k) fixed &= sig.dsts[k].group != 0 && sig.dsts[k].fragment == ir::Fragment::kNone && !sig.dsts[k].optional;
+    for (int k = 0; k < sig.nsrc; ++k) fixed &= sig.srcs[k].group != 0 && sig.srcs[k].fragment == ir::Fragment::kNone && !sig.srcs[k].optional;
+    REQUIRE(info.fixed_operands == fixed);
+    if (!fixed) continue;
+    for (uint8_t vec : {1, 2, 4}) {
+      ir::Instruction inst;
+      inst.op = static_cast<ir::Opcode>(op);
+      inst.mods.vec = vec;
+      absl::InlinedVector<uint8_t, 8> sizes;
+      REQUIRE(ir::GroupSizes(inst, std::span(sig.dsts.data(), sig.ndst), info.fixed_dsts, sizes));
+      for (int k = 0; k < sig.ndst; ++k) REQUIRE(sizes[k] == sig.dsts[k].group);
+      REQUIRE(ir::GroupSizes(inst, std::span(sig.srcs.data(), sig.nsrc), info.fixed_srcs, sizes));
+      for (int k = 0; k < sig.nsrc; ++k) REQUIRE(sizes[k] == sig.srcs[k].group);
+      REQUIRE(!ir::GroupSizes(inst, std::span(sig.srcs.data(), sig.nsrc), info.fixed_srcs + 1, sizes));
+    }
+  }
+  REQUIRE(ir::GetOpInfo(ir::Opcode::kAdd).fixed_operands);
+  REQUIRE(ir::GetOpInfo(ir::Opcode::kAdd).fixed_srcs == 2);
+  REQUIRE(!ir::GetOpInfo(ir::Opcode::kLd).fixed_operands);
+  REQUIRE(ir::GetOpInfo(ir::Opcode::kLd).has_address);
+  REQUIRE(!ir::GetOpInfo(ir::Opcode::kSetp).fixed_operands);
+  REQUIRE(ir::GetOpInfo(ir::Opcode::kMembar).printed_bytes ==
+          uint32_t{1} << ir::ModifierByte(ir::ModSlot::kScope));
+}
+
+TEST_CASE("EnumsValid agrees with InvalidEnum for every value of every modifier byte", "[enums]") {
+  // EnumsValid checks all of Modifiers in a few word operations;
+  // InvalidEnum (the message) checks field by field.
+  const ir::Modifiers defaults;
+  std::array<uint8_t, sizeof(ir::Modifiers)> bytes{};
+  std::memcpy(bytes.data(), &defaults, sizeof defaults);
+  const size_t flags_begin = offsetof(ir::Modifiers, ftz), flags_end = offsetof(ir::Modifiers, cvta_to) + 1;
+  int refused = 0;
+  for (size_t b = 0; b < bytes.size(); ++b) {
+    const int values = b >= flags_begin && b < flags_end ? 2 : 256;  // bools hold 0 or 1
+    for (int v = 0; v < values; ++v) {
+      auto changed = bytes;
+      changed[b] = static_cast<uint8_t>(v);
+      ir::Instruction inst;
+      inst.op = ir::Opcode::kAdd;
+      std::memcpy(&inst.mods, changed.data(), sizeof(ir::Modifiers));
+      INFO("byte " << b << " value " << v);
+      REQUIRE(ir::EnumsValid(inst) == ir::InvalidEnum(inst).empty());
+      refused += !ir::EnumsValid(inst);
+    }
+  }
+  REQUIRE(refused > 15 * 200);  // each of the 15 enum fields refuses most values
+  ir::Instruction two;
+  two.mods.rounding = static_cast<ir::Rounding>(200);
+  two.mods.vote = static_cast<ir::VoteMode>(5);
+  REQUIRE(!ir::EnumsValid(two));
+  REQUIRE(ir::InvalidEnum(two) == "ir::Rounding value 200 is out of range");
 }
 
 TEST_CASE("the opcode table parses its format column", "[opcode]") {
