@@ -424,17 +424,24 @@ void PointwiseBody(KernelBuilder& b, const Geo& g, const Conv2dTiling& t) {
     });
     Value<U32> c_first = b.Mad(n, g.c, b.Mul(oc_slice.group, g.cpg));
     Value<U64> step = b.MulWide(spatial, static_cast<uint32_t>(size));
-    // The first channel's pixel as input + (c_first * spatial + p) << log2(size), one 64-bit index, as nvcc
-    // forms it; with the pointer form (plane + p * size) the p * size stays live for the output.
-    Var<U64> in = b.Mutable<U64>(b.ElementAddr<T>(input, b.Add(b.MulWide(c_first, spatial), b.Cvt<U64>(p))), "in");
+    // f32, the type of the twin bench/cuda/conv2d_pointwise.cu, takes nvcc's shape: the first channel's
+    // pixel as input + (c_first * spatial + p) << log2(size), one 64-bit index (with the pointer form,
+    // plane + p * size, the p * size stays live for the output), and a rolled channel loop (below). The
+    // other types keep the pointer form and an unrollable loop: with nvcc's shape f16 takes 46 registers
+    // instead of 40 on sm_80, and f64 spills 12 bytes on sm_75-89.
+    constexpr bool kNvccShape = std::is_same_v<T, F32>;
+    Var<U64> in = b.Mutable<U64>(
+        kNvccShape ? b.ElementAddr<T>(input, b.Add(b.MulWide(c_first, spatial), b.Cvt<U64>(p)))
+                   : b.ElementAddr<T>(PlaneAddr<T>(b, input, c_first, spatial), p),
+        "in");
     Var<U32> w_row = b.Mutable<U32>(b.SymbolAddr(w_tile), "w_row");
-    // `unroll` channels per iteration: their loads first, then the products. The loop stays rolled
+    // `unroll` channels per iteration: their loads first, then the products. For f32 the loop stays rolled
     // (`.pragma "nounroll"`, as the twin bench/cuda/conv2d_pointwise.cu has `#pragma unroll 1`): ptxas -v
     // on sm_80/86/89/90/100/120 48/48/48/44/42/42 -> 44/44/44/44/42/42, and 44/44/44/43/42/42 with `in`
     // formed as above (nvcc's: 43/43/43/43/44/42). Rolling the weight copy loop as well costs 4 on sm_90;
     // forming the output address as an index too gives nvcc's 43 on sm_80 but 44 on sm_100.
     const uint32_t unroll = LargestDivisorAtMost(g.cpg, 4);
-    b.ForRange<U32>(0u, g.cpg, unroll, KernelBuilder::LoopOptions{.unroll = false}, [&](Value<U32>) {
+    b.ForRange<U32>(0u, g.cpg, unroll, KernelBuilder::LoopOptions{.unroll = !kNvccShape}, [&](Value<U32>) {
       std::vector<Value<A>> x;
       for (uint32_t u = 0; u < unroll; ++u) {
         x.push_back(LoadAs<T, A>(b, in));
@@ -616,6 +623,14 @@ void BackwardFilterBody(KernelBuilder& b, const Geo& g, const Conv2dTiling& t) {
   const uint32_t hh = static_cast<uint32_t>(t.halo_h), hw = static_cast<uint32_t>(t.halo_w);
   const uint32_t sums = ict * rows * g.kw;
   b.SetRequiredThreads(t.threads);
+  if constexpr (std::is_same_v<A, F64>) {
+    // f64 accumulators need about 74 registers; left to itself ptxas 13.0
+    // squeezes them into 64 with 32-56 bytes of spills on sm_75/90/100/120
+    // to fit a fourth block of 256 threads. Asking for 768 resident threads
+    // per SM (3 such blocks, a cap of 85 registers) keeps them all: 76-78
+    // registers, 0 spill bytes on every target.
+    b.SetMinBlocksPerSM(std::max(1u, 768 / t.threads));
+  }
   Value<U64> input = b.CvtaToGlobal(b.Param<U64>("input"));
   Value<U64> grad_output = b.CvtaToGlobal(b.Param<U64>("grad_output"));
   Value<U64> grad_weight = b.CvtaToGlobal(b.Param<U64>("grad_weight"));

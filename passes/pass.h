@@ -35,13 +35,13 @@ class Pass {
 // whether the verifier runs after every pass.
 struct PipelineOptions {
   bool constfold = true;   // constant folding and propagation (passes/const_fold.h)
+  bool pow2div = true;     // unsigned division and remainder by 2^k as shr/and (passes/pow2_division.h)
   bool identities = true;  // exact algebraic identities (passes/identities.h)
   bool copyprop = true;    // copy propagation (passes/copy_prop.h)
   bool cse = true;         // common subexpressions by value numbering (passes/cse.h)
   bool branches = true;    // constant guards and unreachable blocks (passes/dead_branches.h)
   bool licm = true;        // loop-invariant code motion (passes/licm.h)
   bool strength = true;    // strength reduction of address arithmetic in loops (passes/strength_reduction.h)
-  bool pow2div = true;     // unsigned division and remainder by 2^k as shr/and (passes/pow2_division.h)
   // Runs ir::VerifyKernel after every pass; an error names the pass that
   // broke the kernel. Tests turn it on.
   bool verify_each = false;

@@ -732,6 +732,51 @@ TEST_CASE("strength: what is not reduced", "[strength]") {
 
 // ---- division by a power of two
 
+TEST_CASE("pow2div: u16 division and the largest powers of two of each width", "[pow2div]") {
+  KernelBuilder b("pow2div_wide");
+  Value<U64> out = b.CvtaToGlobal(b.Param<U64>("out"));
+  Value<U32> x = b.Param<U32>("x");
+  Value<U64> y = b.Param<U64>("y");
+  Value<U16> h = b.Cvt<U16>(x);
+  b.Store(StateSpace::kGlobal, out, b.Div(h, uint16_t{0x8000}));                  // shr.u16 h, 15
+  b.Store(StateSpace::kGlobal, Address(out, 2), b.Rem(h, uint16_t{0x8000}));      // and.b16 h, 32767
+  b.Store(StateSpace::kGlobal, Address(out, 4), b.Div(x, 0x80000000u));           // shr.u32 x, 31
+  b.Store(StateSpace::kGlobal, Address(out, 8), b.Div(y, uint64_t{1} << 63));     // shr.u64 y, 63
+  b.Store(StateSpace::kGlobal, Address(out, 16), b.Rem(y, uint64_t{1} << 63));    // and.b64 y, 2^63 - 1
+  ir::Kernel k = Finished(b);
+  ir::Kernel plain = k;
+  REQUIRE(passes::ReducePow2Division(k) == 5);
+  RequireVerifies(k);
+  REQUIRE(DumpIr(k) ==
+          "kernel pow2div_wide target sm_80\n"
+          "  param u64 out\n"
+          "  param u32 x\n"
+          "  param u64 y\n"
+          "{\n"
+          "  %0:u64 = ld.param.u64 [y]  // y\n"
+          "  %1:u64 = ld.param.u64 [out]  // out\n"
+          "  %2:u64 = cvta.to.global.u64 %1\n"
+          "  %3:u32 = ld.param.u32 [x]  // x\n"
+          "  %4:u16 = cvt.u16.u32 %3\n"
+          "  %5:u16 = shr.u16 %4, 15\n"
+          "  st.global.u16 [%2], %5\n"
+          "  %6:u16 = and.b16 %4, 32767\n"
+          "  st.global.u16 [%2+2], %6\n"
+          "  %7:u32 = shr.u32 %3, 31\n"
+          "  st.global.u32 [%2+4], %7\n"
+          "  %8:u64 = shr.u64 %0, 63\n"
+          "  st.global.u64 [%2+8], %8\n"
+          "  %9:u64 = and.b64 %0, 9223372036854775807\n"
+          "  st.global.u64 [%2+16], %9\n"
+          "  ret\n"
+          "}\n");
+  for (uint64_t yv : {uint64_t{0}, uint64_t{1}, (uint64_t{1} << 63) - 1, uint64_t{1} << 63, ~uint64_t{0}}) {
+    for (uint32_t xv : {0u, 1u, 0x7FFFu, 0x8000u, 0xFFFFu, 0x7FFFFFFFu, 0x80000000u, 0xFFFFFFFFu}) {
+      CHECK(RunWithOutput(k, 6, 1, {xv, yv}) == RunWithOutput(plain, 6, 1, {xv, yv}));
+    }
+  }
+}
+
 TEST_CASE("pow2div: unsigned x/2^k and x%2^k become shr and and, nothing else changes", "[pow2div]") {
   KernelBuilder b("pow2div");
   Value<U64> out = b.CvtaToGlobal(b.Param<U64>("out"));
