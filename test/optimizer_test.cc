@@ -286,6 +286,47 @@ TEST_CASE("identities: a copy it made stands for the value it copies but a mutab
           "}\n");
 }
 
+TEST_CASE("identities: values read above their definition in unreachable code end", "[identities]") {
+  // e = d * 1 and d = e & e: d would stand for itself. The fuzz test found
+  // this shape looping for ever.
+  KernelBuilder b("unreachable_copies");
+  Value<U64> out = b.CvtaToGlobal(b.Param<U64>("out"));
+  Value<U32> x = b.Param<U32>("x");
+  b.Store(StateSpace::kGlobal, out, x);
+  ir::Label end = b.NewLabel("end");
+  b.Bra(end);
+  Value<U32> e = b.Mul(x, 1u);
+  Value<U32> d = b.And(e, e);
+  b.Store(StateSpace::kGlobal, out, d);
+  b.Bind(end);
+  ir::Kernel k = Finished(b);
+  uint32_t d_id = 0;
+  for (const ir::Instruction& inst : k.body) {
+    if (inst.op == ir::Opcode::kAnd) d_id = inst.dsts[0].id;
+  }
+  for (ir::Instruction& inst : k.body) {
+    if (inst.op == ir::Opcode::kMul) inst.srcs[0].id = d_id;  // e = d * 1, above d's definition
+  }
+  RequireVerifies(k);
+  REQUIRE(passes::SimplifyIdentities(k) == 2);
+  REQUIRE(DumpIr(k) ==
+          "kernel unreachable_copies target sm_80\n"
+          "  param u64 out\n"
+          "  param u32 x\n"
+          "{\n"
+          "  %0:u64 = ld.param.u64 [out]  // out\n"
+          "  %1:u64 = cvta.to.global.u64 %0\n"
+          "  %2:u32 = ld.param.u32 [x]  // x\n"
+          "  st.global.u32 [%1], %2\n"
+          "  bra $L0_end\n"
+          "  %3:u32 = mov.u32 %4\n"
+          "  %4:u32 = mov.u32 %3\n"
+          "  st.global.u32 [%1], %4\n"
+          "$L0_end:\n"
+          "  ret\n"
+          "}\n");
+}
+
 // ---- copy propagation
 
 TEST_CASE("copyprop: uses of a copy read the original, copies of mutable registers stay", "[copyprop]") {
