@@ -53,10 +53,13 @@ void ForEachUseId(ir::Instruction& inst, F&& f) {
 }
 
 // Register renaming with chains resolved (a -> b -> c reads as a -> c).
+// Its table (4 bytes per register) is made at the first Set: a pass that
+// renames nothing allocates nothing, and Apply then touches nothing.
 class Renaming {
  public:
-  explicit Renaming(size_t nregs) : to_(nregs, ir::Reg::kInvalidId) {}
+  explicit Renaming(size_t nregs) : nregs_(nregs) {}
   void Set(ir::Reg from, ir::Reg to) {
+    if (to_.empty()) to_.assign(nregs_, ir::Reg::kInvalidId);
     to_[from.id] = to.id;
     ++count_;
   }
@@ -64,12 +67,20 @@ class Renaming {
   size_t size() const { return count_; }
   // What r stands for now.
   uint32_t Find(uint32_t r);
-  // Renames every use in `inst`.
+  // Renames every use in `inst`. Writes only the ids that change, so that
+  // a sweep over a body with nothing to rename leaves its memory clean (at
+  // a million instructions, writing every id back cost a write-back of the
+  // whole body).
   void Apply(ir::Instruction& inst) {
-    ForEachUseId(inst, [&](uint32_t& id) { id = Find(id); });
+    if (count_ == 0) return;
+    ForEachUseId(inst, [&](uint32_t& id) {
+      const uint32_t to = Find(id);
+      if (to != id) id = to;
+    });
   }
 
  private:
+  size_t nregs_;
   std::vector<uint32_t> to_;
   size_t count_ = 0;
 };
