@@ -49,8 +49,10 @@ const LoopForest& Analyses::loops() {
   if (!has_loops_) {
     forest_.rank.clear();
     forest_.loops.clear();
-    // Without a CFG at hand, one read of the body decides whether one is needed.
-    if (has_cfg_ ? HasBackwardBranch(*kernel_, forest_.cfg) : HasBackwardBranch(*kernel_)) {
+    // Without a branch there is no loop; without a CFG at hand, one read
+    // of the body decides whether one is needed.
+    const bool maybe = summary_ ? summary_->Has(ir::Opcode::kBra) : true;
+    if (maybe && (has_cfg_ ? HasBackwardBranch(*kernel_, forest_.cfg) : HasBackwardBranch(*kernel_))) {
       cfg();
       FindLoopsIn(*kernel_, idom(), forest_);
     }
@@ -60,8 +62,17 @@ const LoopForest& Analyses::loops() {
 }
 
 const Values& Analyses::values() {
-  if (!values_) values_.emplace(*kernel_);
+  if (!values_) {
+    BodySummary summary;
+    values_.emplace(*kernel_, &summary);
+    summary_ = summary;
+  }
   return *values_;
+}
+
+const BodySummary& Analyses::summary() {
+  if (!summary_) values();
+  return *summary_;
 }
 
 void Analyses::Invalidate() {
@@ -70,6 +81,7 @@ void Analyses::Invalidate() {
   forest_ = LoopForest();
   idom_.reset();
   values_.reset();
+  summary_.reset();
 }
 
 void Analyses::RemapAfterRemoval(const std::vector<uint32_t>& dead, bool cfg_ok, bool values_ok) {
@@ -111,6 +123,13 @@ absl::Status Analyses::Check() const {
   }
   if (idom_ && *idom_ != ir::ImmediateDominators(ir::Cfg::Build(kernel))) {
     return absl::InternalError("the shared dominators are stale (the pass did not invalidate them)");
+  }
+  if (summary_) {
+    BodySummary fresh;
+    Values unused(kernel, &fresh);
+    if (!summary_->Covers(fresh)) {
+      return absl::InternalError("the shared body summary is stale (an opcode was made without NoteOpcode)");
+    }
   }
   if (has_loops_ && !SameLoops(forest_, FindLoops(kernel))) {
     return absl::InternalError("the shared loops are stale (the pass did not invalidate them)");

@@ -314,6 +314,7 @@ size_t FoldConstants(ir::Kernel& kernel, Analyses& analyses) {
       }
     }
   }
+  if (changed != 0) analyses.NoteOpcode(Opcode::kMov);
   return changed;
 }
 

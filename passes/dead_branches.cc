@@ -15,18 +15,14 @@ size_t RemoveDeadBranches(ir::Kernel& kernel) {
 }
 
 size_t RemoveDeadBranches(ir::Kernel& kernel, Analyses& analyses) {
-  // One scan tells which of the three steps can find anything, so that
-  // straight-line code without guards builds neither Values nor a Cfg (each a
-  // pass over the whole kernel). Blocks can be unreachable only after an
-  // instruction that does not fall through (a branch, ret, exit) that is not
-  // the last one; step 1 can make such a branch (a guard found true).
-  bool any_guard = false, any_bra = false, early_end = false;
-  for (size_t i = 0; i < kernel.body.size(); ++i) {
-    const ir::Instruction& inst = kernel.body[i];
-    any_guard |= inst.guarded();
-    any_bra |= inst.op == ir::Opcode::kBra;
-    early_end |= i + 1 < kernel.body.size() && (inst.op == ir::Opcode::kBra || inst.info().has(ir::kTerminator));
-  }
+  // The shared body summary (read with the value table, which step 1 needs
+  // anyway) tells which of the three steps can find anything, so that
+  // straight-line code without guards reads the body no further and builds
+  // no Cfg. Blocks can be unreachable only after an instruction that does
+  // not fall through (a branch, ret, exit) that is not the last one; step 1
+  // can make such a branch (a guard found true).
+  const BodySummary& summary = analyses.summary();
+  const bool any_guard = summary.any_guard, any_bra = summary.Has(ir::Opcode::kBra), early_end = summary.early_end;
   size_t changed = 0;
   if (any_guard) {
     const Values& values = analyses.values();

@@ -154,7 +154,9 @@ size_t SimplifyIdentities(ir::Kernel& kernel) { return Simplify(kernel, Values(k
 // Rewrites instructions in place (MakeMove keeps the definitions and the
 // guard): the shared analyses stay true.
 size_t SimplifyIdentities(ir::Kernel& kernel, Analyses& analyses) {
-  return Simplify(kernel, analyses.values());
+  const size_t changed = Simplify(kernel, analyses.values());
+  if (changed != 0) analyses.NoteOpcode(Opcode::kMov);
+  return changed;
 }
 
 }  // namespace ptxforge::passes

@@ -4,6 +4,7 @@
 #define PTXFORGE_PASSES_VALUES_H_
 
 #include <algorithm>
+#include <bitset>
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -13,6 +14,23 @@
 namespace ptxforge::passes {
 
 class Analyses;  // passes/analyses.h
+
+// What kinds of instruction a body holds, for passes to find out in O(1)
+// that they have nothing to do instead of reading the whole body (at a
+// million instructions each read streams 120 MB from memory). It may say
+// more than the body holds, never less: deleting instructions leaves it
+// true, and a pass that turns an instruction into another opcode notes that
+// opcode (Analyses::NoteOpcode).
+struct BodySummary {
+  std::bitset<ir::kNumOpcodes> ops;  // opcodes that occur
+  bool any_guard = false;            // some instruction is guarded
+  bool early_end = false;            // a branch, ret or exit comes before the last instruction
+  bool Has(ir::Opcode op) const { return ops.test(static_cast<size_t>(op)); }
+  // Whether this says at least what `fresh` (of the same body) says.
+  bool Covers(const BodySummary& fresh) const {
+    return (fresh.ops & ~ops).none() && (any_guard || !fresh.any_guard) && (early_end || !fresh.early_end);
+  }
+};
 
 // A register is a *value* when it is not mutable and the body defines it
 // exactly once, by an unguarded instruction that is not raw PTX. The
@@ -24,7 +42,8 @@ class Values {
  public:
   static constexpr uint32_t kNotAValue = UINT32_MAX;
 
-  explicit Values(const ir::Kernel& kernel);
+  // `summary`, when given, is filled from the same read of the body.
+  explicit Values(const ir::Kernel& kernel, BodySummary* summary = nullptr);
   // The index of r's one definition; kNotAValue when r is not a value.
   uint32_t Def(ir::Reg r) const { return r.id < def_.size() ? def_[r.id] : kNotAValue; }
   bool IsValue(ir::Reg r) const { return Def(r) != kNotAValue; }

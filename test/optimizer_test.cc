@@ -960,6 +960,73 @@ TEST_CASE("verify_each names a pass that leaves the shared analyses stale", "[pi
   }
 }
 
+// A pass that turns the kernel's first add into a sub in place, keeping the
+// analyses otherwise true; with `notes` it tells the body summary.
+class AddToSubPass : public passes::Pass {
+ public:
+  explicit AddToSubPass(bool notes) : notes_(notes) {}
+  std::string_view name() const override { return "addtosub"; }
+  absl::Status Run(ir::Kernel& kernel) override {
+    for (ir::Instruction& inst : kernel.body) {
+      if (inst.op == ir::Opcode::kAdd) {
+        inst.op = ir::Opcode::kSub;
+        break;
+      }
+    }
+    return absl::OkStatus();
+  }
+  absl::Status RunWith(ir::Kernel& kernel, passes::Analyses& analyses) override {
+    absl::Status s = Run(kernel);
+    if (notes_) analyses.NoteOpcode(ir::Opcode::kSub);
+    return s;
+  }
+
+ private:
+  bool notes_;
+};
+
+TEST_CASE("verify_each names a pass that makes an opcode the shared body summary does not hold", "[pipeline]") {
+  KernelBuilder b("summary");
+  Value<U64> out = b.CvtaToGlobal(b.Param<U64>("out"));
+  Value<U32> n = b.Param<U32>("n");
+  b.Store(StateSpace::kGlobal, out, b.Add(n, 1u));
+  ir::Kernel k = Finished(b);
+  for (bool notes : {false, true}) {
+    INFO("notes " << notes);
+    passes::Pipeline p;
+    p.Add(std::make_unique<passes::ConstantFoldingPass>());  // builds the value table and the summary
+    p.Add(std::make_unique<AddToSubPass>(notes));
+    p.Add(std::make_unique<passes::RegisterCountPass>());
+    p.VerifyEach();
+    ir::Kernel copy = k;
+    REQUIRE(Msg(p.Run(copy)) ==
+            (notes ? "OK" : "after pass addtosub: the shared body summary is stale (an opcode was made without NoteOpcode)"));
+  }
+}
+
+// The summary lets a pass skip a body without its opcodes, and a pass that
+// makes one notes it: pow2div after constant folding turned a division by a
+// register holding 8 into one by the immediate 8 still finds it.
+TEST_CASE("pow2div finds a division that constant folding made, through the shared summary", "[pipeline]") {
+  KernelBuilder b("divfold");
+  Value<U64> out = b.CvtaToGlobal(b.Param<U64>("out"));
+  Value<U32> n = b.Param<U32>("n");
+  Value<U32> eight = b.Const<U32>(8u);
+  b.Store(StateSpace::kGlobal, out, b.Div(n, eight));
+  ir::Kernel k = Finished(b);
+  passes::PipelineOptions o = passes::PipelineOptions::None();
+  o.constfold = o.pow2div = true;
+  o.verify_each = true;
+  REQUIRE(Msg(passes::Pipeline::Standard(o).Run(k)) == "OK");
+  bool shr = false, div = false;
+  for (const ir::Instruction& inst : k.body) {
+    shr |= inst.op == ir::Opcode::kShr;
+    div |= inst.op == ir::Opcode::kDiv;
+  }
+  CHECK(shr);
+  CHECK_FALSE(div);
+}
+
 // ---- equivalence: every registry kernel gives the same bits with and without the optimizer
 
 TEST_CASE("every registry kernel gives bit-identical emulator results with the optimizer on and off", "[equivalence]") {
