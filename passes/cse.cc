@@ -92,6 +92,13 @@ class ExprTable {
       if (s.key == key) return &s;
     }
   }
+  // Makes room for `entries` keys without growing (a large kernel's table
+  // otherwise doubles a dozen times, rehashing every key each time).
+  void Reserve(size_t entries) {
+    size_t cap = 16;
+    while (cap < 2 * (entries + 1)) cap *= 2;
+    if (cap > slots_.size()) Rehash(cap);
+  }
   // Asks for the cache line where a lookup of `key` starts.
   void Prefetch(uint32_t key) const {
     if (!slots_.empty()) __builtin_prefetch(&slots_[Home(key)]);
@@ -116,9 +123,9 @@ class ExprTable {
 
  private:
   size_t Home(uint32_t key) const { return static_cast<uint32_t>(key * 0x9E3779B1u) >> shift_; }
-  void Grow() {
+  void Grow() { Rehash(slots_.empty() ? 16 : slots_.size() * 2); }
+  void Rehash(size_t cap) {
     std::vector<Slot> old = std::move(slots_);
-    const size_t cap = old.empty() ? 16 : old.size() * 2;
     slots_.assign(cap, Slot{0, kEmpty});
     mask_ = cap - 1;
     shift_ = 32 - static_cast<uint32_t>(__builtin_ctzll(cap));
@@ -148,6 +155,9 @@ class Numbering {
     const ir::Cfg& cfg = analyses_.cfg();
     const uint32_t nb = static_cast<uint32_t>(cfg.blocks.size());
     if (nb == 0) return 0;
+    // Most of a large kernel's instructions are expressions: room for half
+    // of them at once.
+    if (kernel_.body.size() >= kAheadFrom) table_.Reserve(kernel_.body.size() / 2);
     const ir::DominatorTree tree = ir::DominatorTree::FromIdom(analyses_.idom());
     const std::vector<uint32_t>& child_begin = tree.child_begin;
     const std::vector<uint32_t>& children = tree.children;
