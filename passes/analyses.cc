@@ -34,7 +34,18 @@ bool SameLoops(const LoopForest& a, const LoopForest& b) {
 
 const ir::Cfg& Analyses::cfg() {
   if (!has_cfg_) {
-    forest_.cfg = ir::Cfg::Build(*kernel_);
+    if (summary_ && !summary_->Has(ir::Opcode::kLabel) && !summary_->Has(ir::Opcode::kBra) && !summary_->early_end) {
+      // No label, no branch, and a ret or exit at most at the end: the body
+      // is one block with no edges, which Cfg::Build would find by reading
+      // all of it.
+      ir::Cfg cfg;
+      cfg.block_of_label.assign(kernel_->labels.size(), UINT32_MAX);
+      const uint32_t n = static_cast<uint32_t>(kernel_->body.size());
+      if (n > 0) cfg.blocks.push_back(ir::BasicBlock{0, n, {}, {}});
+      forest_.cfg = std::move(cfg);
+    } else {
+      forest_.cfg = ir::Cfg::Build(*kernel_);
+    }
     has_cfg_ = true;
   }
   return forest_.cfg;

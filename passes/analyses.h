@@ -47,7 +47,8 @@ class Analyses {
 
   const ir::Kernel& kernel() const { return *kernel_; }
 
-  // ir::Cfg::Build(kernel).
+  // ir::Cfg::Build(kernel) (without reading the body when summary() is at
+  // hand and rules out labels, branches and an early exit: one block).
   const ir::Cfg& cfg();
   // ir::ImmediateDominators(cfg()).
   const std::vector<uint32_t>& idom();
@@ -65,8 +66,13 @@ class Analyses {
   const BodySummary& summary();
   // Whether summary() is at hand without reading the body.
   bool has_summary() const { return summary_.has_value(); }
+  // A mov made may define a predicate or a register that is not mutable:
+  // that is noted too.
   void NoteOpcode(ir::Opcode op) {
-    if (summary_) summary_->ops.set(static_cast<size_t>(op));
+    if (!summary_) return;
+    summary_->ops.set(static_cast<size_t>(op));
+    summary_->mov_to_pred |= op == ir::Opcode::kMov;
+    summary_->mov_to_fixed |= op == ir::Opcode::kMov;
   }
 
   // Drops everything (the body changed in a way nothing here follows).

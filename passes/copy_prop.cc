@@ -14,9 +14,9 @@ size_t PropagateCopies(ir::Kernel& kernel) {
 }
 
 size_t PropagateCopies(ir::Kernel& kernel, Analyses& analyses) {
-  // Without a mov in the body (the shared summary, when a pass before
-  // built it) there is nothing to read.
-  if (analyses.has_summary() && !analyses.summary().Has(ir::Opcode::kMov)) return 0;
+  // Without an unguarded mov into a register that is not mutable (the
+  // shared summary, when a pass before built it) there is nothing to read.
+  if (analyses.has_summary() && !analyses.summary().mov_to_fixed) return 0;
   const Values* values = nullptr;  // asked for at the first candidate: code without copies never needs it
   const size_t n = kernel.body.size();
   Renaming renaming(kernel.regs.size());

@@ -18,6 +18,13 @@ Values::Values(const ir::Kernel& kernel, BodySummary* summary) : def_(kernel.reg
     const bool ok = !inst.guarded() && inst.op != ir::Opcode::kRaw;
     s.ops.set(static_cast<size_t>(inst.op));
     s.any_guard |= inst.guarded();
+    if (inst.op == ir::Opcode::kMov) {
+      for (ir::Reg d : inst.dsts) {
+        if (d.id >= kernel.regs.size()) continue;
+        s.mov_to_pred |= kernel.regs[d.id].type == ir::ScalarType::kPred;
+        s.mov_to_fixed |= !inst.guarded() && !kernel.regs[d.id].is_mutable;
+      }
+    }
     if (inst.op == ir::Opcode::kBra || inst.info().has(ir::kTerminator)) {
       s.early_end |= last_end != 0;
       last_end = i + 1;

@@ -25,10 +25,13 @@ struct BodySummary {
   std::bitset<ir::kNumOpcodes> ops;  // opcodes that occur
   bool any_guard = false;            // some instruction is guarded
   bool early_end = false;            // a branch, ret or exit comes before the last instruction
+  bool mov_to_pred = false;          // a mov defines a predicate register (a constant guard's source)
+  bool mov_to_fixed = false;         // an unguarded mov defines a register that is not mutable (a copy's candidate)
   bool Has(ir::Opcode op) const { return ops.test(static_cast<size_t>(op)); }
   // Whether this says at least what `fresh` (of the same body) says.
   bool Covers(const BodySummary& fresh) const {
-    return (fresh.ops & ~ops).none() && (any_guard || !fresh.any_guard) && (early_end || !fresh.early_end);
+    return (fresh.ops & ~ops).none() && (any_guard || !fresh.any_guard) && (early_end || !fresh.early_end) &&
+           (mov_to_pred || !fresh.mov_to_pred) && (mov_to_fixed || !fresh.mov_to_fixed);
   }
 };
 
