@@ -939,6 +939,19 @@ class SneakyPass : public passes::Pass {
   bool shared_;
 };
 
+// Runs `first` (which builds shared analyses), `middle` and register
+// counting with verify_each on a copy of k; the pipeline's message.
+std::string RunWithVerifyEach(const ir::Kernel& k, std::unique_ptr<passes::Pass> first,
+                              std::unique_ptr<passes::Pass> middle) {
+  passes::Pipeline p;
+  p.Add(std::move(first));
+  p.Add(std::move(middle));
+  p.Add(std::make_unique<passes::RegisterCountPass>());
+  p.VerifyEach();
+  ir::Kernel copy = k;
+  return Msg(p.Run(copy));
+}
+
 TEST_CASE("verify_each names a pass that leaves the shared analyses stale", "[pipeline]") {
   KernelBuilder b("stale");
   Value<U64> out = b.CvtaToGlobal(b.Param<U64>("out"));
@@ -949,13 +962,8 @@ TEST_CASE("verify_each names a pass that leaves the shared analyses stale", "[pi
   ir::Kernel k = Finished(b);
   for (bool shared : {false, true}) {
     INFO("shared " << shared);
-    passes::Pipeline p;
-    p.Add(std::make_unique<passes::CsePass>());  // builds the CFG and the value table
-    p.Add(std::make_unique<SneakyPass>(shared));
-    p.Add(std::make_unique<passes::RegisterCountPass>());
-    p.VerifyEach();
-    ir::Kernel copy = k;
-    REQUIRE(Msg(p.Run(copy)) ==
+    // CSE builds the CFG and the value table.
+    REQUIRE(RunWithVerifyEach(k, std::make_unique<passes::CsePass>(), std::make_unique<SneakyPass>(shared)) ==
             (shared ? "after pass sneaky: the shared control-flow graph is stale (the pass did not invalidate it)" : "OK"));
   }
 }
@@ -993,13 +1001,8 @@ TEST_CASE("verify_each names a pass that makes an opcode the shared body summary
   ir::Kernel k = Finished(b);
   for (bool notes : {false, true}) {
     INFO("notes " << notes);
-    passes::Pipeline p;
-    p.Add(std::make_unique<passes::ConstantFoldingPass>());  // builds the value table and the summary
-    p.Add(std::make_unique<AddToSubPass>(notes));
-    p.Add(std::make_unique<passes::RegisterCountPass>());
-    p.VerifyEach();
-    ir::Kernel copy = k;
-    REQUIRE(Msg(p.Run(copy)) ==
+    // Constant folding builds the value table and the summary.
+    REQUIRE(RunWithVerifyEach(k, std::make_unique<passes::ConstantFoldingPass>(), std::make_unique<AddToSubPass>(notes)) ==
             (notes ? "OK" : "after pass addtosub: the shared body summary is stale (an opcode was made without NoteOpcode)"));
   }
 }
