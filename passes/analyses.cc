@@ -75,7 +75,16 @@ const LoopForest& Analyses::loops() {
 const Values& Analyses::values() {
   if (!values_) {
     BodySummary summary;
-    values_.emplace(*kernel_, &summary);
+    if (has_cfg_) {
+      values_.emplace(*kernel_, &summary);
+    } else {
+      // Every pipeline run needs the CFG too (CSE, register counting): it
+      // is built in the same read of the body.
+      ir::CfgBuilder builder(*kernel_);
+      values_.emplace(*kernel_, &summary, &builder);
+      forest_.cfg = builder.Finish();
+      has_cfg_ = true;
+    }
     summary_ = summary;
   }
   return *values_;

@@ -55,7 +55,8 @@ class Analyses {
   // FindLoops(kernel) (passes/loops.h), sharing cfg() and idom(); its `cfg`
   // member is empty when the kernel has no loop.
   const LoopForest& loops();
-  // Values(kernel) (passes/values.h).
+  // Values(kernel) (passes/values.h); builds cfg() in the same read of the
+  // body when it is not at hand.
   const Values& values();
   // Which opcodes the body holds and whether any instruction is guarded
   // (BodySummary, passes/values.h), read with values(): passes that have

@@ -7,7 +7,7 @@
 
 namespace ptxforge::passes {
 
-Values::Values(const ir::Kernel& kernel, BodySummary* summary) : def_(kernel.regs.size(), kNotAValue) {
+Values::Values(const ir::Kernel& kernel, BodySummary* summary, ir::CfgBuilder* cfg) : def_(kernel.regs.size(), kNotAValue) {
   constexpr uint32_t kNone = kNotAValue - 1;  // while counting: not defined yet
   std::fill(def_.begin(), def_.end(), kNone);
   const uint32_t n = static_cast<uint32_t>(kernel.body.size());
@@ -15,14 +15,18 @@ Values::Values(const ir::Kernel& kernel, BodySummary* summary) : def_(kernel.reg
   uint32_t last_end = 0;  // 1 + the index of the last branch, ret or exit
   for (uint32_t i = 0; i < n; ++i) {
     const ir::Instruction& inst = kernel.body[i];
+    if (cfg != nullptr) cfg->Add(i, inst);
     const bool ok = !inst.guarded() && inst.op != ir::Opcode::kRaw;
     s.ops.set(static_cast<size_t>(inst.op));
     s.any_guard |= inst.guarded();
     if (inst.op == ir::Opcode::kMov) {
-      for (ir::Reg d : inst.dsts) {
-        if (d.id >= kernel.regs.size()) continue;
-        s.mov_to_pred |= kernel.regs[d.id].type == ir::ScalarType::kPred;
-        s.mov_to_fixed |= !inst.guarded() && !kernel.regs[d.id].is_mutable;
+      const size_t nregs = kernel.regs.size();
+      for (ir::Reg d : inst.dsts) s.mov_to_pred |= d.id < nregs && kernel.regs[d.id].type == ir::ScalarType::kPred;
+      // Operands are read for a mov of one register only (most instructions are not movs).
+      if (!s.mov_to_fixed && !inst.guarded() && inst.dsts.size() == 1 && inst.dsts[0].id < nregs &&
+          !kernel.regs[inst.dsts[0].id].is_mutable && inst.srcs.size() == 1 && inst.srcs[0].is_reg() &&
+          inst.srcs[0].id < nregs) {
+        s.mov_to_fixed = !kernel.regs[inst.srcs[0].id].is_mutable;
       }
     }
     if (inst.op == ir::Opcode::kBra || inst.info().has(ir::kTerminator)) {

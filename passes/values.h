@@ -9,6 +9,7 @@
 #include <optional>
 #include <vector>
 
+#include "ir/cfg.h"
 #include "ir/kernel.h"
 
 namespace ptxforge::passes {
@@ -26,7 +27,7 @@ struct BodySummary {
   bool any_guard = false;            // some instruction is guarded
   bool early_end = false;            // a branch, ret or exit comes before the last instruction
   bool mov_to_pred = false;          // a mov defines a predicate register (a constant guard's source)
-  bool mov_to_fixed = false;         // an unguarded mov defines a register that is not mutable (a copy's candidate)
+  bool mov_to_fixed = false;         // an unguarded mov copies a register that is not mutable into another (a copy's candidate)
   bool Has(ir::Opcode op) const { return ops.test(static_cast<size_t>(op)); }
   // Whether this says at least what `fresh` (of the same body) says.
   bool Covers(const BodySummary& fresh) const {
@@ -45,8 +46,10 @@ class Values {
  public:
   static constexpr uint32_t kNotAValue = UINT32_MAX;
 
-  // `summary`, when given, is filled from the same read of the body.
-  explicit Values(const ir::Kernel& kernel, BodySummary* summary = nullptr);
+  // `summary`, when given, is filled from the same read of the body, and
+  // `cfg` is given every instruction (ir::CfgBuilder::Add): one read of the
+  // body for all three.
+  explicit Values(const ir::Kernel& kernel, BodySummary* summary = nullptr, ir::CfgBuilder* cfg = nullptr);
   // The index of r's one definition; kNotAValue when r is not a value.
   uint32_t Def(ir::Reg r) const { return r.id < def_.size() ? def_[r.id] : kNotAValue; }
   bool IsValue(ir::Reg r) const { return Def(r) != kNotAValue; }
