@@ -32,8 +32,12 @@ class Copies {
   }
   void Record(ir::Reg dst, const Operand& src) {
     if (!src.is_reg() || !values_.IsValue(dst) || !values_.IsValue(src.reg())) return;
+    // x = x | x in code the entry cannot reach (where a value may be read
+    // before its definition) would make x a copy of itself: a cycle.
+    const uint32_t root = Find(src.id);
+    if (root == dst.id) return;
     if (of_.size() <= dst.id) of_.resize(nregs_, ir::Reg::kInvalidId);
-    of_[dst.id] = Find(src.id);
+    of_[dst.id] = root;
   }
   bool Same(const Operand& a, const Operand& b) const { return a.is_reg() && b.is_reg() && Find(a.id) == Find(b.id); }
 
