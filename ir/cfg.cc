@@ -26,52 +26,34 @@ bool BitSet::IntersectWith(const BitSet& o) {
   return changed;
 }
 
-Cfg Cfg::Build(const ir::Kernel& kernel) {
-  Cfg cfg;
-  const auto& body = kernel.body;
-  const uint32_t n = static_cast<uint32_t>(body.size());
-  cfg.block_of_label.assign(kernel.labels.size(), UINT32_MAX);
-  // One sweep of the body (it is the large thing to read): blocks, label
-  // bindings, and how each block ends.
-  struct Exit {
-    uint32_t label = UINT32_MAX;  // the branch target's label, if the block ends in bra
-    bool falls_through = true;
-  };
-  std::vector<Exit> exits;
-  bool starts_block = true;
-  for (uint32_t i = 0; i < n; ++i) {
-    const ir::Instruction& inst = body[i];
-    if (starts_block || inst.op == ir::Opcode::kLabel) {
-      cfg.blocks.push_back(BasicBlock{i, i, {}, {}});
-      exits.emplace_back();
+CfgBuilder::CfgBuilder(const Kernel& kernel) { cfg_.block_of_label.assign(kernel.labels.size(), UINT32_MAX); }
+
+Cfg CfgBuilder::Finish() {
+  for (uint32_t b = 0; b < cfg_.blocks.size(); ++b) {
+    BasicBlock& bb = cfg_.blocks[b];
+    const uint32_t label = exits_[b].label;
+    if (label < cfg_.block_of_label.size() && cfg_.block_of_label[label] != UINT32_MAX) {
+      bb.succs.push_back(cfg_.block_of_label[label]);
     }
-    cfg.blocks.back().end = i + 1;
-    if (inst.op == ir::Opcode::kLabel && !inst.srcs.empty() && inst.srcs[0].id < kernel.labels.size() &&
-        cfg.block_of_label[inst.srcs[0].id] == UINT32_MAX) {
-      cfg.block_of_label[inst.srcs[0].id] = static_cast<uint32_t>(cfg.blocks.size() - 1);
-    }
-    starts_block = inst.op == ir::Opcode::kBra || inst.info().has(ir::kTerminator);
-    if (starts_block) {  // the last instruction of its block
-      if (inst.op == ir::Opcode::kBra) exits.back().label = inst.srcs.empty() ? UINT32_MAX : inst.srcs[0].id;
-      exits.back().falls_through = inst.guarded();
-    }
-  }
-  for (uint32_t b = 0; b < cfg.blocks.size(); ++b) {
-    BasicBlock& bb = cfg.blocks[b];
-    const uint32_t label = exits[b].label;
-    if (label < cfg.block_of_label.size() && cfg.block_of_label[label] != UINT32_MAX) {
-      bb.succs.push_back(cfg.block_of_label[label]);
-    }
-    if (exits[b].falls_through && b + 1 < cfg.blocks.size()) {
+    if (exits_[b].falls_through && b + 1 < cfg_.blocks.size()) {
       bool dup = false;
       for (uint32_t s : bb.succs) dup |= s == b + 1;
       if (!dup) bb.succs.push_back(b + 1);
     }
   }
-  for (uint32_t b = 0; b < cfg.blocks.size(); ++b) {
-    for (uint32_t s : cfg.blocks[b].succs) cfg.blocks[s].preds.push_back(b);
+  for (uint32_t b = 0; b < cfg_.blocks.size(); ++b) {
+    for (uint32_t s : cfg_.blocks[b].succs) cfg_.blocks[s].preds.push_back(b);
   }
-  return cfg;
+  return std::move(cfg_);
+}
+
+// One sweep of the body (it is the large thing to read): blocks, label
+// bindings, and how each block ends.
+Cfg Cfg::Build(const ir::Kernel& kernel) {
+  CfgBuilder builder(kernel);
+  const uint32_t n = static_cast<uint32_t>(kernel.body.size());
+  for (uint32_t i = 0; i < n; ++i) builder.Add(i, kernel.body[i]);
+  return builder.Finish();
 }
 
 std::vector<uint32_t> ReversePostOrder(const Cfg& cfg) {

@@ -56,6 +56,41 @@ struct Cfg {
   static Cfg Build(const Kernel& kernel);
 };
 
+// Cfg::Build in steps, for a caller that reads the body for other reasons
+// too and builds the graph in the same read (passes/analyses.h: with the
+// value table): Add every instruction in order, then Finish.
+class CfgBuilder {
+ public:
+  explicit CfgBuilder(const Kernel& kernel);
+  void Add(uint32_t i, const Instruction& inst) {
+    if (starts_block_ || inst.op == Opcode::kLabel) {
+      cfg_.blocks.push_back(BasicBlock{i, i, {}, {}});
+      exits_.emplace_back();
+    }
+    cfg_.blocks.back().end = i + 1;
+    if (inst.op == Opcode::kLabel && !inst.srcs.empty() && inst.srcs[0].id < cfg_.block_of_label.size() &&
+        cfg_.block_of_label[inst.srcs[0].id] == UINT32_MAX) {
+      cfg_.block_of_label[inst.srcs[0].id] = static_cast<uint32_t>(cfg_.blocks.size() - 1);
+    }
+    starts_block_ = inst.op == Opcode::kBra || inst.info().has(kTerminator);
+    if (starts_block_) {  // the last instruction of its block
+      if (inst.op == Opcode::kBra) exits_.back().label = inst.srcs.empty() ? UINT32_MAX : inst.srcs[0].id;
+      exits_.back().falls_through = inst.guarded();
+    }
+  }
+  // The graph of the instructions added (edges from the blocks' exits).
+  Cfg Finish();
+
+ private:
+  struct Exit {
+    uint32_t label = UINT32_MAX;  // the branch target's label, if the block ends in bra
+    bool falls_through = true;
+  };
+  Cfg cfg_;
+  std::vector<Exit> exits_;
+  bool starts_block_ = true;
+};
+
 // The blocks reachable from block 0 in reverse post order (block 0 first).
 std::vector<uint32_t> ReversePostOrder(const Cfg& cfg);
 

@@ -34,7 +34,18 @@ bool SameLoops(const LoopForest& a, const LoopForest& b) {
 
 const ir::Cfg& Analyses::cfg() {
   if (!has_cfg_) {
-    forest_.cfg = ir::Cfg::Build(*kernel_);
+    if (summary_ && !summary_->Has(ir::Opcode::kLabel) && !summary_->Has(ir::Opcode::kBra) && !summary_->early_end) {
+      // No label, no branch, and a ret or exit at most at the end: the body
+      // is one block with no edges, which Cfg::Build would find by reading
+      // all of it.
+      ir::Cfg cfg;
+      cfg.block_of_label.assign(kernel_->labels.size(), UINT32_MAX);
+      const uint32_t n = static_cast<uint32_t>(kernel_->body.size());
+      if (n > 0) cfg.blocks.push_back(ir::BasicBlock{0, n, {}, {}});
+      forest_.cfg = std::move(cfg);
+    } else {
+      forest_.cfg = ir::Cfg::Build(*kernel_);
+    }
     has_cfg_ = true;
   }
   return forest_.cfg;
@@ -49,8 +60,10 @@ const LoopForest& Analyses::loops() {
   if (!has_loops_) {
     forest_.rank.clear();
     forest_.loops.clear();
-    // Without a CFG at hand, one read of the body decides whether one is needed.
-    if (has_cfg_ ? HasBackwardBranch(*kernel_, forest_.cfg) : HasBackwardBranch(*kernel_)) {
+    // Without a branch there is no loop; without a CFG at hand, one read
+    // of the body decides whether one is needed.
+    const bool maybe = summary_ ? summary_->Has(ir::Opcode::kBra) : true;
+    if (maybe && (has_cfg_ ? HasBackwardBranch(*kernel_, forest_.cfg) : HasBackwardBranch(*kernel_))) {
       cfg();
       FindLoopsIn(*kernel_, idom(), forest_);
     }
@@ -60,8 +73,26 @@ const LoopForest& Analyses::loops() {
 }
 
 const Values& Analyses::values() {
-  if (!values_) values_.emplace(*kernel_);
+  if (!values_) {
+    BodySummary summary;
+    if (has_cfg_) {
+      values_.emplace(*kernel_, &summary);
+    } else {
+      // Every pipeline run needs the CFG too (CSE, register counting): it
+      // is built in the same read of the body.
+      ir::CfgBuilder builder(*kernel_);
+      values_.emplace(*kernel_, &summary, &builder);
+      forest_.cfg = builder.Finish();
+      has_cfg_ = true;
+    }
+    summary_ = summary;
+  }
   return *values_;
+}
+
+const BodySummary& Analyses::summary() {
+  if (!summary_) values();
+  return *summary_;
 }
 
 void Analyses::Invalidate() {
@@ -70,6 +101,7 @@ void Analyses::Invalidate() {
   forest_ = LoopForest();
   idom_.reset();
   values_.reset();
+  summary_.reset();
 }
 
 void Analyses::RemapAfterRemoval(const std::vector<uint32_t>& dead, bool cfg_ok, bool values_ok) {
@@ -111,6 +143,13 @@ absl::Status Analyses::Check() const {
   }
   if (idom_ && *idom_ != ir::ImmediateDominators(ir::Cfg::Build(kernel))) {
     return absl::InternalError("the shared dominators are stale (the pass did not invalidate them)");
+  }
+  if (summary_) {
+    BodySummary fresh;
+    Values unused(kernel, &fresh);
+    if (!summary_->Covers(fresh)) {
+      return absl::InternalError("the shared body summary is stale (an opcode was made without NoteOpcode)");
+    }
   }
   if (has_loops_ && !SameLoops(forest_, FindLoops(kernel))) {
     return absl::InternalError("the shared loops are stale (the pass did not invalidate them)");

@@ -26,7 +26,8 @@ namespace ptxforge::passes {
 // What a pass must tell it when it changes the body:
 // - in-place rewrites that keep every instruction's index, its definitions
 //   (dsts), its guard's presence and every label, branch and terminator
-//   (constant folding, identities: an add becoming a mov) need nothing;
+//   (constant folding, identities: an add becoming a mov) need only
+//   NoteOpcode for the opcodes they make;
 // - deleting instructions goes through RemoveMarked(kernel, dead, this)
 //   (passes/values.h), which updates the CFG and the value table in place
 //   when only straight-line instructions went and no block emptied, and
@@ -46,15 +47,34 @@ class Analyses {
 
   const ir::Kernel& kernel() const { return *kernel_; }
 
-  // ir::Cfg::Build(kernel).
+  // ir::Cfg::Build(kernel) (without reading the body when summary() is at
+  // hand and rules out labels, branches and an early exit: one block).
   const ir::Cfg& cfg();
   // ir::ImmediateDominators(cfg()).
   const std::vector<uint32_t>& idom();
   // FindLoops(kernel) (passes/loops.h), sharing cfg() and idom(); its `cfg`
   // member is empty when the kernel has no loop.
   const LoopForest& loops();
-  // Values(kernel) (passes/values.h).
+  // Values(kernel) (passes/values.h); builds cfg() in the same read of the
+  // body when it is not at hand.
   const Values& values();
+  // Which opcodes the body holds and whether any instruction is guarded
+  // (BodySummary, passes/values.h), read with values(): passes that have
+  // nothing to do on a body without their opcodes return without reading
+  // it. It outlives deletions (it may say more than the body holds, never
+  // less); a pass that rewrites an instruction into another opcode in place
+  // calls NoteOpcode.
+  const BodySummary& summary();
+  // Whether summary() is at hand without reading the body.
+  bool has_summary() const { return summary_.has_value(); }
+  // A mov made may define a predicate or a register that is not mutable:
+  // that is noted too.
+  void NoteOpcode(ir::Opcode op) {
+    if (!summary_) return;
+    summary_->ops.set(static_cast<size_t>(op));
+    summary_->mov_to_pred |= op == ir::Opcode::kMov;
+    summary_->mov_to_fixed |= op == ir::Opcode::kMov;
+  }
 
   // Drops everything (the body changed in a way nothing here follows).
   void Invalidate();
@@ -77,6 +97,7 @@ class Analyses {
   LoopForest forest_;            // its cfg is the shared CFG
   std::optional<std::vector<uint32_t>> idom_;
   std::optional<Values> values_;
+  std::optional<BodySummary> summary_;  // set with values_; kept when a deletion drops values_
 };
 
 template <typename F>

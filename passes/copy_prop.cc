@@ -14,6 +14,9 @@ size_t PropagateCopies(ir::Kernel& kernel) {
 }
 
 size_t PropagateCopies(ir::Kernel& kernel, Analyses& analyses) {
+  // Without an unguarded mov of a register that is not mutable into another (the
+  // shared summary, when a pass before built it) there is nothing to read.
+  if (analyses.has_summary() && !analyses.summary().mov_to_fixed) return 0;
   const Values* values = nullptr;  // asked for at the first candidate: code without copies never needs it
   const size_t n = kernel.body.size();
   Renaming renaming(kernel.regs.size());

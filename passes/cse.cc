@@ -92,6 +92,13 @@ class ExprTable {
       if (s.key == key) return &s;
     }
   }
+  // Makes room for `entries` keys without growing (a large kernel's table
+  // otherwise doubles a dozen times, rehashing every key each time).
+  void Reserve(size_t entries) {
+    size_t cap = 16;
+    while (cap < 2 * (entries + 1)) cap *= 2;
+    if (cap > slots_.size()) Rehash(cap);
+  }
   // Asks for the cache line where a lookup of `key` starts.
   void Prefetch(uint32_t key) const {
     if (!slots_.empty()) __builtin_prefetch(&slots_[Home(key)]);
@@ -116,9 +123,9 @@ class ExprTable {
 
  private:
   size_t Home(uint32_t key) const { return static_cast<uint32_t>(key * 0x9E3779B1u) >> shift_; }
-  void Grow() {
+  void Grow() { Rehash(slots_.empty() ? 16 : slots_.size() * 2); }
+  void Rehash(size_t cap) {
     std::vector<Slot> old = std::move(slots_);
-    const size_t cap = old.empty() ? 16 : old.size() * 2;
     slots_.assign(cap, Slot{0, kEmpty});
     mask_ = cap - 1;
     shift_ = 32 - static_cast<uint32_t>(__builtin_ctzll(cap));
@@ -142,15 +149,15 @@ class Numbering {
       : kernel_(kernel),
         analyses_(analyses),
         values_(analyses.values()),
-        renaming_(kernel.regs.size()),
-        dead_(kernel.body.size(), false),
-        shadowed_(kernel.body.size(), kNone),
-        last_def_(kernel.regs.size(), kNone) {}
+        renaming_(kernel.regs.size()) {}
 
   size_t Run() {
     const ir::Cfg& cfg = analyses_.cfg();
     const uint32_t nb = static_cast<uint32_t>(cfg.blocks.size());
     if (nb == 0) return 0;
+    // Most of a large kernel's instructions are expressions: room for half
+    // of them at once.
+    if (kernel_.body.size() >= kAheadFrom) table_.Reserve(kernel_.body.size() / 2);
     const ir::DominatorTree tree = ir::DominatorTree::FromIdom(analyses_.idom());
     const std::vector<uint32_t>& child_begin = tree.child_begin;
     const std::vector<uint32_t>& children = tree.children;
@@ -175,10 +182,10 @@ class Numbering {
       while (undo_.size() > f.undo_mark) {
         const auto [hash, inst] = undo_.back();
         undo_.pop_back();
-        if (shadowed_[inst] == kNone) {
+        if (Shadowed(inst) == kNone) {
           table_.Erase(hash);
         } else {
-          table_.Find(hash)->value = shadowed_[inst];
+          table_.Find(hash)->value = Shadowed(inst);
         }
       }
       stack.pop_back();
@@ -234,8 +241,12 @@ class Numbering {
         case Kind::kValues: Number(i, cur.key); break;
         case Kind::kMutable: NumberLocal(i, cur.key); break;
       }
+      // Only registers that are not values are ever looked up (Holds).
       for (ir::Reg d : inst.dsts) {
-        if (d.id < last_def_.size()) last_def_[d.id] = i;
+        if (d.id < kernel_.regs.size() && !values_.IsValue(d)) {
+          if (d.id >= last_def_.size()) last_def_.resize(d.id + 1, kNone);
+          last_def_[d.id] = i;
+        }
       }
       // Raw PTX may write registers it does not list: forget the block's expressions.
       if (inst.op == Opcode::kRaw) ClearLocal();
@@ -276,13 +287,13 @@ class Numbering {
     ir::Instruction& inst = kernel_.body[i];
     auto [it, inserted] = table_.TryEmplace(hash, i);
     if (!inserted) {
-      for (uint32_t j = it->value; j != kNone; j = shadowed_[j]) {
+      for (uint32_t j = it->value; j != kNone; j = Shadowed(j)) {
         if (Same(kernel_.body[j], inst)) {
           Merge(i, j);
           return;
         }
       }
-      shadowed_[i] = it->value;
+      SetShadowed(i, it->value);
       it->value = i;
     }
     undo_.push_back({hash, i});
@@ -301,9 +312,13 @@ class Numbering {
     }
     uint32_t prev = kNone;
     for (uint32_t j = it->value; j != kNone;) {
-      const uint32_t next = shadowed_[j];
+      const uint32_t next = Shadowed(j);
       if (!Holds(j, i)) {  // unlink j
-        (prev == kNone ? it->value : shadowed_[prev]) = next;
+        if (prev == kNone) {
+          it->value = next;
+        } else {
+          SetShadowed(prev, next);
+        }
       } else if (Same(kernel_.body[j], inst)) {
         Merge(i, j);
         return;
@@ -312,15 +327,24 @@ class Numbering {
       }
       j = next;
     }
-    shadowed_[i] = it->value;
+    SetShadowed(i, it->value);
     it->value = i;
+  }
+
+  // shadowed_[i], made at the first instruction that hides another (a
+  // kernel without repeated expressions never makes it).
+  uint32_t Shadowed(uint32_t i) const { return i < shadowed_.size() ? shadowed_[i] : kNone; }
+  void SetShadowed(uint32_t i, uint32_t j) {
+    if (shadowed_.empty()) shadowed_.assign(kernel_.body.size(), kNone);
+    shadowed_[i] = j;
   }
 
   // Whether body[j], earlier in this block than body[i], still computes
   // what it did at i: no register it reads was redefined in between.
   bool Holds(uint32_t j, uint32_t i) const {
     for (const ir::Operand& op : kernel_.body[j].srcs) {
-      if (op.reads_reg() && !values_.IsValue(op.reg()) && last_def_[op.id] > j && last_def_[op.id] < i) return false;
+      if (!op.reads_reg() || values_.IsValue(op.reg()) || op.id >= last_def_.size()) continue;
+      if (last_def_[op.id] > j && last_def_[op.id] < i) return false;
     }
     return true;
   }
@@ -333,6 +357,7 @@ class Numbering {
   // Deletes body[i], whose expression body[j] computed already.
   void Merge(uint32_t i, uint32_t j) {
     renaming_.Set(kernel_.body[i].dsts[0], kernel_.body[j].dsts[0]);
+    if (dead_.empty()) dead_.assign(kernel_.body.size(), false);
     dead_[i] = true;
     ++removed_;
   }
@@ -405,9 +430,9 @@ class Numbering {
   Analyses& analyses_;
   const Values& values_;
   Renaming renaming_;
-  std::vector<bool> dead_;
-  std::vector<uint32_t> shadowed_;  // by instruction
-  std::vector<uint32_t> last_def_;  // by register: the last definition visited (body index); kNone
+  std::vector<bool> dead_;           // by instruction; made at the first merge
+  std::vector<uint32_t> shadowed_;  // by instruction (Shadowed); made when first needed
+  std::vector<uint32_t> last_def_;  // by register that is not a value: the last definition visited (body index); kNone; grown as needed
   ExprTable table_;
   ExprTable local_;  // this block's expressions reading mutable registers
   std::vector<uint32_t> local_keys_;               // local_'s keys

@@ -15,20 +15,18 @@ size_t RemoveDeadBranches(ir::Kernel& kernel) {
 }
 
 size_t RemoveDeadBranches(ir::Kernel& kernel, Analyses& analyses) {
-  // One scan tells which of the three steps can find anything, so that
-  // straight-line code without guards builds neither Values nor a Cfg (each a
-  // pass over the whole kernel). Blocks can be unreachable only after an
-  // instruction that does not fall through (a branch, ret, exit) that is not
-  // the last one; step 1 can make such a branch (a guard found true).
-  bool any_guard = false, any_bra = false, early_end = false;
-  for (size_t i = 0; i < kernel.body.size(); ++i) {
-    const ir::Instruction& inst = kernel.body[i];
-    any_guard |= inst.guarded();
-    any_bra |= inst.op == ir::Opcode::kBra;
-    early_end |= i + 1 < kernel.body.size() && (inst.op == ir::Opcode::kBra || inst.info().has(ir::kTerminator));
-  }
+  // The shared body summary (read with the value table, which step 1 needs
+  // anyway) tells which of the three steps can find anything, so that
+  // straight-line code without guards reads the body no further and builds
+  // no Cfg. Blocks can be unreachable only after an instruction that does
+  // not fall through (a branch, ret, exit) that is not the last one; step 1
+  // can make such a branch (a guard found true).
+  const BodySummary& summary = analyses.summary();
+  const bool any_guard = summary.any_guard, any_bra = summary.Has(ir::Opcode::kBra), early_end = summary.early_end;
+  // A guard is a known constant only when a mov defines it.
+  const bool any_constant_guard = any_guard && summary.mov_to_pred;
   size_t changed = 0;
-  if (any_guard) {
+  if (any_constant_guard) {
     const Values& values = analyses.values();
     std::vector<bool> dead(kernel.body.size(), false);
     bool any_dead = false;
@@ -72,22 +70,25 @@ size_t RemoveDeadBranches(ir::Kernel& kernel, Analyses& analyses) {
     if (n > 0) changed += RemoveMarked(kernel, dead, &analyses);
   }
   // Branches to the next instruction.
+  // A branch ends its block: the blocks' last instructions are all there is
+  // to read (the CFG is at hand from step 2, or is one read of the body).
   if (any_bra) {
     auto& body = kernel.body;
-    std::vector<bool> dead(body.size(), false);
-    bool any = false;
-    for (size_t i = 0; i < body.size(); ++i) {
+    const ir::Cfg& cfg = analyses.cfg();
+    std::vector<bool> dead;  // made at the first branch that goes
+    for (const ir::BasicBlock& bb : cfg.blocks) {
+      const uint32_t i = bb.end - 1;
       const ir::Instruction& inst = body[i];
       if (inst.op != ir::Opcode::kBra || inst.guarded() || inst.srcs.empty()) continue;
       for (size_t j = i + 1; j < body.size() && body[j].op == ir::Opcode::kLabel; ++j) {
         if (!body[j].srcs.empty() && body[j].srcs[0].id == inst.srcs[0].id) {
+          if (dead.empty()) dead.assign(body.size(), false);
           dead[i] = true;
-          any = true;
           break;
         }
       }
     }
-    if (any) changed += RemoveMarked(kernel, dead, &analyses);
+    if (!dead.empty()) changed += RemoveMarked(kernel, dead, &analyses);
   }
   return changed;
 }

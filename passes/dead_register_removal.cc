@@ -18,54 +18,56 @@ size_t RemoveDeadRegisters(ir::Kernel& kernel, Analyses& analyses) {
   auto& body = kernel.body;
   const uint32_t n = static_cast<uint32_t>(body.size());
   const size_t nregs = kernel.regs.size();
-  // The instructions defining each register, flattened: one sweep of the body
-  // collects (register, instruction) pairs, a counting sort groups them, so
-  // those of register r are def_list[def_begin[r] .. def_begin[r + 1]) in body
-  // order (one allocation, not one per register).
-  std::vector<std::pair<uint32_t, uint32_t>> pairs;
-  pairs.reserve(n);
-  std::vector<uint32_t> def_begin(nregs + 1, 0);
-  for (uint32_t i = 0; i < n; ++i) {
-    for (ir::Reg d : body[i].dsts) {
-      if (d.id < nregs) {
-        pairs.push_back({d.id, i});
-        ++def_begin[d.id + 1];
-      }
-    }
-  }
-  for (size_t r = 0; r < nregs; ++r) def_begin[r + 1] += def_begin[r];
-  std::vector<uint32_t> def_list(pairs.size());
-  {
-    std::vector<uint32_t> fill(def_begin.begin(), def_begin.end() - 1);
-    for (const auto& [r, i] : pairs) def_list[fill[r]++] = i;
-  }
-  pairs = {};
+  constexpr uint32_t kNone = UINT32_MAX;
 
   // Marking: a backward sweep visits every instruction once, in order, so
-  // the body is read sequentially. A live instruction makes the definitions
-  // of what it reads live; those still ahead of the sweep are visited when it
-  // gets there, those behind it (a loop-carried register's update, defined
-  // after its use) go on a worklist and are handled at once.
+  // the body is read sequentially, and only once. An instruction is live
+  // when it has effects or defines a register that is live by then (read by
+  // a live instruction swept before it, i.e. after it in the body). A live
+  // instruction makes what it reads live; a definition of such a register
+  // that is still ahead of the sweep is found live when the sweep gets
+  // there. One behind it (a loop-carried register's update, defined after
+  // its use) was swept while dead: such definitions are kept in a list per
+  // register (`swept_dead`, chained through `head`) and are made live, and
+  // their own reads marked, at once. No list of every register's
+  // definitions is built: code where everything is live, what a pipeline
+  // run mostly meets, allocates nothing per register but the live bits.
   std::vector<bool> live(n, false);
   std::vector<bool> reg_live(nregs, false);
+  std::vector<uint32_t> head;  // by register: its last entry in swept_dead; made at the first dead definition
+  std::vector<std::pair<uint32_t, uint32_t>> swept_dead;  // (instruction, the register's previous entry)
   std::vector<uint32_t> work;
-  uint32_t pos = n;  // instructions at or after pos have been swept
   auto mark_reg = [&](ir::Reg r) {
     if (r.id >= nregs || reg_live[r.id]) return;
     reg_live[r.id] = true;
-    for (uint32_t k = def_begin[r.id]; k < def_begin[r.id + 1]; ++k) {
-      const uint32_t i = def_list[k];
+    if (head.empty()) return;
+    for (uint32_t k = head[r.id]; k != kNone; k = swept_dead[k].second) {
+      const uint32_t i = swept_dead[k].first;
       if (live[i]) continue;
       live[i] = true;
-      if (i >= pos) work.push_back(i);
+      work.push_back(i);
     }
   };
-  while (pos > 0) {
+  for (uint32_t pos = n; pos > 0;) {
     const uint32_t i = --pos;
-    const ir::OpInfo& info = body[i].info();
-    if (!info.has(ir::kPure) || info.has(ir::kPseudo)) live[i] = true;
-    if (!live[i]) continue;
-    ir::ForEachUse(body[i], mark_reg);
+    const ir::Instruction& inst = body[i];
+    const ir::OpInfo& info = inst.info();
+    bool is_live = !info.has(ir::kPure) || info.has(ir::kPseudo);
+    for (size_t k = 0; k < inst.dsts.size() && !is_live; ++k) {
+      const uint32_t d = inst.dsts[k].id;
+      is_live = d < nregs && reg_live[d];
+    }
+    if (!is_live) {
+      for (ir::Reg d : inst.dsts) {
+        if (d.id >= nregs) continue;
+        if (head.empty()) head.assign(nregs, kNone);
+        swept_dead.push_back({i, head[d.id]});
+        head[d.id] = static_cast<uint32_t>(swept_dead.size() - 1);
+      }
+      continue;
+    }
+    live[i] = true;
+    ir::ForEachUse(inst, mark_reg);
     while (!work.empty()) {
       const uint32_t j = work.back();
       work.pop_back();

@@ -32,9 +32,10 @@ class Copies {
   }
   void Record(ir::Reg dst, const Operand& src) {
     if (!src.is_reg() || !values_.IsValue(dst) || !values_.IsValue(src.reg())) return;
+    // In unreachable code a value may be read above its definition (or by
+    // itself: x = x | x), and `e = d * 1; d = e & e` would make d its own
+    // copy, a cycle: no chain then.
     const uint32_t root = Find(src.id);
-    // In unreachable code a value may be read above its definition, and
-    // `e = d * 1; d = e & e` would make d its own copy: no chain then.
     if (root == dst.id) return;
     if (of_.size() <= dst.id) of_.resize(nregs_, ir::Reg::kInvalidId);
     of_[dst.id] = root;
@@ -158,7 +159,9 @@ size_t SimplifyIdentities(ir::Kernel& kernel) { return Simplify(kernel, Values(k
 // Rewrites instructions in place (MakeMove keeps the definitions and the
 // guard): the shared analyses stay true.
 size_t SimplifyIdentities(ir::Kernel& kernel, Analyses& analyses) {
-  return Simplify(kernel, analyses.values());
+  const size_t changed = Simplify(kernel, analyses.values());
+  if (changed != 0) analyses.NoteOpcode(Opcode::kMov);
+  return changed;
 }
 
 }  // namespace ptxforge::passes

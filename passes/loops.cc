@@ -18,11 +18,13 @@ bool HasBackwardBranch(const ir::Kernel& kernel) {
   return false;
 }
 
-bool HasBackwardBranch(const ir::Kernel& kernel, const ir::Cfg& cfg) {
+// A successor at or before its block is a branch's target (falling through
+// goes to b + 1): the graph alone says it, without reading the body.
+bool HasBackwardBranch(const ir::Kernel&, const ir::Cfg& cfg) {
   for (uint32_t b = 0; b < cfg.blocks.size(); ++b) {
-    const ir::Instruction& last = kernel.body[cfg.blocks[b].end - 1];
-    if (last.op != ir::Opcode::kBra || last.srcs.empty() || last.srcs[0].id >= cfg.block_of_label.size()) continue;
-    if (cfg.block_of_label[last.srcs[0].id] <= b) return true;
+    for (uint32_t s : cfg.blocks[b].succs) {
+      if (s <= b) return true;
+    }
   }
   return false;
 }

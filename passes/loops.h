@@ -45,9 +45,8 @@ LoopForest FindLoops(const ir::Kernel& kernel);
 // Whether some branch targets a label bound at or before it (FindLoops'
 // first test: without one the kernel has no loop).
 bool HasBackwardBranch(const ir::Kernel& kernel);
-// The same from the kernel's CFG, reading only each block's last
-// instruction: a block ending in a branch to a label of a block at or
-// before it.
+// The same from the kernel's CFG, without reading the body: a block with a
+// successor at or before it (only a branch's target can be).
 bool HasBackwardBranch(const ir::Kernel& kernel, const ir::Cfg& cfg);
 // FindLoops' work on a forest whose `cfg` is already the kernel's, given
 // its immediate dominators (ir::ImmediateDominators): fills `rank` and

@@ -4,6 +4,7 @@
 #include <bit>
 
 #include "ir/semantics.h"
+#include "passes/values.h"
 
 namespace ptxforge::passes {
 
@@ -26,6 +27,17 @@ size_t ReducePow2Division(ir::Kernel& kernel) {
       inst.srcs[1] = ir::Operand::Imm(t, divisor - 1);  // as KernelBuilder::And writes an immediate
     }
     ++changed;
+  }
+  return changed;
+}
+
+size_t ReducePow2Division(ir::Kernel& kernel, Analyses& analyses) {
+  const BodySummary& summary = analyses.summary();
+  if (!summary.Has(ir::Opcode::kDiv) && !summary.Has(ir::Opcode::kRem)) return 0;
+  const size_t changed = ReducePow2Division(kernel);
+  if (changed != 0) {
+    analyses.NoteOpcode(ir::Opcode::kShr);
+    analyses.NoteOpcode(ir::Opcode::kAnd);
   }
   return changed;
 }

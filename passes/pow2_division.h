@@ -26,6 +26,9 @@ namespace ptxforge::passes {
 // which the identities pass turns into movs. Linear in the body. Returns the
 // instructions rewritten.
 size_t ReducePow2Division(ir::Kernel& kernel);
+// The same in a pipeline run: returns at once when the shared body summary
+// (passes/analyses.h) has no div or rem, and notes the opcodes it makes.
+size_t ReducePow2Division(ir::Kernel& kernel, Analyses& analyses);
 
 class Pow2DivisionPass : public Pass {
  public:
@@ -36,7 +39,10 @@ class Pow2DivisionPass : public Pass {
   }
   // It rewrites instructions in place, keeping their registers, guards and
   // places: the pipeline's shared analyses (passes/analyses.h) stay true.
-  absl::Status RunWith(ir::Kernel& kernel, Analyses&) override { return Run(kernel); }
+  absl::Status RunWith(ir::Kernel& kernel, Analyses& analyses) override {
+    ReducePow2Division(kernel, analyses);
+    return absl::OkStatus();
+  }
 };
 
 }  // namespace ptxforge::passes

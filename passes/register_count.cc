@@ -161,6 +161,11 @@ ir::KernelStats Count(const ir::Kernel& kernel, const ir::Cfg& cfg, LiveInSets s
 
   const size_t nb = cfg.blocks.size();
   const size_t words = (nregs + 63) / 64;
+  // Without an edge (straight-line code: one block) nothing is live into a
+  // block from another: the per-block uses and definitions are not
+  // gathered, and the backward walk alone reads the body (once, not twice).
+  bool any_edge = false;
+  for (const ir::BasicBlock& bb : cfg.blocks) any_edge |= !bb.succs.empty();
   // Dense live-in rows when they total at most a few words per instruction.
   const bool dense = sets == LiveInSets::kAuto ? nb * words <= 4 * kernel.body.size() + 4096 : sets == LiveInSets::kDense;
   // Block b's upward-exposed uses (read before any unconditional write in b)
@@ -173,12 +178,12 @@ ir::KernelStats Count(const ir::Kernel& kernel, const ir::Cfg& cfg, LiveInSets s
   // SparseBitVector::set walks its element list from the last position, so
   // setting out of order (a loop-carried register with a low number between
   // new ones) would cost the list's length each time.
-  std::vector<uint32_t> def_stamp(nregs, UINT32_MAX);  // the last block that wrote each register
-  std::vector<uint32_t> use_stamp(nregs, UINT32_MAX);  // the last block that read it first
+  std::vector<uint32_t> def_stamp(any_edge ? nregs : 0, UINT32_MAX);  // the last block that wrote each register
+  std::vector<uint32_t> use_stamp(any_edge ? nregs : 0, UINT32_MAX);  // the last block that read it first
   std::vector<uint32_t> block_uses, block_defs;
   // Sized once for the common case (an instruction reads and writes about
   // three registers), so that a small kernel does not grow them step by step.
-  flat.reserve(3 * kernel.body.size());
+  if (any_edge) flat.reserve(3 * kernel.body.size());
   block_uses.reserve(64);
   block_defs.reserve(64);
   auto fill = [&flat, dense](std::vector<uint32_t>& regs) {
@@ -190,21 +195,25 @@ ir::KernelStats Count(const ir::Kernel& kernel, const ir::Cfg& cfg, LiveInSets s
     flat.insert(flat.end(), regs.begin(), regs.end());
     regs.clear();
   };
-  for (uint32_t b = 0; b < nb; ++b) {
+  auto note_used = [&](const ir::Instruction& inst) {
+    stats.instructions += !inst.info().has(ir::kPseudo);
+    ir::ForEachUse(inst, [&](ir::Reg r) {
+      if (r.id < nregs) used[r.id] = true;
+    });
+    for (ir::Reg d : inst.dsts) {
+      if (d.id < nregs) used[d.id] = true;
+    }
+  };
+  for (uint32_t b = 0; b < nb && any_edge; ++b) {
     for (uint32_t i = cfg.blocks[b].begin; i < cfg.blocks[b].end; ++i) {
       const ir::Instruction& inst = kernel.body[i];
-      stats.instructions += !inst.info().has(ir::kPseudo);
+      note_used(inst);
       ir::ForEachUse(inst, [&](ir::Reg r) {
-        if (r.id >= nregs) return;
-        used[r.id] = true;
-        if (def_stamp[r.id] != b && use_stamp[r.id] != b) {
+        if (r.id < nregs && def_stamp[r.id] != b && use_stamp[r.id] != b) {
           use_stamp[r.id] = b;
           block_uses.push_back(r.id);
         }
       });
-      for (ir::Reg d : inst.dsts) {
-        if (d.id < nregs) used[d.id] = true;
-      }
       if (!inst.guarded()) {
         for (ir::Reg d : inst.dsts) {
           if (def_stamp[d.id] != b) {
@@ -220,8 +229,6 @@ ir::KernelStats Count(const ir::Kernel& kernel, const ir::Cfg& cfg, LiveInSets s
     fill(block_defs);
   }
   use_begin[nb] = static_cast<uint32_t>(flat.size());
-  for (size_t r = 0; r < nregs; ++r) stats.regs_per_class[cls[r]] += used[r];
-  std::vector<bool>().swap(used);
   // Backward dataflow to a fixed point; blocks in reverse order, so straight
   // code converges in one sweep and each loop adds a sweep per nesting level.
   if (dense) {
@@ -292,8 +299,13 @@ ir::KernelStats Count(const ir::Kernel& kernel, const ir::Cfg& cfg, LiveInSets s
     }
     stats.max_live = std::max(stats.max_live, units);
   };
+  // Blocks last to first, each backwards: the body is read in one
+  // descending stream, which the hardware prefetches (blocks in order, each
+  // read backwards, jumped forwards every few instructions and stalled on
+  // every block of a kernel that outgrows the caches). The maximum does not
+  // depend on the order.
   LiveSet live(cls, nregs);
-  for (size_t b = 0; b < nb; ++b) {
+  for (size_t b = nb; b-- > 0;) {
     for (uint32_t s : cfg.blocks[b].succs) {
       if (dense) {
         for (size_t w = 0; w < words; ++w) {
@@ -311,6 +323,7 @@ ir::KernelStats Count(const ir::Kernel& kernel, const ir::Cfg& cfg, LiveInSets s
     }
     for (uint32_t i = cfg.blocks[b].end; i-- > cfg.blocks[b].begin;) {
       const ir::Instruction& inst = kernel.body[i];
+      if (!any_edge) note_used(inst);
       std::array<uint32_t, ir::kNumRegClasses> at = live.counts();
       for (size_t k = 0; k < inst.dsts.size(); ++k) {
         uint32_t d = inst.dsts[k].id;
@@ -330,6 +343,7 @@ ir::KernelStats Count(const ir::Kernel& kernel, const ir::Cfg& cfg, LiveInSets s
     live.Clear();
   }
   stats.max_live_per_class = per_class;
+  for (size_t r = 0; r < nregs; ++r) stats.regs_per_class[cls[r]] += used[r];
   return stats;
 }
 

@@ -7,18 +7,39 @@
 
 namespace ptxforge::passes {
 
-Values::Values(const ir::Kernel& kernel) : def_(kernel.regs.size(), kNotAValue) {
+Values::Values(const ir::Kernel& kernel, BodySummary* summary, ir::CfgBuilder* cfg) : def_(kernel.regs.size(), kNotAValue) {
   constexpr uint32_t kNone = kNotAValue - 1;  // while counting: not defined yet
   std::fill(def_.begin(), def_.end(), kNone);
   const uint32_t n = static_cast<uint32_t>(kernel.body.size());
+  BodySummary s;
+  uint32_t last_end = 0;  // 1 + the index of the last branch, ret or exit
   for (uint32_t i = 0; i < n; ++i) {
     const ir::Instruction& inst = kernel.body[i];
+    if (cfg != nullptr) cfg->Add(i, inst);
     const bool ok = !inst.guarded() && inst.op != ir::Opcode::kRaw;
+    s.ops.set(static_cast<size_t>(inst.op));
+    s.any_guard |= inst.guarded();
+    if (inst.op == ir::Opcode::kMov) {
+      const size_t nregs = kernel.regs.size();
+      for (ir::Reg d : inst.dsts) s.mov_to_pred |= d.id < nregs && kernel.regs[d.id].type == ir::ScalarType::kPred;
+      // Operands are read for a mov of one register only (most instructions are not movs).
+      if (!s.mov_to_fixed && !inst.guarded() && inst.dsts.size() == 1 && inst.dsts[0].id < nregs &&
+          !kernel.regs[inst.dsts[0].id].is_mutable && inst.srcs.size() == 1 && inst.srcs[0].is_reg() &&
+          inst.srcs[0].id < nregs) {
+        s.mov_to_fixed = !kernel.regs[inst.srcs[0].id].is_mutable;
+      }
+    }
+    if (inst.op == ir::Opcode::kBra || inst.info().has(ir::kTerminator)) {
+      s.early_end |= last_end != 0;
+      last_end = i + 1;
+    }
     for (ir::Reg d : inst.dsts) {
       if (d.id >= def_.size()) continue;
       def_[d.id] = ok && def_[d.id] == kNone ? i : kNotAValue;
     }
   }
+  s.early_end |= last_end != 0 && last_end != n;
+  if (summary != nullptr) *summary = s;
   for (size_t r = 0; r < def_.size(); ++r) {
     if (def_[r] == kNone || kernel.regs[r].is_mutable) def_[r] = kNotAValue;
   }

@@ -4,15 +4,37 @@
 #define PTXFORGE_PASSES_VALUES_H_
 
 #include <algorithm>
+#include <bitset>
 #include <cstdint>
 #include <optional>
 #include <vector>
 
+#include "ir/cfg.h"
 #include "ir/kernel.h"
 
 namespace ptxforge::passes {
 
 class Analyses;  // passes/analyses.h
+
+// What kinds of instruction a body holds, for passes to find out in O(1)
+// that they have nothing to do instead of reading the whole body (at a
+// million instructions each read streams 120 MB from memory). It may say
+// more than the body holds, never less: deleting instructions leaves it
+// true, and a pass that turns an instruction into another opcode notes that
+// opcode (Analyses::NoteOpcode).
+struct BodySummary {
+  std::bitset<ir::kNumOpcodes> ops;  // opcodes that occur
+  bool any_guard = false;            // some instruction is guarded
+  bool early_end = false;            // a branch, ret or exit comes before the last instruction
+  bool mov_to_pred = false;          // a mov defines a predicate register (a constant guard's source)
+  bool mov_to_fixed = false;         // an unguarded mov copies a register that is not mutable into another (a copy's candidate)
+  bool Has(ir::Opcode op) const { return ops.test(static_cast<size_t>(op)); }
+  // Whether this says at least what `fresh` (of the same body) says.
+  bool Covers(const BodySummary& fresh) const {
+    return (fresh.ops & ~ops).none() && (any_guard || !fresh.any_guard) && (early_end || !fresh.early_end) &&
+           (mov_to_pred || !fresh.mov_to_pred) && (mov_to_fixed || !fresh.mov_to_fixed);
+  }
+};
 
 // A register is a *value* when it is not mutable and the body defines it
 // exactly once, by an unguarded instruction that is not raw PTX. The
@@ -24,7 +46,10 @@ class Values {
  public:
   static constexpr uint32_t kNotAValue = UINT32_MAX;
 
-  explicit Values(const ir::Kernel& kernel);
+  // `summary`, when given, is filled from the same read of the body, and
+  // `cfg` is given every instruction (ir::CfgBuilder::Add): one read of the
+  // body for all three.
+  explicit Values(const ir::Kernel& kernel, BodySummary* summary = nullptr, ir::CfgBuilder* cfg = nullptr);
   // The index of r's one definition; kNotAValue when r is not a value.
   uint32_t Def(ir::Reg r) const { return r.id < def_.size() ? def_[r.id] : kNotAValue; }
   bool IsValue(ir::Reg r) const { return Def(r) != kNotAValue; }
@@ -53,10 +78,13 @@ void ForEachUseId(ir::Instruction& inst, F&& f) {
 }
 
 // Register renaming with chains resolved (a -> b -> c reads as a -> c).
+// Its table (4 bytes per register) is made at the first Set: a pass that
+// renames nothing allocates nothing, and Apply then touches nothing.
 class Renaming {
  public:
-  explicit Renaming(size_t nregs) : to_(nregs, ir::Reg::kInvalidId) {}
+  explicit Renaming(size_t nregs) : nregs_(nregs) {}
   void Set(ir::Reg from, ir::Reg to) {
+    if (to_.empty()) to_.assign(nregs_, ir::Reg::kInvalidId);
     to_[from.id] = to.id;
     ++count_;
   }
@@ -64,12 +92,20 @@ class Renaming {
   size_t size() const { return count_; }
   // What r stands for now.
   uint32_t Find(uint32_t r);
-  // Renames every use in `inst`.
+  // Renames every use in `inst`. Writes only the ids that change, so that
+  // a sweep over a body with nothing to rename leaves its memory clean (at
+  // a million instructions, writing every id back cost a write-back of the
+  // whole body).
   void Apply(ir::Instruction& inst) {
-    ForEachUseId(inst, [&](uint32_t& id) { id = Find(id); });
+    if (count_ == 0) return;
+    ForEachUseId(inst, [&](uint32_t& id) {
+      const uint32_t to = Find(id);
+      if (to != id) id = to;
+    });
   }
 
  private:
+  size_t nregs_;
   std::vector<uint32_t> to_;
   size_t count_ = 0;
 };

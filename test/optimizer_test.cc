@@ -1025,6 +1025,19 @@ class SneakyPass : public passes::Pass {
   bool shared_;
 };
 
+// Runs `first` (which builds shared analyses), `middle` and register
+// counting with verify_each on a copy of k; the pipeline's message.
+std::string RunWithVerifyEach(const ir::Kernel& k, std::unique_ptr<passes::Pass> first,
+                              std::unique_ptr<passes::Pass> middle) {
+  passes::Pipeline p;
+  p.Add(std::move(first));
+  p.Add(std::move(middle));
+  p.Add(std::make_unique<passes::RegisterCountPass>());
+  p.VerifyEach();
+  ir::Kernel copy = k;
+  return Msg(p.Run(copy));
+}
+
 TEST_CASE("verify_each names a pass that leaves the shared analyses stale", "[pipeline]") {
   KernelBuilder b("stale");
   Value<U64> out = b.CvtaToGlobal(b.Param<U64>("out"));
@@ -1035,15 +1048,72 @@ TEST_CASE("verify_each names a pass that leaves the shared analyses stale", "[pi
   ir::Kernel k = Finished(b);
   for (bool shared : {false, true}) {
     INFO("shared " << shared);
-    passes::Pipeline p;
-    p.Add(std::make_unique<passes::CsePass>());  // builds the CFG and the value table
-    p.Add(std::make_unique<SneakyPass>(shared));
-    p.Add(std::make_unique<passes::RegisterCountPass>());
-    p.VerifyEach();
-    ir::Kernel copy = k;
-    REQUIRE(Msg(p.Run(copy)) ==
+    // CSE builds the CFG and the value table.
+    REQUIRE(RunWithVerifyEach(k, std::make_unique<passes::CsePass>(), std::make_unique<SneakyPass>(shared)) ==
             (shared ? "after pass sneaky: the shared control-flow graph is stale (the pass did not invalidate it)" : "OK"));
   }
+}
+
+// A pass that turns the kernel's first add into a sub in place, keeping the
+// analyses otherwise true; with `notes` it tells the body summary.
+class AddToSubPass : public passes::Pass {
+ public:
+  explicit AddToSubPass(bool notes) : notes_(notes) {}
+  std::string_view name() const override { return "addtosub"; }
+  absl::Status Run(ir::Kernel& kernel) override {
+    for (ir::Instruction& inst : kernel.body) {
+      if (inst.op == ir::Opcode::kAdd) {
+        inst.op = ir::Opcode::kSub;
+        break;
+      }
+    }
+    return absl::OkStatus();
+  }
+  absl::Status RunWith(ir::Kernel& kernel, passes::Analyses& analyses) override {
+    absl::Status s = Run(kernel);
+    if (notes_) analyses.NoteOpcode(ir::Opcode::kSub);
+    return s;
+  }
+
+ private:
+  bool notes_;
+};
+
+TEST_CASE("verify_each names a pass that makes an opcode the shared body summary does not hold", "[pipeline]") {
+  KernelBuilder b("summary");
+  Value<U64> out = b.CvtaToGlobal(b.Param<U64>("out"));
+  Value<U32> n = b.Param<U32>("n");
+  b.Store(StateSpace::kGlobal, out, b.Add(n, 1u));
+  ir::Kernel k = Finished(b);
+  for (bool notes : {false, true}) {
+    INFO("notes " << notes);
+    // Constant folding builds the value table and the summary.
+    REQUIRE(RunWithVerifyEach(k, std::make_unique<passes::ConstantFoldingPass>(), std::make_unique<AddToSubPass>(notes)) ==
+            (notes ? "OK" : "after pass addtosub: the shared body summary is stale (an opcode was made without NoteOpcode)"));
+  }
+}
+
+// The summary lets a pass skip a body without its opcodes, and a pass that
+// makes one notes it: pow2div after constant folding turned a division by a
+// register holding 8 into one by the immediate 8 still finds it.
+TEST_CASE("pow2div finds a division that constant folding made, through the shared summary", "[pipeline]") {
+  KernelBuilder b("divfold");
+  Value<U64> out = b.CvtaToGlobal(b.Param<U64>("out"));
+  Value<U32> n = b.Param<U32>("n");
+  Value<U32> eight = b.Const<U32>(8u);
+  b.Store(StateSpace::kGlobal, out, b.Div(n, eight));
+  ir::Kernel k = Finished(b);
+  passes::PipelineOptions o = passes::PipelineOptions::None();
+  o.constfold = o.pow2div = true;
+  o.verify_each = true;
+  REQUIRE(Msg(passes::Pipeline::Standard(o).Run(k)) == "OK");
+  bool shr = false, div = false;
+  for (const ir::Instruction& inst : k.body) {
+    shr |= inst.op == ir::Opcode::kShr;
+    div |= inst.op == ir::Opcode::kDiv;
+  }
+  CHECK(shr);
+  CHECK_FALSE(div);
 }
 
 // ---- equivalence: every registry kernel gives the same bits with and without the optimizer
