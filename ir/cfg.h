@@ -72,7 +72,7 @@ class CfgBuilder {
         cfg_.block_of_label[inst.srcs[0].id] == UINT32_MAX) {
       cfg_.block_of_label[inst.srcs[0].id] = static_cast<uint32_t>(cfg_.blocks.size() - 1);
     }
-    starts_block_ = inst.op == Opcode::kBra || inst.info().has(kTerminator);
+    starts_block_ = EndsBlock(inst);
     if (starts_block_) {  // the last instruction of its block
       if (inst.op == Opcode::kBra) exits_.back().label = inst.srcs.empty() ? UINT32_MAX : inst.srcs[0].id;
       exits_.back().falls_through = inst.guarded();

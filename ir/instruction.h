@@ -356,6 +356,13 @@ struct Instruction {
   bool guarded() const { return guard.valid(); }
 };
 
+// Whether `inst` ends a basic block: a branch, or an instruction that ends
+// the thread (the table's kBranch and kTerminator flags; guarded or not).
+inline bool EndsBlock(const Instruction& inst) {
+  const OpInfo& info = inst.info();
+  return info.has(kBranch) || info.has(kTerminator);
+}
+
 // The value of an enumerated modifier slot (kVariant, kShape, kLayout): the
 // 1-based index into the row's list, 0 when unset.
 uint8_t EnumValue(const Modifiers& m, ModSlot slot);

@@ -81,7 +81,7 @@ class Verifier {
     }
     if (absl::Status s = CheckDefinedBeforeUse(defs.def_at); !s.ok()) return s;
     const Instruction& last = k_.body.back();
-    if (last.guarded() || !(last.op == Opcode::kBra || last.info().has(ir::kTerminator))) {
+    if (last.guarded() || !EndsBlock(last)) {
       return Error(k_.body.size() - 1, "the body falls off its end: the last instruction must be ret, exit or an "
                                        "unconditional bra");
     }

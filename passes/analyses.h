@@ -117,7 +117,7 @@ void Analyses::BeforeRemoval(F&& is_dead) {
     if (!is_dead(i)) continue;
     dead.push_back(i);
     const ir::Instruction& inst = kernel.body[i];
-    if (cfg_ok && (inst.op == ir::Opcode::kLabel || inst.op == ir::Opcode::kBra || inst.info().has(ir::kTerminator))) {
+    if (cfg_ok && (inst.op == ir::Opcode::kLabel || ir::EndsBlock(inst))) {
       cfg_ok = false;
     }
     if (values_ok) {

@@ -32,12 +32,7 @@ size_t PropagateCopies(ir::Kernel& kernel, Analyses& analyses) {
     if (kernel.regs[d.id].is_mutable || kernel.regs[s.id].is_mutable || kernel.type_of(d) != kernel.type_of(s)) continue;
     if (values == nullptr) values = &analyses.values();
     if (!values->IsValue(d) || !values->IsValue(s)) continue;
-    // A copy of itself (only in code the entry cannot reach, where the
-    // verifier's must-defined check has nothing to say) stays.
-    const uint32_t root = renaming.Find(s.id);
-    if (root == d.id) continue;
-    renaming.Set(d, ir::Reg{root});
-    dead[i] = true;
+    dead[i] = renaming.Link(d, s);  // a copy of itself stays
   }
   if (renaming.size() == 0) return 0;
   for (ir::Instruction& inst : kernel.body) renaming.Apply(inst);

@@ -30,7 +30,6 @@ size_t RemoveDeadBranches(ir::Kernel& kernel, Analyses& analyses) {
     const Values& values = analyses.values();
     std::vector<bool> dead(kernel.body.size(), false);
     bool any_dead = false;
-    const size_t changed_before = changed;
     for (size_t i = 0; i < kernel.body.size(); ++i) {
       ir::Instruction& inst = kernel.body[i];
       if (!inst.guarded()) continue;
@@ -52,7 +51,7 @@ size_t RemoveDeadBranches(ir::Kernel& kernel, Analyses& analyses) {
     }
     // A guard dropped changes the CFG (the block no longer falls through)
     // and may make a register a value.
-    if (changed != changed_before) analyses.Invalidate();
+    if (changed != 0) analyses.Invalidate();
     if (any_dead) RemoveMarked(kernel, dead, &analyses);
   }
   // Unreachable blocks.

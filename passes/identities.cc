@@ -25,32 +25,22 @@ bool IsImm(const Operand& op, int bits, uint64_t v) {
 // every use, so the two hold the same bits wherever both are read.
 class Copies {
  public:
-  Copies(const Values& values, size_t nregs) : values_(values), nregs_(nregs) {}
-  uint32_t Find(uint32_t id) const {
-    while (id < of_.size() && of_[id] != ir::Reg::kInvalidId) id = of_[id];
-    return id;
-  }
+  Copies(const Values& values, size_t nregs) : values_(values), renaming_(nregs) {}
   void Record(ir::Reg dst, const Operand& src) {
-    if (!src.is_reg() || !values_.IsValue(dst) || !values_.IsValue(src.reg())) return;
-    // In unreachable code a value may be read above its definition (or by
-    // itself: x = x | x), and `e = d * 1; d = e & e` would make d its own
-    // copy, a cycle: no chain then.
-    const uint32_t root = Find(src.id);
-    if (root == dst.id) return;
-    if (of_.size() <= dst.id) of_.resize(nregs_, ir::Reg::kInvalidId);
-    of_[dst.id] = root;
+    if (src.is_reg() && values_.IsValue(dst) && values_.IsValue(src.reg())) renaming_.Link(dst, src.reg());
   }
-  bool Same(const Operand& a, const Operand& b) const { return a.is_reg() && b.is_reg() && Find(a.id) == Find(b.id); }
+  bool Same(const Operand& a, const Operand& b) {
+    return a.is_reg() && b.is_reg() && renaming_.Find(a.id) == renaming_.Find(b.id);
+  }
 
  private:
   const Values& values_;
-  size_t nregs_;
-  std::vector<uint32_t> of_;  // grown at the first copy recorded
+  Renaming renaming_;
 };
 
 // What the instruction reduces to: one of its operands or a zero; nullopt if
 // no identity applies.
-std::optional<Operand> Reduce(const ir::Kernel& kernel, const ir::Instruction& inst, const Copies& copies) {
+std::optional<Operand> Reduce(const ir::Kernel& kernel, const ir::Instruction& inst, Copies& copies) {
   const ir::Modifiers& m = inst.mods;
   const ScalarType t = m.type;
   const bool pred = t == ScalarType::kPred;

@@ -108,7 +108,7 @@ void FindLoopsIn(const ir::Kernel& kernel, const std::vector<uint32_t>& idom, Lo
       const bool branches_to_header = last.op == ir::Opcode::kBra && !last.srcs.empty() &&
                                       last.srcs[0].id < cfg.block_of_label.size() &&
                                       cfg.block_of_label[last.srcs[0].id] == h;
-      const bool falls = !(last.op == ir::Opcode::kBra || last.info().has(ir::kTerminator)) || last.guarded();
+      const bool falls = !ir::EndsBlock(last) || last.guarded();
       if (falls && !branches_to_header) loop.entry_point = cfg.blocks[h].begin;
     }
     f.loops.push_back(std::move(loop));

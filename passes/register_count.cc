@@ -174,10 +174,8 @@ ir::KernelStats Count(const ir::Kernel& kernel, const ir::Cfg& cfg, LiveInSets s
   std::vector<uint32_t> flat, use_begin(nb + 1), def_begin(nb);
   SetPool live_in(dense ? 0 : nb);
   std::vector<uint64_t> dense_in(dense ? nb * words : 0);  // block b's row: words [b * words, (b + 1) * words)
-  // Each block's registers are gathered first and set in increasing order:
-  // SparseBitVector::set walks its element list from the last position, so
-  // setting out of order (a loop-carried register with a low number between
-  // new ones) would cost the list's length each time.
+  // Each block's registers are gathered first and sorted: the sparse sets'
+  // merge below walks two sorted runs at once.
   std::vector<uint32_t> def_stamp(any_edge ? nregs : 0, UINT32_MAX);  // the last block that wrote each register
   std::vector<uint32_t> use_stamp(any_edge ? nregs : 0, UINT32_MAX);  // the last block that read it first
   std::vector<uint32_t> block_uses, block_defs;

@@ -29,7 +29,7 @@ Values::Values(const ir::Kernel& kernel, BodySummary* summary, ir::CfgBuilder* c
         s.mov_to_fixed = !kernel.regs[inst.srcs[0].id].is_mutable;
       }
     }
-    if (inst.op == ir::Opcode::kBra || inst.info().has(ir::kTerminator)) {
+    if (ir::EndsBlock(inst)) {
       s.early_end |= last_end != 0;
       last_end = i + 1;
     }

@@ -88,6 +88,17 @@ class Renaming {
     to_[from.id] = to.id;
     ++count_;
   }
+  // `from` stands for what `to` stands for now, unless that is `from`
+  // itself: in code the entry cannot reach (where the verifier's
+  // must-defined check has nothing to say) a value may be read above its
+  // definition, and `e = d; d = e` would make a cycle. Returns whether it
+  // linked.
+  bool Link(ir::Reg from, ir::Reg to) {
+    const uint32_t root = Find(to.id);
+    if (root == from.id) return false;
+    Set(from, ir::Reg{root});
+    return true;
+  }
   // How many renamings were set.
   size_t size() const { return count_; }
   // What r stands for now.
