@@ -26,7 +26,17 @@ bool BitSet::IntersectWith(const BitSet& o) {
   return changed;
 }
 
-CfgBuilder::CfgBuilder(const Kernel& kernel) { cfg_.block_of_label.assign(kernel.labels.size(), UINT32_MAX); }
+CfgBuilder::CfgBuilder(const Kernel& kernel) {
+  cfg_.block_of_label.assign(kernel.labels.size(), UINT32_MAX);
+  // A block starts at the entry, at a label or after a branch, and a branch
+  // needs a label: about two blocks per label (an if-statement: the block
+  // ending in its branch and the one its label starts). Reserved once, so
+  // that a kernel of 200k blocks does not grow its block array by doubling
+  // (each step a fresh allocation of megabytes, copied and page-faulted in).
+  const size_t expected = 2 * kernel.labels.size() + 1;
+  cfg_.blocks.reserve(expected);
+  exits_.reserve(expected);
+}
 
 Cfg CfgBuilder::Finish() {
   for (uint32_t b = 0; b < cfg_.blocks.size(); ++b) {
