@@ -170,21 +170,29 @@ class Numbering {
     // of if-statements: each join block is the child of the block before
     // it), leaving the chain at the end used to erase every entry of the
     // kernel one by one, a cache miss each at a million instructions.
+    // For the same reason a block on the tree's last path (the entry, its
+    // last child, that one's last child...) records nothing to undo: after
+    // it only blocks it dominates are visited. That is every block of
+    // straight-line code and every join block of a chain of if-statements.
     struct Frame {
       uint32_t block;
       uint32_t next_child;
       size_t own_end;  // undo_.size() after the block's own entries
+      bool last_path;  // the block is on the tree's last path
     };
     std::vector<Frame> stack;
+    record_undo_ = false;
     VisitBlock(cfg.blocks[0]);
-    stack.push_back({0, child_begin[0], undo_.size()});
+    stack.push_back({0, child_begin[0], undo_.size(), true});
     while (!stack.empty()) {
       Frame& f = stack.back();
       if (f.next_child < child_begin[f.block + 1]) {
         const uint32_t c = children[f.next_child++];
+        const bool last_path = f.last_path && f.next_child == child_begin[f.block + 1];
         UndoTo(f.own_end);
+        record_undo_ = !last_path;
         VisitBlock(cfg.blocks[c]);
-        stack.push_back({c, child_begin[c], undo_.size()});
+        stack.push_back({c, child_begin[c], undo_.size(), last_path});
         continue;
       }
       stack.pop_back();
@@ -308,7 +316,7 @@ class Numbering {
       SetShadowed(i, it->value);
       it->value = i;
     }
-    undo_.push_back({hash, i});
+    if (record_undo_) undo_.push_back({hash, i});
   }
 
   // As Number, in this block's table of expressions reading mutable
@@ -449,6 +457,7 @@ class Numbering {
   ExprTable local_;  // this block's expressions reading mutable registers
   std::vector<uint32_t> local_keys_;               // local_'s keys
   std::vector<std::pair<uint32_t, uint32_t>> undo_;  // (hash, instruction) entered, innermost last
+  bool record_undo_ = true;  // whether the block being visited records its entries in undo_
   size_t removed_ = 0;
 };
 
