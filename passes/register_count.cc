@@ -21,9 +21,10 @@
 // A graph without backward edges (straight-line code, if-statements: no
 // loop) needs none of that: its blocks walked last to first each find
 // their successors' live-in sets complete, so one backward walk of the body
-// counts everything, and the live-in sets are lists of registers in one
-// pool (CountForward): no gathering read of the body, no per-register
-// stamps, no dataflow sweeps.
+// counts everything: the live set a block's walk leaves goes on into the
+// block before it when that one falls through, and the live-in sets that
+// branches need are lists of registers in one pool (CountForward). No
+// gathering read of the body, no per-register stamps, no dataflow sweeps.
 #include "passes/register_count.h"
 
 #include <algorithm>
@@ -146,15 +147,28 @@ class LiveSet {
     for (uint32_t r : members_) Erase(r);
     members_.clear();
   }
-  // Appends the registers in the set to `out` (each once) and empties it.
-  void MoveMembersTo(std::vector<uint32_t>& out) {
+  // Appends the registers in the set to `out`, each once, and keeps the set
+  // (its member list then holds exactly them).
+  void AppendMembers(std::vector<uint32_t>& out) {
+    const size_t start = out.size();
     for (uint32_t r : members_) {
-      if (Test(r)) {
+      if (Test(r)) {  // a register erased and inserted again is listed twice: the Erase skips the second
         out.push_back(r);
         Erase(r);
       }
     }
     members_.clear();
+    for (size_t k = start; k < out.size(); ++k) Insert(out[k]);
+  }
+  // Drops the stale entries of the member list (registers erased since)
+  // when they outnumber the live ones, so that a set kept across many
+  // blocks does not grow its list without bound.
+  void Compact(std::vector<uint32_t>& scratch) {
+    uint32_t live = 0;
+    for (uint32_t c : count_) live += c;
+    if (members_.size() <= 2 * static_cast<size_t>(live) + 64) return;
+    scratch.clear();
+    AppendMembers(scratch);
   }
   const std::array<uint32_t, ir::kNumRegClasses>& counts() const { return count_; }
 
@@ -243,8 +257,10 @@ class UseCounter {
 // kernel of if-statements) needs no dataflow: walking the blocks last to
 // first, each block's successors have their live-in sets complete when it
 // is walked, and its own live-in is what the walk leaves. One read of the
-// body (no gathering of use and definition sets before it), and the live-in
-// sets are register lists in one pool, kept for the block's predecessors.
+// body (no gathering of use and definition sets before it). The live set
+// the walk of block b + 1 leaves is kept for block b when b falls through
+// to it; the live-in sets that other predecessors (a branch's source) need
+// are register lists in one pool.
 ir::KernelStats CountForward(const ir::Kernel& kernel, const ir::Cfg& cfg, std::vector<uint8_t> cls,
                              ir::KernelStats stats) {
   const size_t nregs = cls.size();
@@ -252,17 +268,31 @@ ir::KernelStats CountForward(const ir::Kernel& kernel, const ir::Cfg& cfg, std::
   UseCounter used(nregs);
   PressureMeter meter(cls);
   LiveSet live(cls, nregs);
-  // Block b's live-in registers are pool[in_begin[b]] up to pool[in_end[b]].
-  std::vector<uint32_t> pool, in_begin(nb), in_end(nb);
+  // Block b's live-in registers are pool[in_begin[b]] up to pool[in_end[b]],
+  // kept for the blocks with a predecessor other than b - 1.
+  std::vector<uint32_t> pool, in_begin(nb), in_end(nb), scratch;
   for (size_t b = nb; b-- > 0;) {
     const ir::BasicBlock& bb = cfg.blocks[b];
+    // `live` holds block b + 1's live-in (or nothing, for the last block).
+    bool next_is_succ = false;
+    for (uint32_t s : bb.succs) next_is_succ |= s == b + 1;
+    if (next_is_succ) {
+      live.Compact(scratch);
+    } else {
+      live.Clear();
+    }
     for (uint32_t s : bb.succs) {
+      if (s == b + 1) continue;
       for (uint32_t k = in_begin[s]; k < in_end[s]; ++k) live.Insert(pool[k]);
     }
     meter.WalkBlock(kernel, bb.begin, bb.end, live, [&](const ir::Instruction& inst) { used.Note(inst, stats); });
-    in_begin[b] = static_cast<uint32_t>(pool.size());
-    live.MoveMembersTo(pool);
-    in_end[b] = static_cast<uint32_t>(pool.size());
+    bool branched_to = false;
+    for (uint32_t p : bb.preds) branched_to |= p + 1 != b;
+    if (branched_to) {
+      in_begin[b] = static_cast<uint32_t>(pool.size());
+      live.AppendMembers(pool);
+      in_end[b] = static_cast<uint32_t>(pool.size());
+    }
   }
   meter.Finish(stats);
   used.Finish(cls, stats);
