@@ -161,32 +161,39 @@ class Numbering {
     const ir::DominatorTree tree = ir::DominatorTree::FromIdom(analyses_.idom());
     const std::vector<uint32_t>& child_begin = tree.child_begin;
     const std::vector<uint32_t>& children = tree.children;
-    // Iterative preorder walk; on leaving a block its table entries go.
+    // Iterative preorder walk. The table must hold the entries of the
+    // blocks on the stack only when the next block is visited, so a block's
+    // entries go when its parent (or an ancestor) enters its next child:
+    // before that child is visited, everything entered after the parent's
+    // own entries is undone. Entries of blocks left after the last visit
+    // are never undone: in a dominator tree that is a long chain (a kernel
+    // of if-statements: each join block is the child of the block before
+    // it), leaving the chain at the end used to erase every entry of the
+    // kernel one by one, a cache miss each at a million instructions.
+    // For the same reason a block on the tree's last path (the entry, its
+    // last child, that one's last child...) records nothing to undo: after
+    // it only blocks it dominates are visited. That is every block of
+    // straight-line code and every join block of a chain of if-statements.
     struct Frame {
       uint32_t block;
       uint32_t next_child;
-      size_t undo_mark;
+      size_t own_end;  // undo_.size() after the block's own entries
+      bool last_path;  // the block is on the tree's last path
     };
     std::vector<Frame> stack;
-    stack.push_back({0, child_begin[0], undo_.size()});
+    record_undo_ = false;
     VisitBlock(cfg.blocks[0]);
+    stack.push_back({0, child_begin[0], undo_.size(), true});
     while (!stack.empty()) {
       Frame& f = stack.back();
       if (f.next_child < child_begin[f.block + 1]) {
         const uint32_t c = children[f.next_child++];
-        stack.push_back({c, child_begin[c], undo_.size()});
+        const bool last_path = f.last_path && f.next_child == child_begin[f.block + 1];
+        UndoTo(f.own_end);
+        record_undo_ = !last_path;
         VisitBlock(cfg.blocks[c]);
+        stack.push_back({c, child_begin[c], undo_.size(), last_path});
         continue;
-      }
-      if (stack.size() == 1) break;  // the entry block's scope: the table is not needed again
-      while (undo_.size() > f.undo_mark) {
-        const auto [hash, inst] = undo_.back();
-        undo_.pop_back();
-        if (Shadowed(inst) == kNone) {
-          table_.Erase(hash);
-        } else {
-          table_.Find(hash)->value = Shadowed(inst);
-        }
       }
       stack.pop_back();
     }
@@ -197,6 +204,19 @@ class Numbering {
 
  private:
   static constexpr uint32_t kNone = UINT32_MAX;
+
+  // Takes the table back to what it held when undo_ had `mark` entries.
+  void UndoTo(size_t mark) {
+    while (undo_.size() > mark) {
+      const auto [hash, inst] = undo_.back();
+      undo_.pop_back();
+      if (Shadowed(inst) == kNone) {
+        table_.Erase(hash);
+      } else {
+        table_.Find(hash)->value = Shadowed(inst);
+      }
+    }
+  }
 
   // The table maps an expression's hash to the innermost instruction in
   // scope with that hash; shadowed_[i] is the one i hid (same hash, an outer
@@ -296,7 +316,7 @@ class Numbering {
       SetShadowed(i, it->value);
       it->value = i;
     }
-    undo_.push_back({hash, i});
+    if (record_undo_) undo_.push_back({hash, i});
   }
 
   // As Number, in this block's table of expressions reading mutable
@@ -437,6 +457,7 @@ class Numbering {
   ExprTable local_;  // this block's expressions reading mutable registers
   std::vector<uint32_t> local_keys_;               // local_'s keys
   std::vector<std::pair<uint32_t, uint32_t>> undo_;  // (hash, instruction) entered, innermost last
+  bool record_undo_ = true;  // whether the block being visited records its entries in undo_
   size_t removed_ = 0;
 };
 

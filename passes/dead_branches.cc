@@ -56,13 +56,15 @@ size_t RemoveDeadBranches(ir::Kernel& kernel, Analyses& analyses) {
   }
   // Unreachable blocks.
   if (any_guard || early_end) {
+    // The shared dominators (CSE's, unless step 1 changed the body) say
+    // which blocks the entry reaches: no search of the graph of our own.
     const ir::Cfg& cfg = analyses.cfg();
-    std::vector<bool> reachable(cfg.blocks.size(), false);
-    for (uint32_t b : ir::ReversePostOrder(cfg)) reachable[b] = true;
-    std::vector<bool> dead(kernel.body.size(), false);
+    const std::vector<uint32_t>& idom = analyses.idom();
+    std::vector<bool> dead;  // made at the first unreachable block
     size_t n = 0;
     for (size_t b = 0; b < cfg.blocks.size(); ++b) {
-      if (reachable[b]) continue;
+      if (idom[b] != UINT32_MAX) continue;  // reachable
+      if (dead.empty()) dead.assign(kernel.body.size(), false);
       for (uint32_t i = cfg.blocks[b].begin; i < cfg.blocks[b].end; ++i) dead[i] = true;
       n += cfg.blocks[b].end - cfg.blocks[b].begin;
     }

@@ -17,6 +17,14 @@
 // use and definition sets counts the instructions and the registers
 // referenced (what ir::RegisterNumbering counts), and the CFG is the
 // pipeline run's shared one.
+//
+// A graph without backward edges (straight-line code, if-statements: no
+// loop) needs none of that: its blocks walked last to first each find
+// their successors' live-in sets complete, so one backward walk of the body
+// counts everything: the live set a block's walk leaves goes on into the
+// block before it when that one falls through, and the live-in sets that
+// branches need are lists of registers in one pool (CountForward). No
+// gathering read of the body, no per-register stamps, no dataflow sweeps.
 #include "passes/register_count.h"
 
 #include <algorithm>
@@ -139,6 +147,29 @@ class LiveSet {
     for (uint32_t r : members_) Erase(r);
     members_.clear();
   }
+  // Appends the registers in the set to `out`, each once, and keeps the set
+  // (its member list then holds exactly them).
+  void AppendMembers(std::vector<uint32_t>& out) {
+    const size_t start = out.size();
+    for (uint32_t r : members_) {
+      if (Test(r)) {  // a register erased and inserted again is listed twice: the Erase skips the second
+        out.push_back(r);
+        Erase(r);
+      }
+    }
+    members_.clear();
+    for (size_t k = start; k < out.size(); ++k) Insert(out[k]);
+  }
+  // Drops the stale entries of the member list (registers erased since)
+  // when they outnumber the live ones, so that a set kept across many
+  // blocks does not grow its list without bound.
+  void Compact(std::vector<uint32_t>& scratch) {
+    uint32_t live = 0;
+    for (uint32_t c : count_) live += c;
+    if (members_.size() <= 2 * static_cast<size_t>(live) + 64) return;
+    scratch.clear();
+    AppendMembers(scratch);
+  }
   const std::array<uint32_t, ir::kNumRegClasses>& counts() const { return count_; }
 
  private:
@@ -147,6 +178,126 @@ class LiveSet {
   std::vector<uint32_t> members_;  // inserted since the last Clear (a superset of the live ones)
   std::array<uint32_t, ir::kNumRegClasses> count_{};
 };
+
+// Measures the live set after each instruction of a block walked backwards
+// (plus the instruction's own definitions, which occupy registers too) and
+// at its entry, into the per-class and unit maxima.
+class PressureMeter {
+ public:
+  explicit PressureMeter(const std::vector<uint8_t>& cls) : cls_(cls) {}
+  // Walks body[begin, end) backwards from `live` (the block's live-out),
+  // leaving the block's live-in in it; calls each(inst) on the way (what
+  // else wants to see every instruction, in the same read).
+  template <typename F>
+  void WalkBlock(const ir::Kernel& kernel, uint32_t begin, uint32_t end, LiveSet& live, F&& each) {
+    for (uint32_t i = end; i-- > begin;) {
+      const ir::Instruction& inst = kernel.body[i];
+      each(inst);
+      std::array<uint32_t, ir::kNumRegClasses> at = live.counts();
+      for (size_t k = 0; k < inst.dsts.size(); ++k) {
+        uint32_t d = inst.dsts[k].id;
+        bool repeated = false;
+        for (size_t j = 0; j < k; ++j) repeated |= inst.dsts[j].id == d;
+        if (!repeated && !live.Test(d)) ++at[cls_[d]];
+      }
+      Measure(at);
+      if (!inst.guarded()) {
+        for (ir::Reg d : inst.dsts) live.Erase(d.id);
+      }
+      const uint32_t nregs = static_cast<uint32_t>(cls_.size());
+      ir::ForEachUse(inst, [&](ir::Reg r) {
+        if (r.id < nregs) live.Insert(r.id);
+      });
+    }
+    Measure(live.counts());
+  }
+  void Finish(ir::KernelStats& stats) const {
+    stats.max_live = max_live_;
+    stats.max_live_per_class = per_class_;
+  }
+
+ private:
+  void Measure(const std::array<uint32_t, ir::kNumRegClasses>& counts) {
+    uint32_t units = 0;
+    for (int c = 0; c < ir::kNumRegClasses; ++c) {
+      per_class_[c] = std::max(per_class_[c], counts[c]);
+      units += counts[c] * Units(static_cast<ir::RegClass>(c));
+    }
+    max_live_ = std::max(max_live_, units);
+  }
+
+  const std::vector<uint8_t>& cls_;
+  std::array<uint32_t, ir::kNumRegClasses> per_class_{};
+  uint32_t max_live_ = 0;
+};
+
+// Counts the instructions and the registers referenced into stats.
+class UseCounter {
+ public:
+  explicit UseCounter(size_t nregs) : used_(nregs, false) {}
+  void Note(const ir::Instruction& inst, ir::KernelStats& stats) {
+    stats.instructions += !inst.info().has(ir::kPseudo);
+    const size_t nregs = used_.size();
+    ir::ForEachUse(inst, [&](ir::Reg r) {
+      if (r.id < nregs) used_[r.id] = true;
+    });
+    for (ir::Reg d : inst.dsts) {
+      if (d.id < nregs) used_[d.id] = true;
+    }
+  }
+  void Finish(const std::vector<uint8_t>& cls, ir::KernelStats& stats) const {
+    for (size_t r = 0; r < used_.size(); ++r) stats.regs_per_class[cls[r]] += used_[r];
+  }
+
+ private:
+  std::vector<bool> used_;  // referenced by the body (ir::RegisterNumbering's count)
+};
+
+// A graph whose every edge goes to a later block (code without loops: a
+// kernel of if-statements) needs no dataflow: walking the blocks last to
+// first, each block's successors have their live-in sets complete when it
+// is walked, and its own live-in is what the walk leaves. One read of the
+// body (no gathering of use and definition sets before it). The live set
+// the walk of block b + 1 leaves is kept for block b when b falls through
+// to it; the live-in sets that other predecessors (a branch's source) need
+// are register lists in one pool.
+ir::KernelStats CountForward(const ir::Kernel& kernel, const ir::Cfg& cfg, std::vector<uint8_t> cls,
+                             ir::KernelStats stats) {
+  const size_t nregs = cls.size();
+  const size_t nb = cfg.blocks.size();
+  UseCounter used(nregs);
+  PressureMeter meter(cls);
+  LiveSet live(cls, nregs);
+  // Block b's live-in registers are pool[in_begin[b]] up to pool[in_end[b]],
+  // kept for the blocks with a predecessor other than b - 1.
+  std::vector<uint32_t> pool, in_begin(nb), in_end(nb), scratch;
+  for (size_t b = nb; b-- > 0;) {
+    const ir::BasicBlock& bb = cfg.blocks[b];
+    // `live` holds block b + 1's live-in (or nothing, for the last block).
+    bool next_is_succ = false;
+    for (uint32_t s : bb.succs) next_is_succ |= s == b + 1;
+    if (next_is_succ) {
+      live.Compact(scratch);
+    } else {
+      live.Clear();
+    }
+    for (uint32_t s : bb.succs) {
+      if (s == b + 1) continue;
+      for (uint32_t k = in_begin[s]; k < in_end[s]; ++k) live.Insert(pool[k]);
+    }
+    meter.WalkBlock(kernel, bb.begin, bb.end, live, [&](const ir::Instruction& inst) { used.Note(inst, stats); });
+    bool branched_to = false;
+    for (uint32_t p : bb.preds) branched_to |= p + 1 != b;
+    if (branched_to) {
+      in_begin[b] = static_cast<uint32_t>(pool.size());
+      live.AppendMembers(pool);
+      in_end[b] = static_cast<uint32_t>(pool.size());
+    }
+  }
+  meter.Finish(stats);
+  used.Finish(cls, stats);
+  return stats;
+}
 
 }  // namespace
 
@@ -157,10 +308,16 @@ ir::KernelStats Count(const ir::Kernel& kernel, const ir::Cfg& cfg, LiveInSets s
   const size_t nregs = kernel.regs.size();
   std::vector<uint8_t> cls(nregs);
   for (size_t r = 0; r < nregs; ++r) cls[r] = static_cast<uint8_t>(ir::RegClassOf(kernel.regs[r].type));
-  std::vector<bool> used(nregs, false);  // referenced by the body (ir::RegisterNumbering's count)
 
   const size_t nb = cfg.blocks.size();
   const size_t words = (nregs + 63) / 64;
+  if (sets == LiveInSets::kAuto) {
+    bool forward = true;  // every edge goes to a later block
+    for (uint32_t b = 0; b < nb && forward; ++b) {
+      for (uint32_t s : cfg.blocks[b].succs) forward &= s > b;
+    }
+    if (forward) return CountForward(kernel, cfg, std::move(cls), stats);
+  }
   // Without an edge (straight-line code: one block) nothing is live into a
   // block from another: the per-block uses and definitions are not
   // gathered, and the backward walk alone reads the body (once, not twice).
@@ -193,19 +350,11 @@ ir::KernelStats Count(const ir::Kernel& kernel, const ir::Cfg& cfg, LiveInSets s
     flat.insert(flat.end(), regs.begin(), regs.end());
     regs.clear();
   };
-  auto note_used = [&](const ir::Instruction& inst) {
-    stats.instructions += !inst.info().has(ir::kPseudo);
-    ir::ForEachUse(inst, [&](ir::Reg r) {
-      if (r.id < nregs) used[r.id] = true;
-    });
-    for (ir::Reg d : inst.dsts) {
-      if (d.id < nregs) used[d.id] = true;
-    }
-  };
+  UseCounter used(nregs);
   for (uint32_t b = 0; b < nb && any_edge; ++b) {
     for (uint32_t i = cfg.blocks[b].begin; i < cfg.blocks[b].end; ++i) {
       const ir::Instruction& inst = kernel.body[i];
-      note_used(inst);
+      used.Note(inst, stats);
       ir::ForEachUse(inst, [&](ir::Reg r) {
         if (r.id < nregs && def_stamp[r.id] != b && use_stamp[r.id] != b) {
           use_stamp[r.id] = b;
@@ -287,21 +436,13 @@ ir::KernelStats Count(const ir::Kernel& kernel, const ir::Cfg& cfg, LiveInSets s
   std::vector<uint32_t>().swap(flat);
 
   // Walk each block backwards, measuring the live set after each instruction
-  // (plus the instruction's own definitions, which occupy registers too).
-  std::array<uint32_t, ir::kNumRegClasses> per_class{};
-  auto measure = [&](const std::array<uint32_t, ir::kNumRegClasses>& counts) {
-    uint32_t units = 0;
-    for (int c = 0; c < ir::kNumRegClasses; ++c) {
-      per_class[c] = std::max(per_class[c], counts[c]);
-      units += counts[c] * Units(static_cast<ir::RegClass>(c));
-    }
-    stats.max_live = std::max(stats.max_live, units);
-  };
+  // (plus the instruction's own definitions).
   // Blocks last to first, each backwards: the body is read in one
   // descending stream, which the hardware prefetches (blocks in order, each
   // read backwards, jumped forwards every few instructions and stalled on
   // every block of a kernel that outgrows the caches). The maximum does not
   // depend on the order.
+  PressureMeter meter(cls);
   LiveSet live(cls, nregs);
   for (size_t b = nb; b-- > 0;) {
     for (uint32_t s : cfg.blocks[b].succs) {
@@ -319,29 +460,13 @@ ir::KernelStats Count(const ir::Kernel& kernel, const ir::Cfg& cfg, LiveInSets s
         }
       }
     }
-    for (uint32_t i = cfg.blocks[b].end; i-- > cfg.blocks[b].begin;) {
-      const ir::Instruction& inst = kernel.body[i];
-      if (!any_edge) note_used(inst);
-      std::array<uint32_t, ir::kNumRegClasses> at = live.counts();
-      for (size_t k = 0; k < inst.dsts.size(); ++k) {
-        uint32_t d = inst.dsts[k].id;
-        bool repeated = false;
-        for (size_t j = 0; j < k; ++j) repeated |= inst.dsts[j].id == d;
-        if (!repeated && !live.Test(d)) ++at[cls[d]];
-      }
-      measure(at);
-      if (!inst.guarded()) {
-        for (ir::Reg d : inst.dsts) live.Erase(d.id);
-      }
-      ir::ForEachUse(inst, [&](ir::Reg r) {
-        if (r.id < nregs) live.Insert(r.id);
-      });
-    }
-    measure(live.counts());
+    meter.WalkBlock(kernel, cfg.blocks[b].begin, cfg.blocks[b].end, live, [&](const ir::Instruction& inst) {
+      if (!any_edge) used.Note(inst, stats);
+    });
     live.Clear();
   }
-  stats.max_live_per_class = per_class;
-  for (size_t r = 0; r < nregs; ++r) stats.regs_per_class[cls[r]] += used[r];
+  meter.Finish(stats);
+  used.Finish(cls, stats);
   return stats;
 }
 

@@ -19,8 +19,10 @@ ir::KernelStats CountRegisters(const ir::Kernel& kernel, Analyses& analyses);
 
 // How the blocks' live-in sets are kept: dense bit rows (one word per 64
 // registers per block) or sparse runs of nonzero words in a pool. kAuto
-// picks dense when the rows total at most 4 words per instruction plus
-// 4096. The numbers are the same either way (tests force each).
+// takes one backward walk without dataflow when no edge of the graph goes
+// backwards (no loop), and otherwise picks dense when the rows total at
+// most 4 words per instruction plus 4096. The numbers are the same either
+// way (tests force each).
 enum class LiveInSets { kAuto, kDense, kSparse };
 ir::KernelStats CountRegisters(const ir::Kernel& kernel, LiveInSets sets);
 
