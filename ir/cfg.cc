@@ -94,6 +94,15 @@ std::vector<uint32_t> ReversePostOrder(const Cfg& cfg) {
   return order;
 }
 
+bool HasBackwardEdge(const Cfg& cfg) {
+  for (uint32_t b = 0; b < cfg.blocks.size(); ++b) {
+    for (uint32_t s : cfg.blocks[b].succs) {
+      if (s <= b) return true;
+    }
+  }
+  return false;
+}
+
 std::vector<uint32_t> ImmediateDominators(const Cfg& cfg) {
   const uint32_t nb = static_cast<uint32_t>(cfg.blocks.size());
   std::vector<uint32_t> idom(nb, UINT32_MAX);
@@ -103,11 +112,7 @@ std::vector<uint32_t> ImmediateDominators(const Cfg& cfg) {
   // order, with the block index as the rank, finds every immediate
   // dominator (the same ones: they are unique). No depth-first search and no
   // rank array (at 200k blocks these were arrays of megabytes per run).
-  bool forward = true;
-  for (uint32_t b = 0; b < nb && forward; ++b) {
-    for (uint32_t s : cfg.blocks[b].succs) forward &= s > b;
-  }
-  if (forward) {
+  if (!HasBackwardEdge(cfg)) {
     idom[0] = 0;
     for (uint32_t b = 1; b < nb; ++b) {
       uint32_t d = UINT32_MAX;

@@ -94,6 +94,12 @@ class CfgBuilder {
 // The blocks reachable from block 0 in reverse post order (block 0 first).
 std::vector<uint32_t> ReversePostOrder(const Cfg& cfg);
 
+// Whether some block has a successor at or before it (only a branch's target
+// can be: falling through goes to the next block). Without one the graph has
+// no cycle and block order is a topological order: every predecessor of a
+// block comes before it.
+bool HasBackwardEdge(const Cfg& cfg);
+
 // Immediate dominators, by Cooper, Harvey and Kennedy's iterative algorithm
 // over reverse post order (one or two sweeps for structured code): idom[0] is
 // 0, and blocks that block 0 cannot reach get UINT32_MAX.

@@ -63,7 +63,7 @@ const LoopForest& Analyses::loops() {
     // Without a branch there is no loop; without a CFG at hand, one read
     // of the body decides whether one is needed.
     const bool maybe = summary_ ? summary_->Has(ir::Opcode::kBra) : true;
-    if (maybe && (has_cfg_ ? HasBackwardBranch(*kernel_, forest_.cfg) : HasBackwardBranch(*kernel_))) {
+    if (maybe && (has_cfg_ ? ir::HasBackwardEdge(forest_.cfg) : HasBackwardBranch(*kernel_))) {
       cfg();
       FindLoopsIn(*kernel_, idom(), forest_);
     }

@@ -18,17 +18,6 @@ bool HasBackwardBranch(const ir::Kernel& kernel) {
   return false;
 }
 
-// A successor at or before its block is a branch's target (falling through
-// goes to b + 1): the graph alone says it, without reading the body.
-bool HasBackwardBranch(const ir::Kernel&, const ir::Cfg& cfg) {
-  for (uint32_t b = 0; b < cfg.blocks.size(); ++b) {
-    for (uint32_t s : cfg.blocks[b].succs) {
-      if (s <= b) return true;
-    }
-  }
-  return false;
-}
-
 LoopForest FindLoops(const ir::Kernel& kernel) {
   LoopForest f;
   if (!HasBackwardBranch(kernel)) return f;

@@ -45,9 +45,7 @@ LoopForest FindLoops(const ir::Kernel& kernel);
 // Whether some branch targets a label bound at or before it (FindLoops'
 // first test: without one the kernel has no loop).
 bool HasBackwardBranch(const ir::Kernel& kernel);
-// The same from the kernel's CFG, without reading the body: a block with a
-// successor at or before it (only a branch's target can be).
-bool HasBackwardBranch(const ir::Kernel& kernel, const ir::Cfg& cfg);
+// The same from the kernel's CFG, without reading the body: ir::HasBackwardEdge.
 // FindLoops' work on a forest whose `cfg` is already the kernel's, given
 // its immediate dominators (ir::ImmediateDominators): fills `rank` and
 // `loops`. What passes/analyses.h uses to share one CFG between passes.

@@ -30,6 +30,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <utility>
 #include <vector>
@@ -260,9 +261,13 @@ class UseCounter {
 // body (no gathering of use and definition sets before it). The live set
 // the walk of block b + 1 leaves is kept for block b when b falls through
 // to it; the live-in sets that other predecessors (a branch's source) need
-// are register lists in one pool.
-ir::KernelStats CountForward(const ir::Kernel& kernel, const ir::Cfg& cfg, std::vector<uint8_t> cls,
-                             ir::KernelStats stats) {
+// are register lists in one pool. A list costs 4 bytes per register, where
+// a dense row costs a bit: when the pool outgrows the dense rows' budget (4
+// words per instruction plus 4096, in bytes) the walk gives up (nullopt)
+// and the caller runs the dataflow, whose memory that budget bounds (many
+// values live across many if-statements).
+std::optional<ir::KernelStats> CountForward(const ir::Kernel& kernel, const ir::Cfg& cfg,
+                                            const std::vector<uint8_t>& cls, ir::KernelStats stats) {
   const size_t nregs = cls.size();
   const size_t nb = cfg.blocks.size();
   UseCounter used(nregs);
@@ -271,6 +276,7 @@ ir::KernelStats CountForward(const ir::Kernel& kernel, const ir::Cfg& cfg, std::
   // Block b's live-in registers are pool[in_begin[b]] up to pool[in_end[b]],
   // kept for the blocks with a predecessor other than b - 1.
   std::vector<uint32_t> pool, in_begin(nb), in_end(nb), scratch;
+  const size_t pool_cap = 8 * kernel.body.size() + 8192;
   for (size_t b = nb; b-- > 0;) {
     const ir::BasicBlock& bb = cfg.blocks[b];
     // `live` holds block b + 1's live-in (or nothing, for the last block).
@@ -292,6 +298,7 @@ ir::KernelStats CountForward(const ir::Kernel& kernel, const ir::Cfg& cfg, std::
       in_begin[b] = static_cast<uint32_t>(pool.size());
       live.AppendMembers(pool);
       in_end[b] = static_cast<uint32_t>(pool.size());
+      if (pool.size() > pool_cap) return std::nullopt;
     }
   }
   meter.Finish(stats);
@@ -311,12 +318,8 @@ ir::KernelStats Count(const ir::Kernel& kernel, const ir::Cfg& cfg, LiveInSets s
 
   const size_t nb = cfg.blocks.size();
   const size_t words = (nregs + 63) / 64;
-  if (sets == LiveInSets::kAuto) {
-    bool forward = true;  // every edge goes to a later block
-    for (uint32_t b = 0; b < nb && forward; ++b) {
-      for (uint32_t s : cfg.blocks[b].succs) forward &= s > b;
-    }
-    if (forward) return CountForward(kernel, cfg, std::move(cls), stats);
+  if (sets == LiveInSets::kAuto && !ir::HasBackwardEdge(cfg)) {
+    if (std::optional<ir::KernelStats> counted = CountForward(kernel, cfg, cls, stats)) return *counted;
   }
   // Without an edge (straight-line code: one block) nothing is live into a
   // block from another: the per-block uses and definitions are not

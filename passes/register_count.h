@@ -20,9 +20,10 @@ ir::KernelStats CountRegisters(const ir::Kernel& kernel, Analyses& analyses);
 // How the blocks' live-in sets are kept: dense bit rows (one word per 64
 // registers per block) or sparse runs of nonzero words in a pool. kAuto
 // takes one backward walk without dataflow when no edge of the graph goes
-// backwards (no loop), and otherwise picks dense when the rows total at
-// most 4 words per instruction plus 4096. The numbers are the same either
-// way (tests force each).
+// backwards (no loop) and the live-in lists it keeps for branch targets stay
+// within the dense rows' budget below, and otherwise picks dense when the
+// rows total at most 4 words per instruction plus 4096. The numbers are the
+// same either way (tests force each).
 enum class LiveInSets { kAuto, kDense, kSparse };
 ir::KernelStats CountRegisters(const ir::Kernel& kernel, LiveInSets sets);
 

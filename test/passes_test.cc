@@ -369,6 +369,58 @@ TEST_CASE("register counting gives the dense reference's numbers on guarded and 
   RequireReferenceStats(k);
 }
 
+// Loop-free code with a block the entry cannot reach (after an exit inside
+// an if) and a guarded definition (the if around one assignment).
+ir::Kernel UnreachableAfterExit() {
+  KernelBuilder b("unreachable");
+  Value<U64> out = b.CvtaToGlobal(b.Param<U64>("out"));
+  Value<U32> n = b.Param<U32>("n");
+  Var<U32> acc = b.Mutable<U32>(0u, "acc");
+  Var<F64> f = b.Mutable<F64>(0.0, "f");
+  b.If(b.Ne(b.And(n, 1u), 0u), [&] { b.Assign(f, b.Add<F64>(f, 1.5)); });
+  b.If(b.Eq(n, 7u), [&] {
+    b.Exit();
+    b.Assign(acc, b.Add<U32>(acc, 1u));
+  });
+  b.Assign(acc, b.Add<U32>(acc, 4u));
+  b.Store(StateSpace::kGlobal, out, Value<U32>(acc));
+  b.Store(StateSpace::kGlobal, Address(out, 8), Value<F64>(f));
+  return Finished(b);
+}
+
+TEST_CASE("register counting without loops: unreachable code and guarded definitions and live-in lists over their budget", "[regcount]") {
+  // Without a backward edge the count is one walk of the blocks, last to
+  // first, keeping the live-in registers of each branch target in a list.
+  const ir::Kernel unreachable = UnreachableAfterExit();
+  const ir::Cfg cfg = ir::Cfg::Build(unreachable);
+  REQUIRE_FALSE(ir::HasBackwardEdge(cfg));
+  REQUIRE(ir::ReversePostOrder(cfg).size() < cfg.blocks.size());
+  bool guarded = false;
+  for (const ir::Instruction& inst : unreachable.body) guarded |= inst.guarded();
+  REQUIRE(guarded);
+  RequireReferenceStats(unreachable);
+
+  // 400 values live across 100 if-statements: the lists would hold about
+  // 40k registers, over the budget of 8 per instruction plus 8192, so the
+  // count falls back to the dataflow (with the same numbers).
+  KernelBuilder b("wide");
+  Value<U64> out = b.CvtaToGlobal(b.Param<U64>("out"));
+  Value<U32> n = b.Param<U32>("n");
+  std::vector<Value<U32>> values;
+  for (uint32_t k = 0; k < 400; ++k) values.push_back(b.Add(n, k));
+  Var<U32> acc = b.Mutable<U32>(0u, "acc");
+  for (uint32_t k = 0; k < 100; ++k) {
+    b.If(b.Lt(n, k), [&] { b.Assign(acc, b.Add<U32>(acc, k)); });
+  }
+  for (Value<U32> v : values) b.Assign(acc, b.Add<U32>(acc, v));
+  b.Store(StateSpace::kGlobal, out, Value<U32>(acc));
+  const ir::Kernel wide = Finished(b);
+  REQUIRE_FALSE(ir::HasBackwardEdge(ir::Cfg::Build(wide)));
+  const ir::KernelStats want = ReferenceCountRegisters(wide);
+  CHECK(want.max_live > 400);
+  RequireReferenceStats(wide);
+}
+
 // Immediate dominators from the definition: Dom(entry) = {entry}, Dom(b) =
 // {b} and the intersection of the reachable predecessors' sets, iterated to
 // a fixed point; b's immediate dominator is its closest strict dominator
@@ -453,6 +505,7 @@ TEST_CASE("immediate dominators match the definition, with and without loops", "
   b.Assign(acc, b.Add<U32>(acc, 4u));
   b.Store(StateSpace::kGlobal, out, Value<U32>(acc));
   check(Finished(b));
+  check(UnreachableAfterExit());
   CHECK(forward >= 3);
   CHECK(backward >= 3);
 }
