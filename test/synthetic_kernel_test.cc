@@ -46,10 +46,11 @@ TEST_CASE("synthetic kernels have the size asked for, within one loop nest", "[s
 }
 
 TEST_CASE("register counting gives the same numbers with dense and sparse live-in sets", "[synthetic][regcount]") {
-  // At 20k instructions the blocks and loop shapes have thousands of blocks
-  // and take the sparse sets by themselves; straight-line code takes dense
-  // rows. Forced either way, every number must agree, before and after the
-  // pipeline.
+  // At 20k instructions the loop shapes have thousands of blocks and take
+  // the sparse sets by themselves; straight-line code and the blocks shape
+  // (no backward edge) take the one-walk count without dataflow. Forced
+  // dense or sparse, every number must agree with the chosen count, before
+  // and after the pipeline.
   for (Shape shape : {Shape::kStraight, Shape::kBlocks, Shape::kLoops, Shape::kNested}) {
     INFO(bench::ShapeName(shape));
     ir::Kernel k = Build(20000, shape);
