@@ -12,6 +12,7 @@
 #include "ir/register_numbering.h"
 #include "kernels/registry.h"
 #include "passes/dead_register_removal.h"
+#include "passes/loops.h"
 #include "passes/pass.h"
 #include "passes/register_count.h"
 #include "passes/verifier.h"
@@ -388,6 +389,35 @@ ir::Kernel UnreachableAfterExit() {
   return Finished(b);
 }
 
+// A branch to an earlier block without a cycle: block 0 branches to block 2
+// or falls into block 1, and block 2 branches back to block 1, which exits.
+ir::Kernel BackwardWithoutLoop() {
+  KernelBuilder b("zigzag");
+  Value<U64> out = b.CvtaToGlobal(b.Param<U64>("out"));
+  Value<U32> n = b.Param<U32>("n");
+  Var<U32> acc = b.Mutable<U32>(0u, "acc");
+  ir::Label one = b.NewLabel("one");
+  ir::Label two = b.NewLabel("two");
+  b.BraIf(b.Lt(n, 3u), two);
+  b.Bind(one);
+  b.Store(StateSpace::kGlobal, out, Value<U32>(acc));
+  b.Exit();
+  b.Bind(two);
+  b.Assign(acc, b.Add<U32>(acc, n));
+  b.Bra(one);
+  return Finished(b);
+}
+
+TEST_CASE("a branch back without a cycle is not a loop and takes the general count", "[regcount][loops]") {
+  const ir::Kernel k = BackwardWithoutLoop();
+  const ir::Cfg cfg = ir::Cfg::Build(k);
+  REQUIRE(cfg.blocks.size() == 3);
+  REQUIRE(ir::HasBackwardEdge(cfg));
+  REQUIRE(passes::FindLoops(k).loops.empty());
+  REQUIRE(ir::ImmediateDominators(cfg) == std::vector<uint32_t>{0, 0, 0});
+  RequireReferenceStats(k);
+}
+
 TEST_CASE("register counting without loops: unreachable code and guarded definitions and live-in lists over their budget", "[regcount]") {
   // Without a backward edge the count is one walk of the blocks, last to
   // first, keeping the live-in registers of each branch target in a list.
@@ -506,6 +536,7 @@ TEST_CASE("immediate dominators match the definition, with and without loops", "
   b.Store(StateSpace::kGlobal, out, Value<U32>(acc));
   check(Finished(b));
   check(UnreachableAfterExit());
+  check(BackwardWithoutLoop());
   CHECK(forward >= 3);
   CHECK(backward >= 3);
 }
