@@ -194,6 +194,11 @@ void KernelBuilder::SetMinBlocksPerSM(uint32_t n, Loc loc) {
   kernel_.bounds.minnctapersm = n;
 }
 
+void KernelBuilder::SetMaxRegisters(uint32_t n, Loc loc) {
+  if (n == 0 || n > 255) Fail(loc, StrCat(".maxnreg ", n, " is not between 1 and 255"));
+  kernel_.bounds.maxnreg = n;
+}
+
 // ---- registers
 
 Reg KernelBuilder::NewReg(ScalarType type, std::string hint, bool is_mutable, Loc loc) {

@@ -121,6 +121,11 @@ class KernelBuilder {
   void SetMaxThreads(uint32_t x, uint32_t y = 1, uint32_t z = 1, Loc loc = Loc::current());
   void SetRequiredThreads(uint32_t x, uint32_t y = 1, uint32_t z = 1, Loc loc = Loc::current());
   void SetMinBlocksPerSM(uint32_t n, Loc loc = Loc::current());
+  // `.maxnreg n`: ptxas allocates at most n registers per thread (1-255; it
+  // spills rather than exceed them, and raises a value below what the launch
+  // bounds need with a warning). For a kernel whose values fit in fewer
+  // registers than ptxas takes when left to itself.
+  void SetMaxRegisters(uint32_t n, Loc loc = Loc::current());
 
   // ---- registers and constants
   template <ScalarTag T>

@@ -18,6 +18,7 @@ std::string PrintIr(const ir::Kernel& k) {
   if (lb.maxntid[0]) StrAppend(&out, "  maxntid ", lb.maxntid[0], " ", lb.maxntid[1], " ", lb.maxntid[2], "\n");
   if (lb.reqntid[0]) StrAppend(&out, "  reqntid ", lb.reqntid[0], " ", lb.reqntid[1], " ", lb.reqntid[2], "\n");
   if (lb.minnctapersm) StrAppend(&out, "  minnctapersm ", lb.minnctapersm, "\n");
+  if (lb.maxnreg) StrAppend(&out, "  maxnreg ", lb.maxnreg, "\n");
   out.append("{\n");
   for (const ir::Instruction& inst : k.body) {
     if (inst.op == ir::Opcode::kLabel) {

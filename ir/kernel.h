@@ -53,11 +53,12 @@ struct LabelInfo {
   uint32_t hint_id = 0;  // a name for humans (printed as $L3_hint): Kernel::names; 0: none
 };
 
-// `.maxntid`, `.reqntid`, `.minnctapersm` (zero: not printed).
+// `.maxntid`, `.reqntid`, `.minnctapersm`, `.maxnreg` (zero: not printed).
 struct LaunchBounds {
   std::array<uint32_t, 3> maxntid = {0, 0, 0};
   std::array<uint32_t, 3> reqntid = {0, 0, 0};
   uint32_t minnctapersm = 0;
+  uint32_t maxnreg = 0;  // registers per thread ptxas may use (1-255)
 };
 
 // What the register-counting pass found.

@@ -1488,6 +1488,7 @@ uint64_t Fingerprint(const Kernel& kernel) {
   for (uint32_t v : kernel.bounds.maxntid) h.Word(v);
   for (uint32_t v : kernel.bounds.reqntid) h.Word(v);
   h.Word(kernel.bounds.minnctapersm);
+  h.Word(kernel.bounds.maxnreg);
   return h.value();
 }
 

@@ -434,20 +434,27 @@ void PointwiseBody(KernelBuilder& b, const Geo& g, const Conv2dTiling& t) {
         kNvccShape ? b.ElementAddr<T>(input, b.Add(b.MulWide(c_first, spatial), b.Cvt<U64>(p)))
                    : b.ElementAddr<T>(PlaneAddr<T>(b, input, c_first, spatial), p),
         "in");
-    Var<U32> w_row = b.Mutable<U32>(b.SymbolAddr(w_tile), "w_row");
     // `unroll` channels per iteration: their loads first, then the products. For f32 the loop stays rolled
-    // (`.pragma "nounroll"`, as the twin bench/cuda/conv2d_pointwise.cu has `#pragma unroll 1`): ptxas -v
-    // on sm_80/86/89/90/100/120 48/48/48/44/42/42 -> 44/44/44/44/42/42, and 44/44/44/43/42/42 with `in`
-    // formed as above (nvcc's: 43/43/43/43/44/42). Rolling the weight copy loop as well costs 4 on sm_90;
-    // forming the output address as an index too gives nvcc's 43 on sm_80 but 44 on sm_100.
+    // (`.pragma "nounroll"`, as the twin bench/cuda/conv2d_pointwise.cu has `#pragma unroll 1`) and is
+    // counted by the weight row itself (no channel counter); on sm_100 and later each channel's load comes
+    // just before its products, and below sm_100 the output address is one 64-bit index like `in`.
+    // ptxas 13.0 -v on sm_75/80/86/87/89/90/90a/100/100a/120/120a, nvcc's twin 64/43/43/43/43/43/43/44/44/41/41:
+    //   loads first, a channel counter, output plane + p     64/44/44/44/44/43/43/42/42/42/42
+    //   loads first, row-counted, output as an index         64/43/43/43/43/42/42/42/42/42/42
+    //   each load before its products, row-counted, plane+p  64/44/44/44/44/44/44/40/40/41/41
+    // (each load late with the output index: 42 on sm_120; rolling the weight copy loop as well costs 4 on
+    // sm_90; an unroll of 2: 44 everywhere but sm_75.)
+    const bool late_loads = kNvccShape && ir::GetTargetInfo(b.target()).sm >= 100;
     const uint32_t unroll = LargestDivisorAtMost(g.cpg, 4);
-    b.ForRange<U32>(0u, g.cpg, unroll, KernelBuilder::LoopOptions{.unroll = !kNvccShape}, [&](Value<U32>) {
-      std::vector<Value<A>> x;
-      for (uint32_t u = 0; u < unroll; ++u) {
-        x.push_back(LoadAs<T, A>(b, in));
+    auto channels = [&](Value<U32> w_row) {
+      std::vector<Value<A>> x(unroll);
+      auto load = [&](uint32_t u) {
+        x[u] = LoadAs<T, A>(b, in);
         b.Assign(in, b.Add<U64>(in, step));
-      }
+      };
+      for (uint32_t u = 0; u < unroll && !late_loads; ++u) load(u);
       for (uint32_t u = 0; u < unroll; ++u) {
+        if (late_loads) load(u);
         const uint32_t width = VectorWidth<A>(oct);
         for (uint32_t o = 0; o < oct; o += width) {
           Address addr(w_row, (u * oct + o) * size_a);
@@ -462,9 +469,23 @@ void PointwiseBody(KernelBuilder& b, const Geo& g, const Conv2dTiling& t) {
           }
         }
       }
-      b.Assign(w_row, b.Add<U32>(w_row, unroll * oct * size_a));
-    });
-    Value<U64> out = b.ElementAddr<T>(PlaneAddr<T>(b, output, b.Mad(n, g.oc, oc0), spatial), p);
+    };
+    const uint32_t row_bytes = unroll * oct * size_a;
+    if constexpr (kNvccShape) {
+      Value<U32> rows = b.SymbolAddr(w_tile);
+      b.ForRange<U32>(rows, b.Add(rows, g.cpg * oct * size_a), row_bytes, KernelBuilder::LoopOptions{.unroll = false},
+                      channels);
+    } else {
+      Var<U32> w_row = b.Mutable<U32>(b.SymbolAddr(w_tile), "w_row");
+      b.ForRange<U32>(0u, g.cpg, unroll, [&](Value<U32>) {
+        channels(w_row);
+        b.Assign(w_row, b.Add<U32>(w_row, row_bytes));
+      });
+    }
+    Value<U32> out_plane = b.Mad(n, g.oc, oc0);
+    Value<U64> out = kNvccShape && !late_loads
+                         ? b.ElementAddr<T>(output, b.Add(b.MulWide(out_plane, spatial), b.Cvt<U64>(p)))
+                         : b.ElementAddr<T>(PlaneAddr<T>(b, output, out_plane, spatial), p);
     for (uint32_t o = 0; o < oct; ++o) {
       if (o > 0) out = b.Add(out, step);
       if_oc(o, [&] { StoreAs<T, A>(b, out, acc[o]); });
@@ -496,6 +517,15 @@ void BackwardDataBody(KernelBuilder& b, const Geo& g, const Conv2dTiling& t) {
   Value<U32> out_w = b.Param<U32>("out_w");
   Symbol<A> go_tile = b.Shared<A>("go_tile", ocb * gh * gw, 16);
   Symbol<A> w_tile = b.Shared<A>("w_tile", ocb * g.taps * ict, 16);
+  if constexpr (std::is_same_v<A, F32>) {
+    // Left to itself ptxas 13.0 takes more registers than the kernel keeps live (nvdisasm -lrm: at most 28
+    // in the default configuration): 53/30/40/40/40/32/32/32/32/40/40 on sm_75/80/86/87/89/90/90a/100/100a/
+    // 120/120a, nvcc's twin 53/30/38/38/38/30/30/31/31/38/38. A budget of 27 + ict registers packs them:
+    // 28/28/30/30/30/30/30/30/30/30/30, 0 spill bytes, the same instructions. The smallest budget without
+    // spills, over ict 1-8, windows 1x1-5x5, stride and dilation 2, f16 and f32, on sm_75/80/90/120: 26-29.
+    // f64 (twice the words per accumulator, 62 at ict = 8 on sm_75) keeps ptxas's own count.
+    b.SetMaxRegisters(27 + ict);
+  }
 
   Value<U32> tid = b.Name(b.TidX(), "tid");
   PixelTile px = TileOf(b, t, tid, in_w);
@@ -630,6 +660,14 @@ void BackwardFilterBody(KernelBuilder& b, const Geo& g, const Conv2dTiling& t) {
     // per SM (3 such blocks, a cap of 85 registers) keeps them all: 76-78
     // registers, 0 spill bytes on every target.
     b.SetMinBlocksPerSM(std::max(1u, 768 / t.threads));
+  } else {
+    // Left to itself ptxas 13.0 takes more registers than the kernel keeps live (nvdisasm -lrm: at most 43
+    // on sm_90 in the default configuration, 27 sums): 62/47/47/47/47/47/47/47/47/47/47 on sm_75/80/86/87/
+    // 89/90/90a/100/100a/120/120a, nvcc's twin 60/48/48/48/48/46/46/48/48/48/48. A budget of 19 + sums
+    // registers: 46/45/46/46/46/45/45/45/45/45/45, 0 spill bytes. The smallest budget without spills, over
+    // 3-27 sums (windows 1x1-7x7, 1-16 channels, stride 2, f16 and f32) on sm_75/80/90/120: up to 19 + sums
+    // (sm_75), 15 + sums elsewhere.
+    b.SetMaxRegisters(19 + sums);
   }
   Value<U64> input = b.CvtaToGlobal(b.Param<U64>("input"));
   Value<U64> grad_output = b.CvtaToGlobal(b.Param<U64>("grad_output"));

@@ -89,6 +89,7 @@ TEST_CASE("structured control flow, mutable registers and launch bounds", "[buil
   KernelBuilder b("flow", ir::Target::kSm80);
   b.SetMaxThreads(128, 2);
   b.SetMinBlocksPerSM(3);
+  b.SetMaxRegisters(40);
   Symbol<F32> tile = b.Shared<F32>("tile", 64, 16);
   Value<U32> n = b.Param<U32>("n");
   Var<U32> acc = b.Mutable<U32>(0u, "acc");
@@ -104,6 +105,7 @@ TEST_CASE("structured control flow, mutable registers and launch bounds", "[buil
           "  shared f32 tile[64] align 16\n"
           "  maxntid 128 2 1\n"
           "  minnctapersm 3\n"
+          "  maxnreg 40\n"
           "{\n"
           "  %0:u32 = ld.param.u32 [n]  // n\n"
           "  %1:u32 = mov.u32 0  // acc mutable\n"
@@ -256,6 +258,8 @@ TEST_CASE("every builder error, with its exact message", "[builder]") {
       {".reqntid dimensions must be positive", [](KernelBuilder& b) { b.SetRequiredThreads(1, 0); return __LINE__; }},
       {".reqntid 2048x1x1 exceeds 1024 threads", [](KernelBuilder& b) { b.SetRequiredThreads(2048); return __LINE__; }},
       {".minnctapersm must be positive", [](KernelBuilder& b) { b.SetMinBlocksPerSM(0); return __LINE__; }},
+      {".maxnreg 0 is not between 1 and 255", [](KernelBuilder& b) { b.SetMaxRegisters(0); return __LINE__; }},
+      {".maxnreg 256 is not between 1 and 255", [](KernelBuilder& b) { b.SetMaxRegisters(256); return __LINE__; }},
       {"an operand" + not_reg, [](KernelBuilder& b) { b.Add(Value<U32>(), 1u); return __LINE__; }},
       {"a destination" + other_builder,
        [](KernelBuilder& b) {

@@ -52,6 +52,7 @@ ir::Kernel Scale() {
   KernelBuilder b("scale", ir::Target::kSm80);
   b.SetRequiredThreads(64);
   b.SetMinBlocksPerSM(2);
+  b.SetMaxRegisters(32);
   Value<U64> x = b.CvtaToGlobal(b.Param<U64>("x"));
   Value<F64> s = b.Param<F64>("s");
   Value<U32> i = b.TidX();
@@ -78,6 +79,7 @@ TEST_CASE("the whole PTX text of a small kernel", "[printer]") {
                       ")\n"
                       ".reqntid 64, 1, 1\n"
                       ".minnctapersm 2\n"
+                      ".maxnreg 32\n"
                       "{\n"
                       "\t.reg .b32 \t%r<2>;\n"
                       "\t.reg .b64 \t%rd<4>;\n"
