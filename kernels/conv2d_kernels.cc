@@ -517,15 +517,6 @@ void BackwardDataBody(KernelBuilder& b, const Geo& g, const Conv2dTiling& t) {
   Value<U32> out_w = b.Param<U32>("out_w");
   Symbol<A> go_tile = b.Shared<A>("go_tile", ocb * gh * gw, 16);
   Symbol<A> w_tile = b.Shared<A>("w_tile", ocb * g.taps * ict, 16);
-  if constexpr (std::is_same_v<A, F32>) {
-    // Left to itself ptxas 13.0 takes more registers than the kernel keeps live (nvdisasm -lrm: at most 28
-    // in the default configuration): 53/30/40/40/40/32/32/32/32/40/40 on sm_75/80/86/87/89/90/90a/100/100a/
-    // 120/120a, nvcc's twin 53/30/38/38/38/30/30/31/31/38/38. A budget of 27 + ict registers packs them:
-    // 28/28/30/30/30/30/30/30/30/30/30, 0 spill bytes, the same instructions. The smallest budget without
-    // spills, over ict 1-8, windows 1x1-5x5, stride and dilation 2, f16 and f32, on sm_75/80/90/120: 26-29.
-    // f64 (twice the words per accumulator, 62 at ict = 8 on sm_75) keeps ptxas's own count.
-    b.SetMaxRegisters(27 + ict);
-  }
 
   Value<U32> tid = b.Name(b.TidX(), "tid");
   PixelTile px = TileOf(b, t, tid, in_w);
@@ -660,14 +651,6 @@ void BackwardFilterBody(KernelBuilder& b, const Geo& g, const Conv2dTiling& t) {
     // per SM (3 such blocks, a cap of 85 registers) keeps them all: 76-78
     // registers, 0 spill bytes on every target.
     b.SetMinBlocksPerSM(std::max(1u, 768 / t.threads));
-  } else {
-    // Left to itself ptxas 13.0 takes more registers than the kernel keeps live (nvdisasm -lrm: at most 43
-    // on sm_90 in the default configuration, 27 sums): 62/47/47/47/47/47/47/47/47/47/47 on sm_75/80/86/87/
-    // 89/90/90a/100/100a/120/120a, nvcc's twin 60/48/48/48/48/46/46/48/48/48/48. A budget of 19 + sums
-    // registers: 46/45/46/46/46/45/45/45/45/45/45, 0 spill bytes. The smallest budget without spills, over
-    // 3-27 sums (windows 1x1-7x7, 1-16 channels, stride 2, f16 and f32) on sm_75/80/90/120: up to 19 + sums
-    // (sm_75), 15 + sums elsewhere.
-    b.SetMaxRegisters(19 + sums);
   }
   Value<U64> input = b.CvtaToGlobal(b.Param<U64>("input"));
   Value<U64> grad_output = b.CvtaToGlobal(b.Param<U64>("grad_output"));

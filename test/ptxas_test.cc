@@ -109,24 +109,14 @@ TEST_CASE("every registry kernel assembles for every target with 0 spill bytes",
     REQUIRE(Msg(ptx) == "OK");
     Verdict v = Assemble(*ptxas, *ptx, target.target, {"-v"});
     if (v.exit_code != 0) FAIL("ptxas -arch=" << target.name << " rejected the registry kernels:\n" << Describe(v, *ptx));
-    // 0 spill bytes in every kernel: ptxas -v names each entry function, then its spill line. A kernel
-    // with a register budget (`.maxnreg`) uses at most that many.
+    // 0 spill bytes in every kernel: ptxas -v names each entry function, then its spill line.
     static const std::regex kEntry(R"(Compiling entry function '(\w+)')");
     static const std::regex kSpills(R"((\d+) bytes spill stores, (\d+) bytes spill loads)");
-    static const std::regex kUsed(R"(Used (\d+) registers)");
-    std::map<std::string, uint32_t> budget;
-    for (const ir::Kernel& k : module.kernels) budget[k.name] = k.bounds.maxnreg;
     std::string entry;
     size_t reports = 0;
-    size_t budgeted = 0;
     for (const std::string& line : Lines(v.output)) {
       std::smatch m;
       if (std::regex_search(line, m, kEntry)) entry = m[1];
-      if (std::regex_search(line, m, kUsed) && budget[entry] != 0) {
-        INFO("kernel " << entry << ": " << line << " (.maxnreg " << budget[entry] << ")");
-        CHECK(std::stoul(m[1]) <= budget[entry]);
-        ++budgeted;
-      }
       if (!std::regex_search(line, m, kSpills)) continue;
       INFO("kernel " << entry << ": " << line);
       CHECK(m[1] == "0");
@@ -134,8 +124,6 @@ TEST_CASE("every registry kernel assembles for every target with 0 spill bytes",
       ++reports;
     }
     CHECK(reports == module.kernels.size());
-    // conv2d.backward_data and .backward_filter in f16 and f32 carry budgets.
-    CHECK(budgeted == 4);
   }
 }
 
