@@ -138,6 +138,9 @@ uint32_t KernelBuilder::DeclareParam(std::string name, ScalarType type, Loc loc)
   for (const ir::Variable& v : kernel_.variables) {
     if (v.name == name) Fail(loc, StrCat("param '", name, "' has the name of a ", ir::StateSpaceName(v.space), " variable"));
   }
+  // Room for 8 at the first: growing 1, 2, 4 was three allocations for a
+  // four-param kernel.
+  if (kernel_.params.capacity() == 0) kernel_.params.reserve(8);
   kernel_.params.push_back(ir::Param{std::move(name), type});
   return static_cast<uint32_t>(kernel_.params.size() - 1);
 }

@@ -22,6 +22,17 @@ std::string_view DeclType(ir::ScalarType t) {
   }
 }
 
+// A tab after each line break in out[start, end): the lines of a multi-line
+// instruction (raw PTX) are indented like the first.
+[[gnu::cold]] void IndentLines(std::string& out, size_t start) {
+  const std::string text = out.substr(start);
+  out.resize(start);
+  for (char c : text) {
+    out.push_back(c);
+    if (c == '\n') out.push_back('\t');
+  }
+}
+
 void PrintKernel(std::string& out, const ir::Kernel& k) {
   const ir::RegisterNumbering numbering = ir::RegisterNumbering::Compute(k);
   StrAppend(&out, "\t// .globl\t", k.name, "\n.visible .entry ", k.name, "(");
@@ -48,26 +59,15 @@ void PrintKernel(std::string& out, const ir::Kernel& k) {
   }
   out.push_back('\n');
   auto reg_name = [&](std::string& o, ir::Reg r) { ir::AppendPtxRegName(o, k, numbering, r); };
-  std::string line;
+  // Each instruction is formatted in place, at the end of `out`.
   for (const ir::Instruction& inst : k.body) {
-    line.clear();
-    ir::AppendInstruction(line, k, inst, reg_name);
-    if (inst.op == ir::Opcode::kLabel) {
-      out.append(line);
-      out.push_back('\n');
-      continue;
-    }
-    // Indent every line (raw PTX may span several).
-    size_t start = 0;
-    while (start <= line.size()) {
-      size_t nl = line.find('\n', start);
-      std::string_view piece(line.data() + start, (nl == std::string::npos ? line.size() : nl) - start);
-      out.push_back('\t');
-      out.append(piece);
-      out.push_back('\n');
-      if (nl == std::string::npos) break;
-      start = nl + 1;
-    }
+    const bool label = inst.op == ir::Opcode::kLabel;
+    if (!label) out.push_back('\t');
+    const size_t start = out.size();
+    ir::AppendInstruction(out, k, inst, reg_name);
+    // Indent every line (raw PTX may span several); labels stay in column 0.
+    if (!label && out.find('\n', start) != std::string::npos) IndentLines(out, start);
+    out.push_back('\n');
   }
   out.append("}\n");
 }

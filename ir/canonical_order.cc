@@ -63,14 +63,24 @@ class Orderer {
   std::vector<uint32_t> Run() && {
     const auto& body = kernel_.body;
     const uint32_t n = static_cast<uint32_t>(body.size());
+    uint32_t run = 0, longest = 0;  // movable instructions in a row
     for (uint32_t i = 0; i < n; ++i) {
-      if (Movable(kernel_, body[i])) state_[i] = kMovable;
+      if (Movable(kernel_, body[i])) {
+        state_[i] = kMovable;
+        longest = std::max(longest, ++run);
+      } else {
+        run = 0;
+      }
     }
     // The runs (maximal sequences of movable instructions) and the fixed
     // instructions between them are ordered last to first: a run's unread
     // results are placed by their first use after the run, which needs the
     // final order of everything after it.
     order_.resize(n);
+    // Neither holds more than one run's instructions: one allocation each,
+    // no regrowth.
+    stack_.reserve(longest);
+    roots_.reserve(longest);
     for (uint32_t end = n; end > 0;) {
       uint32_t begin = end - 1;
       if (state_[begin] & kMovable) {

@@ -11,6 +11,10 @@ uint32_t Kernel::InternName(std::string_view text) {
   for (size_t i = n; i > 0 && i + 16 > n; --i) {
     if (names[i - 1] == text) return static_cast<uint32_t>(i);
   }
+  // Room for the first 16 at once: a kernel names a handful of registers
+  // and labels ("a", "gid", "endif"), and growing 1, 2, 4, 8 was four
+  // allocations and three moves of the strings per kernel.
+  if (names.capacity() == 0) names.reserve(16);
   names.emplace_back(text);
   return static_cast<uint32_t>(names.size());
 }

@@ -1219,7 +1219,11 @@ class Verifier {
   // the cost is linear in the body (plus those searches, which only registers
   // assigned on several paths with no dominating assignment need). The first
   // error in body order is reported, as a block-order walk would.
+  //
+  // Most kernels (straight-line code, if-statements) need none of it: see
+  // UsesDefinedAbove, which it runs first.
   absl::Status CheckDefinedBeforeUse(const std::vector<uint32_t>& def_at) const {
+    if (UsesDefinedAbove()) return absl::OkStatus();
     const size_t nregs = k_.regs.size();
     const Cfg cfg = Cfg::Build(k_);
     const uint32_t nb = static_cast<uint32_t>(cfg.blocks.size());
@@ -1351,6 +1355,32 @@ class Verifier {
     }
     if (first_error != SIZE_MAX) return error;
     return absl::OkStatus();
+  }
+
+  // Whether every use has an unguarded definition of its register above it
+  // with no label in between: then it is defined on every path, and
+  // CheckDefinedBeforeUse has nothing to report. Such a use is reached only
+  // by falling through from its definition: blocks start at labels and after
+  // branches and terminators, and a block that does not start at a label is
+  // entered only from the block before it (or never, after ret or an
+  // unconditional bra: unreachable, where everything counts as defined), so
+  // the definition's block dominates the use's. One sweep with a stamp per
+  // register and no graph: an if-shaped kernel's first verification builds
+  // no CFG and no dominator tree. Any other use sends the kernel through the
+  // full analysis (which finds the errors and words their messages).
+  bool UsesDefinedAbove() const {
+    std::vector<uint32_t> stamp(k_.regs.size(), 0);  // by register: the span of its last unguarded definition
+    uint32_t span = 1;                                  // code between two labels
+    for (const Instruction& inst : k_.body) {
+      if (inst.op == Opcode::kLabel) ++span;
+      bool defined = true;
+      ir::ForEachUse(inst, [&](ir::Reg r) { defined &= stamp[r.id] == span; });
+      if (!defined) return false;
+      if (!inst.guarded()) {
+        for (ir::Reg d : inst.dsts) stamp[d.id] = span;
+      }
+    }
+    return true;
   }
 
   const ir::Kernel& k_;

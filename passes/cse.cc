@@ -377,7 +377,10 @@ class Numbering {
   // Deletes body[i], whose expression body[j] computed already.
   void Merge(uint32_t i, uint32_t j) {
     renaming_.Set(kernel_.body[i].dsts[0], kernel_.body[j].dsts[0]);
-    if (dead_.empty()) dead_.assign(kernel_.body.size(), false);
+    // Made by the constructor (inline), not assign(): vector<bool>::assign
+    // on an empty vector calls the out-of-line _M_fill_insert (12 code lines
+    // that a first codegen would run only here).
+    if (dead_.empty()) dead_ = std::vector<bool>(kernel_.body.size(), false);
     dead_[i] = true;
     ++removed_;
   }

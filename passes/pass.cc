@@ -1,6 +1,8 @@
 // Pipeline: runs passes in order, dumping after the chosen one.
 #include "passes/pass.h"
 
+#include <iterator>
+
 #include "ir/strings.h"
 #include "passes/analyses.h"
 #include "passes/const_fold.h"
@@ -75,6 +77,9 @@ absl::StatusOr<PipelineOptions> PipelineOptions::Parse(std::string_view spec) {
 
 Pipeline Pipeline::Standard(const PipelineOptions& options) {
   Pipeline p;
+  // The verifier, the optimisations, dce and regcount: one allocation, no
+  // regrowth (the first codegen of a process builds this list).
+  p.passes_.reserve(std::size(kOptimizations) + 3);
   p.Add(std::make_unique<VerifierPass>());
   if (options.constfold) p.Add(std::make_unique<ConstantFoldingPass>());
   if (options.pow2div) p.Add(std::make_unique<Pow2DivisionPass>());

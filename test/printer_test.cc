@@ -473,6 +473,35 @@ TEST_CASE("a loop that ptxas must not unroll carries .pragma \"nounroll\" in its
   CHECK((*buf->ToHost())[0] == 45);
 }
 
+TEST_CASE("raw PTX spanning several lines: every line indented, placeholders replaced", "[printer]") {
+  KernelBuilder b("raw_lines", ir::Target::kSm80);
+  Value<U32> in = b.TidX();
+  Value<U32> out = b.Undefined<U32>("t");
+  b.RawPtx("{\n.reg .u32 t;\nadd.u32 t, {1}, 1;\n\nmov.u32 {0}, t;\n}", {out}, {in});
+  b.Store(StateSpace::kGlobal, Address(b.CvtaToGlobal(b.Param<U64>("p"))), out);
+  absl::StatusOr<std::string> ptx = emit::PrintPtx(Processed(b));
+  REQUIRE(Msg(ptx) == "OK");
+  const std::string body = ptx->substr(ptx->find("{\n\t.reg"));
+  CHECK(body ==
+        "{\n"
+        "\t.reg .b32 \t%r<2>;\n"
+        "\t.reg .b64 \t%rd<2>;\n"
+        "\n"
+        "\tmov.u32 %r0, %tid.x;\n"
+        "\t{\n"
+        "\t.reg .u32 t;\n"
+        "\tadd.u32 t, %r0, 1;\n"
+        "\t\n"
+        "\tmov.u32 %r1, t;\n"
+        "\t}\n"
+        "\tld.param.u64 %rd0, [p];\n"
+        "\tcvta.to.global.u64 %rd1, %rd0;\n"
+        "\tst.global.u32 [%rd1], %r1;\n"
+        "\tret;\n"
+        "}\n");
+  AssemblesIfPtxasIsThere(*ptx, ir::Target::kSm80);
+}
+
 TEST_CASE("printing is deterministic", "[printer]") {
   absl::StatusOr<std::string> a = emit::PrintPtx(Scale());
   absl::StatusOr<std::string> b = emit::PrintPtx(Scale());
