@@ -470,7 +470,7 @@ std::vector<uint32_t> ReferenceIdom(const ir::Cfg& cfg) {
     for (size_t b = 1; b < nb; ++b) {
       if (!reachable[b]) continue;
       ir::BitSet d(nb, true);
-      for (uint32_t p : cfg.blocks[b].preds) {
+      for (uint32_t p : cfg.preds(b)) {
         if (reachable[p]) d.IntersectWith(dom[p]);
       }
       d.Set(b);
