@@ -23,11 +23,19 @@ Values::Values(const ir::Kernel& kernel, BodySummary* summary, ir::CfgBuilder* c
       const size_t nregs = kernel.regs.size();
       for (ir::Reg d : inst.dsts) s.mov_to_pred |= d.id < nregs && kernel.regs[d.id].type == ir::ScalarType::kPred;
       // Operands are read for a mov of one register only (most instructions are not movs).
+      if (!s.mov_imm_to_fixed && inst.dsts.size() == 1 && inst.dsts[0].id < nregs &&
+          !kernel.regs[inst.dsts[0].id].is_mutable && inst.srcs.size() == 1 && inst.srcs[0].is_imm()) {
+        s.mov_imm_to_fixed = true;
+      }
       if (!s.mov_to_fixed && !inst.guarded() && inst.dsts.size() == 1 && inst.dsts[0].id < nregs &&
           !kernel.regs[inst.dsts[0].id].is_mutable && inst.srcs.size() == 1 && inst.srcs[0].is_reg() &&
           inst.srcs[0].id < nregs) {
         s.mov_to_fixed = !kernel.regs[inst.srcs[0].id].is_mutable;
       }
+    } else if (!s.imm_sources && !inst.srcs.empty() && inst.srcs[0].is_imm()) {
+      bool all = true;
+      for (const ir::Operand& op : inst.srcs) all &= op.is_imm();
+      s.imm_sources = all;
     }
     if (ir::EndsBlock(inst)) {
       s.early_end |= last_end != 0;
