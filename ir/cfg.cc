@@ -39,20 +39,36 @@ CfgBuilder::CfgBuilder(const Kernel& kernel) {
 }
 
 Cfg CfgBuilder::Finish() {
-  for (uint32_t b = 0; b < cfg_.blocks.size(); ++b) {
+  // Successors from the exits, and each block's number of predecessors
+  // (counted in pred_end).
+  const uint32_t nb = static_cast<uint32_t>(cfg_.blocks.size());
+  bool backward = false;
+  for (uint32_t b = 0; b < nb; ++b) {
     BasicBlock& bb = cfg_.blocks[b];
     const uint32_t label = exits_[b].label;
     if (label < cfg_.block_of_label.size() && cfg_.block_of_label[label] != UINT32_MAX) {
-      bb.succs.push_back(cfg_.block_of_label[label]);
+      const uint32_t t = cfg_.block_of_label[label];
+      bb.succs.push_back(t);
+      backward |= t <= b;
+      ++cfg_.blocks[t].pred_end;
     }
-    if (exits_[b].falls_through && b + 1 < cfg_.blocks.size()) {
-      bool dup = false;
-      for (uint32_t s : bb.succs) dup |= s == b + 1;
-      if (!dup) bb.succs.push_back(b + 1);
+    if (exits_[b].falls_through && b + 1 < nb && (bb.succs.empty() || bb.succs[0] != b + 1)) {
+      bb.succs.push_back(b + 1);
+      ++cfg_.blocks[b + 1].pred_end;
     }
   }
-  for (uint32_t b = 0; b < cfg_.blocks.size(); ++b) {
-    for (uint32_t s : cfg_.blocks[b].succs) cfg_.blocks[s].preds.push_back(b);
+  cfg_.backward_edge = backward;
+  // Predecessor ranges (a prefix sum of the counts), then the lists, filled
+  // in block order so that each is increasing.
+  uint32_t total = 0;
+  for (BasicBlock& bb : cfg_.blocks) {
+    bb.pred_begin = total;
+    total += bb.pred_end;
+    bb.pred_end = bb.pred_begin;
+  }
+  cfg_.pred_list.resize(total);
+  for (uint32_t b = 0; b < nb; ++b) {
+    for (uint32_t s : cfg_.blocks[b].succs) cfg_.pred_list[cfg_.blocks[s].pred_end++] = b;
   }
   return std::move(cfg_);
 }
@@ -94,15 +110,6 @@ std::vector<uint32_t> ReversePostOrder(const Cfg& cfg) {
   return order;
 }
 
-bool HasBackwardEdge(const Cfg& cfg) {
-  for (uint32_t b = 0; b < cfg.blocks.size(); ++b) {
-    for (uint32_t s : cfg.blocks[b].succs) {
-      if (s <= b) return true;
-    }
-  }
-  return false;
-}
-
 std::vector<uint32_t> ImmediateDominators(const Cfg& cfg) {
   const uint32_t nb = static_cast<uint32_t>(cfg.blocks.size());
   std::vector<uint32_t> idom(nb, UINT32_MAX);
@@ -116,7 +123,7 @@ std::vector<uint32_t> ImmediateDominators(const Cfg& cfg) {
     idom[0] = 0;
     for (uint32_t b = 1; b < nb; ++b) {
       uint32_t d = UINT32_MAX;
-      for (uint32_t p : cfg.blocks[b].preds) {
+      for (uint32_t p : cfg.preds(b)) {
         if (idom[p] == UINT32_MAX) continue;  // unreachable
         if (d == UINT32_MAX) {
           d = p;
@@ -148,7 +155,7 @@ std::vector<uint32_t> ImmediateDominators(const Cfg& cfg) {
     for (size_t i = 1; i < order.size(); ++i) {
       const uint32_t b = order[i];
       uint32_t d = UINT32_MAX;
-      for (uint32_t p : cfg.blocks[b].preds) {
+      for (uint32_t p : cfg.preds(b)) {
         if (idom[p] == UINT32_MAX) continue;  // unreachable, or not processed yet
         d = d == UINT32_MAX ? p : intersect(p, d);
       }

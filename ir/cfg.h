@@ -3,9 +3,9 @@
 #define PTXFORGE_IR_CFG_H_
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
-#include "absl/container/inlined_vector.h"
 #include "ir/kernel.h"
 
 namespace ptxforge::ir {
@@ -40,18 +40,52 @@ class BitSet {
   size_t size_ = 0;
 };
 
+// A block's successors: at most two (a branch's target and the fall-through
+// to the next block; a block ends at its one branch or terminator), held in
+// the block itself. A range of uint32_t block indices.
+class Successors {
+ public:
+  static constexpr uint32_t kNone = UINT32_MAX;
+  const uint32_t* begin() const { return s_; }
+  const uint32_t* end() const { return s_ + size(); }
+  size_t size() const { return (s_[0] != kNone) + (s_[1] != kNone); }
+  bool empty() const { return s_[0] == kNone; }
+  uint32_t operator[](size_t k) const { return s_[k]; }
+  // At most twice per block (CfgBuilder).
+  void push_back(uint32_t b) { s_[s_[0] == kNone ? 0 : 1] = b; }
+  friend bool operator==(const Successors&, const Successors&) = default;
+
+ private:
+  uint32_t s_[2] = {kNone, kNone};
+};
+
+// 24 bytes: a kernel of 200k blocks keeps 4.8 MB of blocks, which every
+// pass that walks the graph reads (with two inlined vectors for the edges
+// a block was 56 bytes). Predecessors are a range of Cfg::pred_list.
 struct BasicBlock {
   uint32_t begin = 0;  // first instruction index
   uint32_t end = 0;    // one past the last
-  absl::InlinedVector<uint32_t, 2> succs;
-  absl::InlinedVector<uint32_t, 2> preds;
+  Successors succs;    // in the order: branch target, then fall-through
+  uint32_t pred_begin = 0;  // this block's predecessors are
+  uint32_t pred_end = 0;    // Cfg::pred_list[pred_begin, pred_end)
 };
 
 // Blocks start at index 0, at every label and after every branch or
 // terminator. A guarded branch or terminator also falls through.
 struct Cfg {
   std::vector<BasicBlock> blocks;
+  // Every block's predecessors, in increasing order, block after block
+  // (one array for the whole graph: no allocation per block).
+  std::vector<uint32_t> pred_list;
   std::vector<uint32_t> block_of_label;  // by label id; UINT32_MAX if unbound
+  // Whether some block has a successor at or before it (HasBackwardEdge),
+  // found while the edges are made.
+  bool backward_edge = false;
+
+  // The predecessors of block b, in increasing order.
+  std::span<const uint32_t> preds(size_t b) const {
+    return std::span<const uint32_t>(pred_list.data() + blocks[b].pred_begin, blocks[b].pred_end - blocks[b].pred_begin);
+  }
 
   static Cfg Build(const Kernel& kernel);
 };
@@ -64,7 +98,7 @@ class CfgBuilder {
   explicit CfgBuilder(const Kernel& kernel);
   void Add(uint32_t i, const Instruction& inst) {
     if (starts_block_ || inst.op == Opcode::kLabel) {
-      cfg_.blocks.push_back(BasicBlock{i, i, {}, {}});
+      cfg_.blocks.push_back(BasicBlock{i, i, {}, 0, 0});
       exits_.emplace_back();
     }
     cfg_.blocks.back().end = i + 1;
@@ -97,8 +131,9 @@ std::vector<uint32_t> ReversePostOrder(const Cfg& cfg);
 // Whether some block has a successor at or before it (only a branch's target
 // can be: falling through goes to the next block). Without one the graph has
 // no cycle and block order is a topological order: every predecessor of a
-// block comes before it.
-bool HasBackwardEdge(const Cfg& cfg);
+// block comes before it. Kept in the graph (cfg.backward_edge): no read of
+// the blocks.
+inline bool HasBackwardEdge(const Cfg& cfg) { return cfg.backward_edge; }
 
 // Immediate dominators, by Cooper, Harvey and Kennedy's iterative algorithm
 // over reverse post order (one or two sweeps for structured code): idom[0] is

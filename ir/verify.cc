@@ -1266,7 +1266,7 @@ class Verifier {
       while (!work.empty()) {
         uint32_t x = work.back();
         work.pop_back();
-        for (uint32_t p : cfg.blocks[x].preds) {
+        for (uint32_t p : cfg.preds(x)) {
           if (seen[p] == search || idom[p] == UINT32_MAX || mutable_def_blocks.contains(key(r, p))) continue;
           if (p == 0) return it->second = false;
           seen[p] = search;

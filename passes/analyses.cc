@@ -11,11 +11,17 @@ namespace ptxforge::passes {
 namespace {
 
 bool SameCfg(const ir::Cfg& a, const ir::Cfg& b) {
-  if (a.blocks.size() != b.blocks.size() || a.block_of_label != b.block_of_label) return false;
+  if (a.blocks.size() != b.blocks.size() || a.block_of_label != b.block_of_label || a.pred_list != b.pred_list ||
+      a.backward_edge != b.backward_edge) {
+    return false;
+  }
   for (size_t i = 0; i < a.blocks.size(); ++i) {
     const ir::BasicBlock& x = a.blocks[i];
     const ir::BasicBlock& y = b.blocks[i];
-    if (x.begin != y.begin || x.end != y.end || x.succs != y.succs || x.preds != y.preds) return false;
+    if (x.begin != y.begin || x.end != y.end || x.succs != y.succs || x.pred_begin != y.pred_begin ||
+        x.pred_end != y.pred_end) {
+      return false;
+    }
   }
   return true;
 }
@@ -41,7 +47,7 @@ const ir::Cfg& Analyses::cfg() {
       ir::Cfg cfg;
       cfg.block_of_label.assign(kernel_->labels.size(), UINT32_MAX);
       const uint32_t n = static_cast<uint32_t>(kernel_->body.size());
-      if (n > 0) cfg.blocks.push_back(ir::BasicBlock{0, n, {}, {}});
+      if (n > 0) cfg.blocks.push_back(ir::BasicBlock{0, n, {}, 0, 0});
       forest_.cfg = std::move(cfg);
     } else {
       forest_.cfg = ir::Cfg::Build(*kernel_);

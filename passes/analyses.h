@@ -67,13 +67,16 @@ class Analyses {
   const BodySummary& summary();
   // Whether summary() is at hand without reading the body.
   bool has_summary() const { return summary_.has_value(); }
-  // A mov made may define a predicate or a register that is not mutable:
-  // that is noted too.
+  // A mov made may define a predicate or a register that is not mutable,
+  // from a register or an immediate, and an instruction rewritten in place
+  // may read immediates only: that is noted too.
   void NoteOpcode(ir::Opcode op) {
     if (!summary_) return;
     summary_->ops.set(static_cast<size_t>(op));
     summary_->mov_to_pred |= op == ir::Opcode::kMov;
     summary_->mov_to_fixed |= op == ir::Opcode::kMov;
+    summary_->mov_imm_to_fixed |= op == ir::Opcode::kMov;
+    summary_->imm_sources = true;
   }
 
   // Drops everything (the body changed in a way nothing here follows).

@@ -241,6 +241,12 @@ size_t FoldConstants(ir::Kernel& kernel) {
 // guard; no branch or label changes): the shared analyses stay true.
 size_t FoldConstants(ir::Kernel& kernel, Analyses& analyses) {
   const Values& values = analyses.values();
+  // Nothing folds without a constant to start from: a register a mov of an
+  // immediate defines, or an instruction that reads immediates only. The
+  // summary (read with the value table) rules both out without a read of
+  // the body (at a million instructions a read streams 120 MB).
+  const BodySummary& summary = analyses.summary();
+  if (!summary.mov_imm_to_fixed && !summary.imm_sources) return 0;
   const size_t nregs = kernel.regs.size();
   // By register: whether it holds a known constant, and which. Made at the
   // first constant found (a kernel without any allocates nothing: at a

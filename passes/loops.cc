@@ -62,7 +62,7 @@ void FindLoopsIn(const ir::Kernel& kernel, const std::vector<uint32_t>& idom, Lo
   std::vector<uint32_t> work;
   for (uint32_t h : rpo) {
     work.clear();
-    for (uint32_t p : cfg.blocks[h].preds) {
+    for (uint32_t p : cfg.preds(h)) {
       if (f.rank[p] != Loop::kNone && dominates(h, p)) work.push_back(p);
     }
     if (work.empty()) continue;
@@ -77,7 +77,7 @@ void FindLoopsIn(const ir::Kernel& kernel, const std::vector<uint32_t>& idom, Lo
       }
     }
     for (size_t k = 1; k < loop.blocks.size(); ++k) {
-      for (uint32_t p : cfg.blocks[loop.blocks[k]].preds) {
+      for (uint32_t p : cfg.preds(loop.blocks[k])) {
         if (f.rank[p] == Loop::kNone || in_loop[p] == h) continue;
         in_loop[p] = h;
         loop.blocks.push_back(p);
@@ -86,7 +86,7 @@ void FindLoopsIn(const ir::Kernel& kernel, const std::vector<uint32_t>& idom, Lo
     std::sort(loop.blocks.begin(), loop.blocks.end(), [&](uint32_t a, uint32_t b) { return f.rank[a] < f.rank[b]; });
     // The entry point: one outside predecessor that falls into the header.
     uint32_t outside = Loop::kNone, count = 0;
-    for (uint32_t p : cfg.blocks[h].preds) {
+    for (uint32_t p : cfg.preds(h)) {
       if (in_loop[p] != h) {
         outside = p;
         ++count;

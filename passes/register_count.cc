@@ -293,7 +293,7 @@ std::optional<ir::KernelStats> CountForward(const ir::Kernel& kernel, const ir::
     }
     meter.WalkBlock(kernel, bb.begin, bb.end, live, [&](const ir::Instruction& inst) { used.Note(inst, stats); });
     bool branched_to = false;
-    for (uint32_t p : bb.preds) branched_to |= p + 1 != b;
+    for (uint32_t p : cfg.preds(b)) branched_to |= p + 1 != b;
     if (branched_to) {
       in_begin[b] = static_cast<uint32_t>(pool.size());
       live.AppendMembers(pool);
@@ -324,8 +324,7 @@ ir::KernelStats Count(const ir::Kernel& kernel, const ir::Cfg& cfg, LiveInSets s
   // Without an edge (straight-line code: one block) nothing is live into a
   // block from another: the per-block uses and definitions are not
   // gathered, and the backward walk alone reads the body (once, not twice).
-  bool any_edge = false;
-  for (const ir::BasicBlock& bb : cfg.blocks) any_edge |= !bb.succs.empty();
+  const bool any_edge = !cfg.pred_list.empty();
   // Dense live-in rows when they total at most a few words per instruction.
   const bool dense = sets == LiveInSets::kAuto ? nb * words <= 4 * kernel.body.size() + 4096 : sets == LiveInSets::kDense;
   // Block b's upward-exposed uses (read before any unconditional write in b)

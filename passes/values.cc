@@ -7,9 +7,13 @@
 
 namespace ptxforge::passes {
 
-Values::Values(const ir::Kernel& kernel, BodySummary* summary, ir::CfgBuilder* cfg) : def_(kernel.regs.size(), kNotAValue) {
+// One write of the table (filled with kNone), the body's read, and one
+// sweep turning kNone into kNotAValue. A definition of a mutable register
+// is kNotAValue at once, so the sweep does not read kernel.regs (8 bytes a
+// register: 8 MB at a million).
+Values::Values(const ir::Kernel& kernel, BodySummary* summary, ir::CfgBuilder* cfg)
+    : def_(kernel.regs.size(), kNotAValue - 1) {
   constexpr uint32_t kNone = kNotAValue - 1;  // while counting: not defined yet
-  std::fill(def_.begin(), def_.end(), kNone);
   const uint32_t n = static_cast<uint32_t>(kernel.body.size());
   BodySummary s;
   uint32_t last_end = 0;  // 1 + the index of the last branch, ret or exit
@@ -23,11 +27,19 @@ Values::Values(const ir::Kernel& kernel, BodySummary* summary, ir::CfgBuilder* c
       const size_t nregs = kernel.regs.size();
       for (ir::Reg d : inst.dsts) s.mov_to_pred |= d.id < nregs && kernel.regs[d.id].type == ir::ScalarType::kPred;
       // Operands are read for a mov of one register only (most instructions are not movs).
+      if (!s.mov_imm_to_fixed && inst.dsts.size() == 1 && inst.dsts[0].id < nregs &&
+          !kernel.regs[inst.dsts[0].id].is_mutable && inst.srcs.size() == 1 && inst.srcs[0].is_imm()) {
+        s.mov_imm_to_fixed = true;
+      }
       if (!s.mov_to_fixed && !inst.guarded() && inst.dsts.size() == 1 && inst.dsts[0].id < nregs &&
           !kernel.regs[inst.dsts[0].id].is_mutable && inst.srcs.size() == 1 && inst.srcs[0].is_reg() &&
           inst.srcs[0].id < nregs) {
         s.mov_to_fixed = !kernel.regs[inst.srcs[0].id].is_mutable;
       }
+    } else if (!s.imm_sources && !inst.srcs.empty() && inst.srcs[0].is_imm()) {
+      bool all = true;
+      for (const ir::Operand& op : inst.srcs) all &= op.is_imm();
+      s.imm_sources = all;
     }
     if (ir::EndsBlock(inst)) {
       s.early_end |= last_end != 0;
@@ -35,13 +47,13 @@ Values::Values(const ir::Kernel& kernel, BodySummary* summary, ir::CfgBuilder* c
     }
     for (ir::Reg d : inst.dsts) {
       if (d.id >= def_.size()) continue;
-      def_[d.id] = ok && def_[d.id] == kNone ? i : kNotAValue;
+      def_[d.id] = ok && def_[d.id] == kNone && !kernel.regs[d.id].is_mutable ? i : kNotAValue;
     }
   }
   s.early_end |= last_end != 0 && last_end != n;
   if (summary != nullptr) *summary = s;
-  for (size_t r = 0; r < def_.size(); ++r) {
-    if (def_[r] == kNone || kernel.regs[r].is_mutable) def_[r] = kNotAValue;
+  for (uint32_t& d : def_) {
+    if (d == kNone) d = kNotAValue;
   }
 }
 

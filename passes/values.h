@@ -28,11 +28,14 @@ struct BodySummary {
   bool early_end = false;            // a branch, ret or exit comes before the last instruction
   bool mov_to_pred = false;          // a mov defines a predicate register (a constant guard's source)
   bool mov_to_fixed = false;         // an unguarded mov copies a register that is not mutable into another (a copy's candidate)
+  bool mov_imm_to_fixed = false;     // a mov puts an immediate in a register that is not mutable (a known constant)
+  bool imm_sources = false;          // an instruction other than mov reads immediates only (it may fold)
   bool Has(ir::Opcode op) const { return ops.test(static_cast<size_t>(op)); }
   // Whether this says at least what `fresh` (of the same body) says.
   bool Covers(const BodySummary& fresh) const {
     return (fresh.ops & ~ops).none() && (any_guard || !fresh.any_guard) && (early_end || !fresh.early_end) &&
-           (mov_to_pred || !fresh.mov_to_pred) && (mov_to_fixed || !fresh.mov_to_fixed);
+           (mov_to_pred || !fresh.mov_to_pred) && (mov_to_fixed || !fresh.mov_to_fixed) &&
+           (mov_imm_to_fixed || !fresh.mov_imm_to_fixed) && (imm_sources || !fresh.imm_sources);
   }
 };
 

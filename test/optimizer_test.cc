@@ -3,6 +3,7 @@
 // optimizer on and off.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -25,6 +26,7 @@
 #include "passes/pow2_division.h"
 #include "passes/register_count.h"
 #include "passes/strength_reduction.h"
+#include "passes/values.h"
 #include "passes/verifier.h"
 #include "runtime/emulator.h"
 #include "test/test_util.h"
@@ -91,6 +93,50 @@ TEST_CASE("constfold: integer arithmetic, wrap-around, shifts past the width", "
           "  st.global.u64 [%7+8], %5\n"
           "  ret\n"
           "}\n");
+}
+
+TEST_CASE("constfold: without a constant to start from it does nothing, the body summary says so", "[constfold]") {
+  // No mov of an immediate into a register that is not mutable and no
+  // instruction reading immediates only: the summary rules constant
+  // folding out (it does not read the body).
+  KernelBuilder b("nofold");
+  Value<U64> out = b.CvtaToGlobal(b.Param<U64>("out"));
+  Value<U32> n = b.Param<U32>("n");
+  Var<U32> acc = b.Mutable<U32>(0u, "acc");  // a mutable register's mov: not a constant
+  b.Assign(acc, b.Add<U32>(acc, b.Xor(n, 5u)));
+  b.Store(StateSpace::kGlobal, out, Value<U32>(acc));
+  ir::Kernel k = Finished(b);
+  passes::BodySummary summary;
+  passes::Values values(k, &summary);
+  CHECK_FALSE(summary.mov_imm_to_fixed);
+  CHECK_FALSE(summary.imm_sources);
+  RequireUnchanged(k, passes::FoldConstants);
+
+  // An add of two immediates (as a pass could leave it) is what the
+  // summary notes and constant folding folds.
+  ir::Kernel imm = k;
+  auto it = std::find_if(imm.body.begin(), imm.body.end(), [](const ir::Instruction& i) { return i.op == ir::Opcode::kXor; });
+  REQUIRE(it != imm.body.end());
+  it->srcs[0] = ir::Operand::Imm(ir::ScalarType::kU32, 12);
+  passes::BodySummary imm_summary;
+  passes::Values imm_values(imm, &imm_summary);
+  CHECK_FALSE(imm_summary.mov_imm_to_fixed);
+  CHECK(imm_summary.imm_sources);
+  REQUIRE(passes::FoldConstants(imm) == 2);  // 12 ^ 5, and the 9 it gives propagates into the add
+  const std::string folded = DumpIr(imm);
+  CHECK(folded.find("  %4:u32 = mov.u32 9\n  %5:u32 = add.u32 %3, 9\n") != std::string::npos);
+
+  // A constant register (b.Const: a mov of an immediate) is noted too.
+  KernelBuilder c("constreg");
+  Value<U64> cout = c.CvtaToGlobal(c.Param<U64>("out"));
+  c.Store(StateSpace::kGlobal, cout, c.Xor(c.Param<U32>("n"), c.Const<U32>(6u)));
+  ir::Kernel ck = Finished(c);
+  passes::BodySummary c_summary;
+  passes::Values c_values(ck, &c_summary);
+  CHECK(c_summary.mov_imm_to_fixed);
+  CHECK_FALSE(c_summary.imm_sources);
+  REQUIRE(passes::FoldConstants(ck) == 1);  // 6 propagates into the xor
+  CHECK(DumpIr(ck).find("  %3:u32 = mov.u32 6\n  %4:u32 = xor.b32 %2, 0x6\n") != std::string::npos);
 }
 
 TEST_CASE("constfold: setp, selp, cvt and predicates", "[constfold]") {

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -470,7 +471,7 @@ std::vector<uint32_t> ReferenceIdom(const ir::Cfg& cfg) {
     for (size_t b = 1; b < nb; ++b) {
       if (!reachable[b]) continue;
       ir::BitSet d(nb, true);
-      for (uint32_t p : cfg.blocks[b].preds) {
+      for (uint32_t p : cfg.preds(b)) {
         if (reachable[p]) d.IntersectWith(dom[p]);
       }
       d.Set(b);
@@ -497,6 +498,38 @@ std::vector<uint32_t> ReferenceIdom(const ir::Cfg& cfg) {
   return idom;
 }
 
+// The graph as text: one line per block, "b[begin,end) -> succs <- preds".
+std::string CfgText(const ir::Cfg& cfg) {
+  std::string text;
+  for (uint32_t b = 0; b < cfg.blocks.size(); ++b) {
+    const ir::BasicBlock& bb = cfg.blocks[b];
+    text += "b" + std::to_string(b) + "[" + std::to_string(bb.begin) + "," + std::to_string(bb.end) + ") ->";
+    for (uint32_t s : bb.succs) text += " " + std::to_string(s);
+    text += " <-";
+    for (uint32_t p : cfg.preds(b)) text += " " + std::to_string(p);
+    text += "\n";
+  }
+  return text;
+}
+
+TEST_CASE("the control-flow graph: blocks, successors in the block, predecessors in one list", "[cfg]") {
+  const ir::Cfg straight = ir::Cfg::Build(StraightLine());
+  CHECK(CfgText(straight) == "b0[0,10) -> <-\n");
+  CHECK(straight.pred_list.empty());
+  CHECK_FALSE(ir::HasBackwardEdge(straight));
+  // The loop: the test at its head branches out (and falls into the body),
+  // the body's end branches back to the head.
+  const ir::Kernel loop = Loop();
+  INFO(emit::PrintIr(loop));
+  const ir::Cfg cfg = ir::Cfg::Build(loop);
+  CHECK(CfgText(cfg) == "b0[0,6) -> 1 <-\n"
+                        "b1[6,9) -> 3 2 <- 0 2\n"
+                        "b2[9,16) -> 1 <- 1\n"
+                        "b3[16,19) -> <- 1\n");
+  CHECK(cfg.pred_list == std::vector<uint32_t>{0, 2, 1, 1});
+  CHECK(ir::HasBackwardEdge(cfg));
+}
+
 TEST_CASE("immediate dominators match the definition, with and without loops", "[dominators]") {
   // Graphs without a backward edge take a sweep in block order, the others
   // Cooper-Harvey-Kennedy over reverse post order: both must give the
@@ -509,6 +542,20 @@ TEST_CASE("immediate dominators match the definition, with and without loops", "
       for (uint32_t s : cfg.blocks[b].succs) has_backward |= s <= b;
     }
     ++(has_backward ? backward : forward);
+    // The flag kept in the graph, and each block's predecessors: the
+    // blocks that list it as a successor, in increasing order.
+    REQUIRE(ir::HasBackwardEdge(cfg) == has_backward);
+    for (uint32_t b = 0; b < cfg.blocks.size(); ++b) {
+      REQUIRE(cfg.blocks[b].succs.size() <= 2);
+      std::vector<uint32_t> preds;
+      for (uint32_t p = 0; p < cfg.blocks.size(); ++p) {
+        for (uint32_t s : cfg.blocks[p].succs) {
+          if (s == b) preds.push_back(p);
+        }
+      }
+      const std::span<const uint32_t> kept = cfg.preds(b);
+      REQUIRE(std::vector<uint32_t>(kept.begin(), kept.end()) == preds);
+    }
     REQUIRE(ir::ImmediateDominators(cfg) == ReferenceIdom(cfg));
   };
   for (const kernels::KernelFamily* family : kernels::AllFamilies()) {

@@ -965,7 +965,7 @@ std::optional<UseError> ReferenceUseBeforeDef(const ir::Kernel& k) {
     changed = false;
     for (size_t b = 0; b < nb; ++b) {
       ir::BitSet in = b == 0 ? empty : ir::BitSet(nregs, true);
-      for (uint32_t p : cfg.blocks[b].preds) in.IntersectWith(out[p]);
+      for (uint32_t p : cfg.preds(b)) in.IntersectWith(out[p]);
       in.UnionWith(gen[b]);
       if (!(in == out[b])) {
         out[b] = std::move(in);
@@ -975,7 +975,7 @@ std::optional<UseError> ReferenceUseBeforeDef(const ir::Kernel& k) {
   }
   for (size_t b = 0; b < nb; ++b) {
     ir::BitSet defined = b == 0 ? empty : ir::BitSet(nregs, true);
-    for (uint32_t p : cfg.blocks[b].preds) defined.IntersectWith(out[p]);
+    for (uint32_t p : cfg.preds(b)) defined.IntersectWith(out[p]);
     struct GuardedDef {
       uint32_t reg, guard;
       bool negated;
