@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # ptxas -v registers of ptxforge's PTX against nvcc's for the same algorithms
 # (bench/cuda/NAME.cu, each the CUDA C++ of the registry kernel NAME's default
-# configuration), on sm_80 and sm_90.
-#   usage: bench/compare_registers.sh [BUILD_DIR]   (default: build)
+# configuration), on sm_80 and sm_90, or on the targets named in ARCHS
+# (ARCHS="sm_75 sm_80 sm_86 sm_87 sm_89 sm_90 sm_90a sm_100 sm_100a sm_120 sm_120a"
+# for every target ptxforge supports).
+#   usage: [ARCHS="sm_XX ..."] bench/compare_registers.sh [BUILD_DIR]   (default: build)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build="${1:-$root/build}"
@@ -30,7 +32,7 @@ for cu in "$root"/bench/cuda/*.cu; do
   name="$(basename "$cu" .cu)"
   family="$name"
   if ! "$build/tools/ptx-dump" "$family" --emit=ir >/dev/null 2>&1; then family="${name/_/.}"; fi
-  for arch in sm_80 sm_90; do
+  for arch in ${ARCHS:-sm_80 sm_90}; do
     "$nvcc" -arch="$arch" -ptx "$cu" -o "$tmp/nvcc.ptx"
     if (( $(grep -c '^[.a-z ]*\.entry' "$tmp/nvcc.ptx") != 1 )); then
       printf "%-22s %-6s %8s %6s %s\n" "$name" "$arch" - - "several kernels in $name.cu: not compared"

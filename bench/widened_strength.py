@@ -7,7 +7,7 @@ This script takes reduce_sum's PTX from ptx-dump for each target, rewrites its
 strided loop by hand into the reduced form (a 64-bit pointer set before the
 loop and stepped by `stride * 4` in it), assembles both with `ptxas -v` and
 prints registers and, when nvdisasm is found, the SASS instructions of the
-loop (from its load to its backward branch).
+loop (from the label its backward branch goes to, through that branch).
 
   usage: bench/widened_strength.py [BUILD_DIR]   (default: build)
   nvdisasm: $NVDISASM, else on PATH, else under $CUDA_HOME/bin.
@@ -62,6 +62,24 @@ def reduce_loop(ptx):
                        f".reg .b64 \t%rd<{count + 2}>;")
 
 
+def loop_length(listing):
+    """SASS instructions of the loop in an nvdisasm listing: from the label a
+    backward branch goes to, through that branch. reduce_sum has one loop
+    before its reduction tree (whose branches all go forward)."""
+    labels, code = {}, []  # label -> index of the instruction after it
+    for line in listing.splitlines():
+        label = re.match(r"(\.L_x_\d+):", line)
+        if label:
+            labels[label.group(1)] = len(code)
+        elif re.match(r"\s+/\*[0-9a-f]{4}\*/", line):
+            code.append(line)
+    for n, line in enumerate(code):
+        target = re.search(r"BRA `\((\.L_x_\d+)\)", line)
+        if target and labels.get(target.group(1), n + 1) <= n:
+            return n - labels[target.group(1)] + 1
+    fail("no backward branch in reduce_sum's SASS")
+
+
 def main():
     build = sys.argv[1] if len(sys.argv) > 1 else "build"
     dump = os.path.join(build, "tools", "ptx-dump")
@@ -95,14 +113,9 @@ def main():
                 used = re.search(r"Used (\d+) registers", log.stderr)
                 sass = "-"
                 if nvdisasm:
-                    lines = subprocess.run([nvdisasm, "-c", cubin], check=True,
-                                           capture_output=True,
-                                           text=True).stdout.splitlines()
-                    code = [l for l in lines if re.match(r"\s+/\*[0-9a-f]{4}\*/", l)]
-                    first = next(n for n, l in enumerate(code) if "LDG" in l)
-                    last = next(n for n, l in enumerate(code)
-                                if n > first and "BRA" in l)
-                    sass = str(last - first + 1)
+                    listing = subprocess.run([nvdisasm, "-c", cubin], check=True,
+                                             capture_output=True, text=True).stdout
+                    sass = str(loop_length(listing))
                 row.append((used.group(1) if used else "?", sass))
             print(f"{target:8} {row[0][0]:>9} {row[1][0]:>8} "
                   f"{row[0][1]:>9} {row[1][1]:>8}")

@@ -216,6 +216,9 @@ class Verifier {
       return KernelError(".maxntid and .reqntid are both set, which ptxas refuses; .reqntid alone also bounds "
                          "the block size");
     }
+    if (lb.maxnreg > 255) {
+      return KernelError(StrCat(".maxnreg ", lb.maxnreg, " is over 255, which ptxas ignores"));
+    }
     for (size_t r = 0; r < k_.regs.size(); ++r) {
       if (k_.regs[r].type == ScalarType::kNone) return KernelError(StrCat("register %", r, " has no type"));
     }

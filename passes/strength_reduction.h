@@ -36,15 +36,16 @@ namespace ptxforge::passes {
 // b + zext(i)*C as soon as i wraps past 2^32, which a loop such as
 // `for (i = start; i < end; i += S)` does when end > 2^32 - S; without
 // knowing that it cannot, reducing them would change what such a kernel
-// reads. Nor would it pay when it is exact: ptxas already folds
-// `mul.wide.u32` + `add.u64` into one IMAD.WIDE.U32 per access, and a
-// stepped 64-bit pointer is also one IMAD.WIDE (stride * size + pointer)
-// per iteration, but it keeps two more registers live across the loop
-// (reduce_sum's strided loop reduced by hand, ptxas 13.0: SASS instructions
-// per iteration 6 -> 6 on sm_75 to sm_89 and 5 -> 6 on sm_90 to sm_120,
-// registers 10-12 -> 14 on every target; nvcc too leaves a 32-bit index
-// widened at each access; `bench/widened_strength.py` measures it). Linear
-// in the body times the loop depth. Returns the number of addresses
+// reads. Where it would be exact, the trade is mixed
+// (`bench/widened_strength.py` reduces reduce_sum's strided loop by hand;
+// ptxas 13.0): 2 SASS instructions fewer per iteration on sm_75 to sm_89
+// (8 -> 6: there ptxas rebuilds the stride from the constant bank in every
+// iteration to save registers), as many on sm_90 to sm_120 (6, where the
+// widened address is one IMAD.WIDE), and 10-12 -> 14 registers on every
+// target. nvcc leaves the same loop widened (one IMAD.WIDE.U32 per access
+// on sm_90). Proving that i cannot wrap (range facts, or a loop version
+// behind a test of end against 2^32 - S) is what doing it would take.
+// Linear in the body times the loop depth. Returns the number of addresses
 // reduced.
 size_t ReduceAddressStrength(ir::Kernel& kernel);
 // The same with the analyses a pipeline run shares (passes/analyses.h), kept

@@ -158,6 +158,9 @@ TEST_CASE("declaration errors", "[verifier]") {
          f.h.kernel().bounds.maxntid = {128, 1, 1};
          f.h.kernel().bounds.reqntid = {128, 1, 1};
        }},
+      // A register budget ptxas would ignore (KernelBuilder::SetMaxRegisters refuses it too).
+      {".maxnreg 256 is over 255, which ptxas ignores", [](Fixture& f) { f.h.kernel().bounds.maxnreg = 256; }},
+      {"OK", [](Fixture& f) { f.h.kernel().bounds.maxnreg = 255; }},
       // Item 5: out-of-range enums in declarations.
       {"the target: ir::Target value 99 is out of range",
        [](Fixture& f) { f.h.kernel().target = static_cast<ir::Target>(99); }},
