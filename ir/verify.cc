@@ -1223,8 +1223,10 @@ class Verifier {
   // assigned on several paths with no dominating assignment need). The first
   // error in body order is reported, as a block-order walk would.
   //
-  // Most kernels (straight-line code, if-statements) need none of it: see
-  // UsesDefinedAbove, which it runs first.
+  // Straight-line kernels, and kernels whose code after each label reads only
+  // what is defined after that label (a bounds check around the whole body,
+  // as in vector_add), need none of it: see UsesDefinedAbove, which it runs
+  // first.
   absl::Status CheckDefinedBeforeUse(const std::vector<uint32_t>& def_at) const {
     if (UsesDefinedAbove()) return absl::OkStatus();
     const size_t nregs = k_.regs.size();
@@ -1368,9 +1370,10 @@ class Verifier {
   // entered only from the block before it (or never, after ret or an
   // unconditional bra: unreachable, where everything counts as defined), so
   // the definition's block dominates the use's. One sweep with a stamp per
-  // register and no graph: an if-shaped kernel's first verification builds
-  // no CFG and no dominator tree. Any other use sends the kernel through the
-  // full analysis (which finds the errors and words their messages).
+  // register and no graph. A use after a label of a register defined before
+  // that label (after an if's end, in a loop) is not such a use: it sends the
+  // kernel through the full analysis (which finds the errors and words their
+  // messages), after this sweep.
   bool UsesDefinedAbove() const {
     std::vector<uint32_t> stamp(k_.regs.size(), 0);  // by register: the span of its last unguarded definition
     uint32_t span = 1;                                  // code between two labels
