@@ -40,7 +40,13 @@ struct TypeRow {
   RegClass reg_class;
   bool instruction_only = false;  // no register, immediate, param or variable has it
 };
-inline constexpr TypeRow kTypes[kNumScalarTypes] = {
+// 32 rows, a power of two, so that Row() masks the index: what is read is
+// inside the table for any byte, and g++ 12's -Warray-bounds stops seeing a
+// read past the end on paths where a switch's default leaves the type
+// unbounded (ir::sem::ConvertInt). Rows past kE5M2x2 are never named.
+inline constexpr int kTypeRows = 32;
+static_assert(kNumScalarTypes <= kTypeRows);
+inline constexpr TypeRow kTypes[kTypeRows] = {
     {"none", TypeKind::kNone, RegClass::kB32},
     {"pred", TypeKind::kPred, RegClass::kPred},
     {"b8", TypeKind::kBits, RegClass::kB16},
@@ -67,10 +73,11 @@ inline constexpr TypeRow kTypes[kNumScalarTypes] = {
     {"e4m3x2", TypeKind::kFloat, RegClass::kB16, true},
     {"e5m2x2", TypeKind::kFloat, RegClass::kB16, true},
 };
+constexpr const TypeRow& Row(ScalarType t) { return kTypes[static_cast<unsigned>(t) & (kTypeRows - 1)]; }
 }  // namespace types_internal
 
 // "f32", "u64", "pred"... (no leading dot).
-constexpr std::string_view TypeName(ScalarType t) { return types_internal::kTypes[static_cast<int>(t)].name; }
+constexpr std::string_view TypeName(ScalarType t) { return types_internal::Row(t).name; }
 // Parses TypeName's spelling; nullopt for anything else.
 std::optional<ScalarType> ParseType(std::string_view name);
 // Size in bytes (pred: 0 since it has no memory form; f16x2: 4).
@@ -87,8 +94,8 @@ constexpr int TypeBits(ScalarType t) {
   }
 }
 constexpr int TypeSize(ScalarType t) { return t == ScalarType::kPred ? 0 : TypeBits(t) / 8; }
-constexpr TypeKind KindOf(ScalarType t) { return types_internal::kTypes[static_cast<int>(t)].kind; }
-constexpr RegClass RegClassOf(ScalarType t) { return types_internal::kTypes[static_cast<int>(t)].reg_class; }
+constexpr TypeKind KindOf(ScalarType t) { return types_internal::Row(t).kind; }
+constexpr RegClass RegClassOf(ScalarType t) { return types_internal::Row(t).reg_class; }
 // ".pred", ".b16"... the declaration type of a register class.
 std::string_view RegClassDeclType(RegClass c);
 // "%p", "%rs", "%r", "%rd", "%f", "%fd".
@@ -109,7 +116,7 @@ constexpr bool IsBF16Family(ScalarType t) { return t == ScalarType::kBF16 || t =
 constexpr bool IsHalfFamily(ScalarType t) { return IsF16Family(t) || IsBF16Family(t); }
 // tf32, e4m3, e5m2, e4m3x2, e5m2x2: types only an instruction may name.
 constexpr bool IsInstructionOnlyType(ScalarType t) {
-  return static_cast<int>(t) < kNumScalarTypes && types_internal::kTypes[static_cast<int>(t)].instruction_only;
+  return static_cast<int>(t) < kNumScalarTypes && types_internal::Row(t).instruction_only;
 }
 
 // The bit type of the same size (f32 -> b32, u8 -> b8); pred stays pred.
