@@ -14,6 +14,11 @@ namespace ptxforge::passes {
 //   x+0  0+x  x-0  x*1  1*x  x/1  x<<0  x>>0  x&-1  -1&x  x|0  0|x  x^0  0^x
 //   x&x  x|x  min(x,x)  max(x,x)  selp(x,x,p)                   -> x
 //   x*0  0*x  (mul.lo, .hi, .wide)  x-x  x^x  x%1  mad(x,0,c) -> c ... -> 0 / c
+// and mad.lo/.hi(a, b, 0) becomes mul.lo/.hi(a, b). A value (passes/values.h)
+// this run made a constant counts as that immediate in what follows, and a
+// mov it makes names the immediate: x - x is 0, so (x - x) * 3 is 0 and
+// mad(a, b, x - x) is a * b. (Constant folding, which runs before, has
+// already put the builder's own constants in as immediates.)
 // Floats are left alone: x+0 is not x for -0, x*1 quiets a signalling NaN,
 // and x*0 is not 0 for infinities and NaN. The movs are left for copy
 // propagation and constant propagation. Returns the instructions rewritten.

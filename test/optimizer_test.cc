@@ -332,6 +332,53 @@ TEST_CASE("identities: a copy it made stands for the value it copies but a mutab
           "}\n");
 }
 
+TEST_CASE("identities: a constant it made counts as that immediate and mad of zero is mul", "[identities]") {
+  KernelBuilder b("made_zero");
+  Value<U64> out = b.CvtaToGlobal(b.Param<U64>("out"));
+  Value<U32> x = b.Param<U32>("x");
+  Value<U32> y = b.Param<U32>("y");
+  Value<U32> zero = b.Sub(x, x);     // 0, made here
+  Value<U32> also = b.Mul(zero, 1u);  // a copy of that 0: a 0 too
+  b.Store(StateSpace::kGlobal, out, b.Mul(zero, 3u));                   // 0
+  b.Store(StateSpace::kGlobal, Address(out, 4), b.Add(also, y));        // y
+  b.Store(StateSpace::kGlobal, Address(out, 8), b.Add(zero, 7u));       // 7, as an immediate
+  b.Store(StateSpace::kGlobal, Address(out, 12), b.Mad(x, 5u, zero));   // mul.lo x, 5
+  b.Store(StateSpace::kGlobal, Address(out, 16), b.Mad(x, y, 0u));      // mul.lo x, y
+  b.Store(StateSpace::kGlobal, Address(out, 20), b.Shl(y, zero));       // y
+  b.Store(StateSpace::kGlobal, Address(out, 24), b.Mad(x, y, x));       // kept
+  ir::Kernel k = Finished(b);
+  REQUIRE(passes::SimplifyIdentities(k) == 8);
+  RequireVerifies(k);
+  REQUIRE(DumpIr(k) ==
+          "kernel made_zero target sm_80\n"
+          "  param u64 out\n"
+          "  param u32 x\n"
+          "  param u32 y\n"
+          "{\n"
+          "  %0:u32 = ld.param.u32 [x]  // x\n"
+          "  %1:u32 = mov.u32 0\n"
+          "  %2:u32 = mov.u32 0\n"
+          "  %3:u32 = ld.param.u32 [y]  // y\n"
+          "  %4:u64 = ld.param.u64 [out]  // out\n"
+          "  %5:u64 = cvta.to.global.u64 %4\n"
+          "  %6:u32 = mov.u32 0\n"
+          "  st.global.u32 [%5], %6\n"
+          "  %7:u32 = mov.u32 %3\n"
+          "  st.global.u32 [%5+4], %7\n"
+          "  %8:u32 = mov.u32 7\n"
+          "  st.global.u32 [%5+8], %8\n"
+          "  %9:u32 = mul.lo.u32 %0, 5\n"
+          "  st.global.u32 [%5+12], %9\n"
+          "  %10:u32 = mul.lo.u32 %0, %3\n"
+          "  st.global.u32 [%5+16], %10\n"
+          "  %11:u32 = mov.u32 %3\n"
+          "  st.global.u32 [%5+20], %11\n"
+          "  %12:u32 = mad.lo.u32 %0, %3, %0\n"
+          "  st.global.u32 [%5+24], %12\n"
+          "  ret\n"
+          "}\n");
+}
+
 TEST_CASE("identities: values read above their definition in unreachable code end", "[identities]") {
   // e = d * 1 and d = e & e: d would stand for itself. The fuzz test found
   // this shape looping for ever.
