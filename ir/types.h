@@ -73,6 +73,8 @@ inline constexpr TypeRow kTypes[kTypeRows] = {
     {"e4m3x2", TypeKind::kFloat, RegClass::kB16, true},
     {"e5m2x2", TypeKind::kFloat, RegClass::kB16, true},
 };
+// A row for every ScalarType and none beyond (a new type needs its row).
+static_assert(kTypes[kNumScalarTypes - 1].name == "e5m2x2" && kTypes[kNumScalarTypes].name.empty());
 constexpr const TypeRow& Row(ScalarType t) { return kTypes[static_cast<unsigned>(t) & (kTypeRows - 1)]; }
 }  // namespace types_internal
 

@@ -102,7 +102,7 @@ std::optional<Operand> Reduce(const ir::Kernel& kernel, const ir::Instruction& i
       return std::nullopt;
     case Opcode::kMad:
       if (m.sat || m.mode == ir::Mode::kWide) return std::nullopt;  // c is wider than the product's operands
-      if ((is0(0) || is0(1)) && !s[2].is_imm()) return known(2);
+      if (is0(0) || is0(1)) return known(2);
       return std::nullopt;
     case Opcode::kDiv:
       if (is1(1)) return known(0);

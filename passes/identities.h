@@ -13,7 +13,7 @@ namespace ptxforge::passes {
 // operand holds, into `mov.T dst, that`:
 //   x+0  0+x  x-0  x*1  1*x  x/1  x<<0  x>>0  x&-1  -1&x  x|0  0|x  x^0  0^x
 //   x&x  x|x  min(x,x)  max(x,x)  selp(x,x,p)                   -> x
-//   x*0  0*x  (mul.lo, .hi, .wide)  x-x  x^x  x%1  mad(x,0,c) -> c ... -> 0 / c
+//   x*0  0*x  (mul.lo, .hi, .wide)  x-x  x^x  x%1  mad(x,0,c) -> 0 / c
 // and mad.lo/.hi(a, b, 0) becomes mul.lo/.hi(a, b). A value (passes/values.h)
 // this run made a constant counts as that immediate in what follows, and a
 // mov it makes names the immediate: x - x is 0, so (x - x) * 3 is 0 and

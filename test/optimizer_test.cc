@@ -338,7 +338,7 @@ TEST_CASE("identities: a constant it made counts as that immediate and mad of ze
   Value<U32> x = b.Param<U32>("x");
   Value<U32> y = b.Param<U32>("y");
   Value<U32> zero = b.Sub(x, x);     // 0, made here
-  Value<U32> also = b.Mul(zero, 1u);  // a copy of that 0: a 0 too
+  Value<U32> also = b.Mul(zero, 1u);  // 0 * 1: a 0 too (named as the immediate)
   b.Store(StateSpace::kGlobal, out, b.Mul(zero, 3u));                   // 0
   b.Store(StateSpace::kGlobal, Address(out, 4), b.Add(also, y));        // y
   b.Store(StateSpace::kGlobal, Address(out, 8), b.Add(zero, 7u));       // 7, as an immediate
@@ -346,8 +346,11 @@ TEST_CASE("identities: a constant it made counts as that immediate and mad of ze
   b.Store(StateSpace::kGlobal, Address(out, 16), b.Mad(x, y, 0u));      // mul.lo x, y
   b.Store(StateSpace::kGlobal, Address(out, 20), b.Shl(y, zero));       // y
   b.Store(StateSpace::kGlobal, Address(out, 24), b.Mad(x, y, x));       // kept
+  b.Store(StateSpace::kGlobal, Address(out, 28), b.Mad(y, 0u, 9u));     // 9
+  Value<U16> h = b.Cvt<U16>(y);
+  b.Store(StateSpace::kGlobal, Address(out, 32), b.MadHi(h, h, b.Sub(h, h)));  // mul.hi.u16 h, h
   ir::Kernel k = Finished(b);
-  REQUIRE(passes::SimplifyIdentities(k) == 8);
+  REQUIRE(passes::SimplifyIdentities(k) == 11);
   RequireVerifies(k);
   REQUIRE(DumpIr(k) ==
           "kernel made_zero target sm_80\n"
@@ -375,6 +378,12 @@ TEST_CASE("identities: a constant it made counts as that immediate and mad of ze
           "  st.global.u32 [%5+20], %11\n"
           "  %12:u32 = mad.lo.u32 %0, %3, %0\n"
           "  st.global.u32 [%5+24], %12\n"
+          "  %13:u32 = mov.u32 9\n"
+          "  st.global.u32 [%5+28], %13\n"
+          "  %14:u16 = cvt.u16.u32 %3\n"
+          "  %15:u16 = mov.u16 0\n"
+          "  %16:u16 = mul.hi.u16 %14, %14\n"
+          "  st.global.u16 [%5+32], %16\n"
           "  ret\n"
           "}\n");
 }
