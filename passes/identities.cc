@@ -1,6 +1,7 @@
 // Exact algebraic identities on integer, bit and predicate instructions.
 #include "passes/identities.h"
 
+#include <array>
 #include <optional>
 #include <vector>
 
@@ -16,8 +17,8 @@ using ir::Opcode;
 using ir::Operand;
 using ir::ScalarType;
 
-bool Equal(std::optional<uint64_t> bits, int width, uint64_t v) {
-  return bits && ir::sem::Truncate(*bits, width) == ir::sem::Truncate(v, width);
+bool IsImm(const Operand& op, int bits, uint64_t v) {
+  return op.is_imm() && ir::sem::Truncate(op.bits(), bits) == ir::sem::Truncate(v, bits);
 }
 
 // Which register each value this run turned into a copy of another value
@@ -31,10 +32,12 @@ bool Equal(std::optional<uint64_t> bits, int width, uint64_t v) {
 // the two hold the same bits wherever both are read.
 class Copies {
  public:
-  Copies(const Values& values, size_t nregs) : values_(values), renaming_(nregs) {}
+  Copies(const Values& values, size_t nregs) : values_(values), renaming_(nregs), nregs_(nregs) {}
   void Record(ir::Reg dst, const Operand& src) {
     if (!values_.IsValue(dst)) return;
     if (src.is_imm()) {
+      if (is_constant_.empty()) is_constant_.assign((nregs_ + 63) / 64, 0);
+      is_constant_[dst.id / 64] |= uint64_t{1} << (dst.id % 64);
       constants_.emplace(dst.id, src.bits());
     } else if (src.is_reg() && values_.IsValue(src.reg())) {
       renaming_.Link(dst, src.reg());
@@ -43,20 +46,26 @@ class Copies {
   bool Same(const Operand& a, const Operand& b) {
     return a.is_reg() && b.is_reg() && renaming_.Find(a.id) == renaming_.Find(b.id);
   }
-  // The bits of an immediate operand or of a register this run made a
-  // constant (directly or through copies); nullopt otherwise.
+  bool AnyConstant() const { return !is_constant_.empty(); }
+  // The bits of a register this run made a constant (directly or through
+  // copies); nullopt for anything else.
   std::optional<uint64_t> Bits(const Operand& op) {
-    if (op.is_imm()) return op.bits();
-    if (constants_.empty() || !op.is_reg()) return std::nullopt;
-    auto it = constants_.find(renaming_.Find(op.id));
-    if (it == constants_.end()) return std::nullopt;
-    return it->second;
+    if (is_constant_.empty() || !op.is_reg()) return std::nullopt;
+    const uint32_t root = renaming_.Find(op.id);
+    if ((is_constant_[root / 64] >> (root % 64) & 1) == 0) return std::nullopt;
+    return constants_.find(root)->second;
   }
 
  private:
   const Values& values_;
   Renaming renaming_;
-  absl::flat_hash_map<uint32_t, uint64_t> constants_;  // by the root of a register's copies
+  size_t nregs_;
+  // The constants by the root of a register's copies, and a bit per register
+  // saying which roots have one: most operands are not constants, and the
+  // bit answers them without a hash lookup (at the first constant a kernel
+  // made, looking up every operand made the pass 2-3x slower).
+  absl::flat_hash_map<uint32_t, uint64_t> constants_;
+  std::vector<uint64_t> is_constant_;  // made at the first constant
 };
 
 // What the instruction reduces to: one of its operands or a zero; nullopt if
@@ -69,18 +78,25 @@ std::optional<Operand> Reduce(const ir::Kernel& kernel, const ir::Instruction& i
   const int w = pred ? 1 : ir::TypeBits(t);
   if (!pred && w < 16) return std::nullopt;
   const auto& s = inst.srcs;
+  // Each source as an immediate where it is one or a constant this run made
+  // (then the mov replacing an instruction names the immediate, not the
+  // register), else the source itself. Until the run makes a constant the
+  // sources are read as they are (no copy, no lookup).
+  std::array<Operand, 3> made;
+  const Operand* k = s.data();
+  if (copies.AnyConstant()) {
+    for (size_t i = 0; i < s.size() && i < made.size(); ++i) {
+      std::optional<uint64_t> bits = s[i].is_imm() ? std::nullopt : copies.Bits(s[i]);
+      made[i] = bits ? Operand::Imm(kernel.type_of(s[i].reg()), *bits) : s[i];
+    }
+    k = made.data();
+  }
   auto SameReg = [&](const Operand& a, const Operand& b) { return copies.Same(a, b); };
   auto zero = [&] { return Operand::Imm(kernel.type_of(inst.dsts[0]), 0); };
-  // An operand a constant made here stands for its immediate: the mov
-  // replacing an instruction names the immediate, not the register.
-  auto known = [&](size_t k) -> Operand {
-    if (s[k].is_imm()) return s[k];
-    std::optional<uint64_t> bits = copies.Bits(s[k]);
-    return bits ? Operand::Imm(kernel.type_of(s[k].reg()), *bits) : s[k];
-  };
-  auto is0 = [&](size_t k) { return Equal(copies.Bits(s[k]), w, 0); };
-  auto is1 = [&](size_t k) { return Equal(copies.Bits(s[k]), w, 1); };
-  auto is_ones = [&](size_t k) { return Equal(copies.Bits(s[k]), w, ~uint64_t{0}); };
+  auto known = [&](size_t i) { return k[i]; };
+  auto is0 = [&](size_t i) { return IsImm(k[i], w, 0); };
+  auto is1 = [&](size_t i) { return IsImm(k[i], w, 1); };
+  auto is_ones = [&](size_t i) { return IsImm(k[i], w, ~uint64_t{0}); };
   switch (inst.op) {
     case Opcode::kAdd:
       if (m.rounding != ir::Rounding::kNone) return std::nullopt;
@@ -112,7 +128,7 @@ std::optional<Operand> Reduce(const ir::Kernel& kernel, const ir::Instruction& i
       return std::nullopt;
     case Opcode::kShl:
     case Opcode::kShr:
-      if (Equal(copies.Bits(s[1]), 32, 0)) return known(0);
+      if (IsImm(k[1], 32, 0)) return known(0);
       return std::nullopt;
     case Opcode::kAnd:
       if (SameReg(s[0], s[1])) return known(0);
@@ -152,7 +168,9 @@ bool MadOfZero(ir::Instruction& inst, Copies& copies) {
   const ir::Modifiers& m = inst.mods;
   if (inst.op != Opcode::kMad || m.sat || (m.mode != ir::Mode::kLo && m.mode != ir::Mode::kHi)) return false;
   if (!ir::IsInteger(m.type) && !ir::IsBits(m.type)) return false;
-  if (!Equal(copies.Bits(inst.srcs[2]), ir::TypeBits(m.type), 0)) return false;
+  const Operand& c = inst.srcs[2];
+  const std::optional<uint64_t> bits = c.is_imm() ? std::optional<uint64_t>(c.bits()) : copies.Bits(c);
+  if (!bits || ir::sem::Truncate(*bits, ir::TypeBits(m.type)) != 0) return false;
   inst.op = Opcode::kMul;
   inst.srcs.pop_back();
   return true;
