@@ -77,7 +77,8 @@ bool EnumsValid(const Instruction& inst) {
   // A few word operations with no branch between them (every instruction
   // takes this path, in the builder and in the verifier); ir_test checks
   // that this agrees with InvalidEnum for every value of every byte.
-  bool ok = IsValid(inst.op) & ModifiersValid(inst.mods);
+  // (int & int: both calls always run, and clang does not take & for a slip of &&.)
+  bool ok = (static_cast<int>(IsValid(inst.op)) & static_cast<int>(ModifiersValid(inst.mods))) != 0;
   for (const Operand& op : inst.srcs) {
     ok &= !(op.kind == OperandKind::kSpecial && op.id >= static_cast<uint32_t>(kNumSpecialRegs)) & IsValid(op.type);
   }

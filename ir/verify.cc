@@ -819,7 +819,9 @@ class Verifier {
       // No address to check: only an address or an immediate of an
       // instruction-only type can be wrong (the loops below say which).
       bool suspect = false;
-      for (const Operand& op : inst.srcs) suspect |= op.is_address() | (op.is_imm() && ir::IsInstructionOnlyType(op.type));
+      for (const Operand& op : inst.srcs) {
+        suspect |= op.is_address() || (op.is_imm() && ir::IsInstructionOnlyType(op.type));
+      }
       if (!suspect) return absl::OkStatus();
     }
     if (!groups.srcs_fit) {
