@@ -13,6 +13,7 @@
 #include "passes/identities.h"
 #include "passes/licm.h"
 #include "passes/pow2_division.h"
+#include "passes/reassociate.h"
 #include "passes/register_count.h"
 #include "passes/strength_reduction.h"
 #include "passes/verifier.h"
@@ -21,7 +22,7 @@ namespace ptxforge::passes {
 
 namespace {
 
-constexpr std::string_view kOptimizations[] = {"constfold", "pow2div", "identities", "copyprop", "cse", "branches", "licm", "strength"};
+constexpr std::string_view kOptimizations[] = {"constfold", "pow2div", "identities", "reassoc", "copyprop", "cse", "branches", "licm", "strength"};
 
 }  // namespace
 
@@ -37,6 +38,7 @@ bool PipelineOptions::Set(std::string_view name, bool on) {
   bool* field = name == "constfold"    ? &constfold
                 : name == "pow2div"    ? &pow2div
                 : name == "identities" ? &identities
+                : name == "reassoc"    ? &reassoc
                 : name == "copyprop"   ? &copyprop
                 : name == "cse"        ? &cse
                 : name == "branches"   ? &branches
@@ -84,6 +86,7 @@ Pipeline Pipeline::Standard(const PipelineOptions& options) {
   if (options.constfold) p.Add(std::make_unique<ConstantFoldingPass>());
   if (options.pow2div) p.Add(std::make_unique<Pow2DivisionPass>());
   if (options.identities) p.Add(std::make_unique<IdentitiesPass>());
+  if (options.reassoc) p.Add(std::make_unique<ReassociatePass>());
   if (options.copyprop) p.Add(std::make_unique<CopyPropagationPass>());
   if (options.cse) p.Add(std::make_unique<CsePass>());
   if (options.branches) p.Add(std::make_unique<DeadBranchPass>());

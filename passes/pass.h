@@ -37,6 +37,7 @@ struct PipelineOptions {
   bool constfold = true;   // constant folding and propagation (passes/const_fold.h)
   bool pow2div = true;     // unsigned division and remainder by 2^k as shr/and (passes/pow2_division.h)
   bool identities = true;  // exact algebraic identities (passes/identities.h)
+  bool reassoc = true;     // add/sub chains that cancel (passes/reassociate.h)
   bool copyprop = true;    // copy propagation (passes/copy_prop.h)
   bool cse = true;         // common subexpressions by value numbering (passes/cse.h)
   bool branches = true;    // constant guards and unreachable blocks (passes/dead_branches.h)
@@ -68,7 +69,7 @@ class Pipeline {
   Pipeline(Pipeline&&) = default;
   Pipeline& operator=(Pipeline&&) = default;
 
-  // verify -> constfold -> pow2div -> identities -> copyprop -> cse -> branches -> licm
+  // verify -> constfold -> pow2div -> identities -> reassoc -> copyprop -> cse -> branches -> licm
   // -> strength -> dce -> regcount, without the optimisations `options` turns off: what
   // ptx-dump and the kernel library run.
   static Pipeline Standard(const PipelineOptions& options = {});

@@ -24,6 +24,7 @@
 #include "passes/loops.h"
 #include "passes/pass.h"
 #include "passes/pow2_division.h"
+#include "passes/reassociate.h"
 #include "passes/register_count.h"
 #include "passes/strength_reduction.h"
 #include "passes/values.h"
@@ -425,6 +426,100 @@ TEST_CASE("identities: values read above their definition in unreachable code en
           "  %4:u32 = mov.u32 %3\n"
           "  st.global.u32 [%1], %4\n"
           "$L0_end:\n"
+          "  ret\n"
+          "}\n");
+}
+
+// ---- reassociation
+
+TEST_CASE("reassoc: add and sub chains that cancel read their terms", "[reassoc]") {
+  KernelBuilder b("sums");
+  Value<U64> out = b.CvtaToGlobal(b.Param<U64>("out"));
+  Value<U32> x = b.Param<U32>("x");
+  Value<U32> y = b.Param<U32>("y");
+  Value<U32> x4 = b.Mul(x, 4u);  // not a sum: a term
+  // conv2d.backward_data's shared index: ((x4 + y) - (x4 - 2)) - 2 through
+  // signed bitcasts is y.
+  Value<S32> d = b.Sub(b.Bitcast<S32>(b.Add(x4, y)), b.Sub(b.Bitcast<S32>(x4), 2));
+  b.Store(StateSpace::kGlobal, out, b.Sub(b.Bitcast<U32>(d), 2u));                       // mov y
+  b.Store(StateSpace::kGlobal, Address(out, 4), b.Add(b.Add(x, 0xFFFFFFFFu), 1u));       // mov x: it wraps
+  Value<S32> s = b.Bitcast<S32>(y);
+  b.Store(StateSpace::kGlobal, Address(out, 8), b.Add(b.Neg(b.Add(s, 2)), 5));          // sub 3, s
+  b.Store(StateSpace::kGlobal, Address(out, 12), b.Add(b.Add(x, 5u), b.Sub(y, 5u)));    // add x, y
+  b.Store(StateSpace::kGlobal, Address(out, 16), b.Sub(b.Add(x, 5u), b.Add(y, 5u)));    // sub x, y
+  b.Store(StateSpace::kGlobal, Address(out, 20), b.Sub(b.Add(y, 5u), b.Add(x, 5u)));    // sub y, x
+  b.Store(StateSpace::kGlobal, Address(out, 24), b.Sub(b.Add(x, y), b.Add(y, x)));      // mov 0
+  b.Store(StateSpace::kGlobal, Address(out, 28), b.Add(b.Add(x, y), 1u));               // kept: two terms and 1
+  b.Store(StateSpace::kGlobal, Address(out, 32), b.Add(b.Add(x, x), y));                // kept: 2x + y
+  Value<U16> h = b.Cvt<U16>(y);
+  b.Store(StateSpace::kGlobal, Address(out, 36), b.Sub(b.Add(h, uint16_t{7}), uint16_t{7}));  // mov h
+  // m changes between t's definition and its use: t - 1 is not m.
+  Var<U32> m = b.Mutable<U32>(x, "m");
+  Value<U32> t = b.Add<U32>(m, 1u);
+  b.Assign(m, b.Add<U32>(m, 2u));
+  b.Store(StateSpace::kGlobal, Address(out, 40), b.Sub(t, 1u));  // kept
+  ir::Kernel k = Finished(b);
+  REQUIRE(passes::Reassociate(k) == 12);
+  RequireVerifies(k);
+  REQUIRE(DumpIr(k) ==
+          "kernel sums target sm_80\n"
+          "  param u64 out\n"
+          "  param u32 x\n"
+          "  param u32 y\n"
+          "{\n"
+          "  %0:u64 = ld.param.u64 [out]  // out\n"
+          "  %1:u64 = cvta.to.global.u64 %0\n"
+          "  %2:u32 = ld.param.u32 [x]  // x\n"
+          "  %3:u32 = mul.lo.u32 %2, 4\n"
+          "  %4:u32 = ld.param.u32 [y]  // y\n"
+          "  %5:u32 = add.u32 %3, %4\n"
+          "  %6:s32 = mov.b32 %5\n"
+          "  %7:s32 = mov.b32 %3\n"
+          "  %8:s32 = add.s32 %3, -2\n"
+          "  %9:s32 = add.s32 %4, 2\n"
+          "  %10:u32 = mov.b32 %9\n"
+          "  %11:u32 = mov.u32 %4\n"
+          "  st.global.u32 [%1], %11\n"
+          "  %12:u32 = add.u32 %2, 4294967295\n"
+          "  %13:u32 = mov.u32 %2\n"
+          "  st.global.u32 [%1+4], %13\n"
+          "  %14:s32 = mov.b32 %4\n"
+          "  %15:s32 = add.s32 %4, 2\n"
+          "  %16:s32 = sub.s32 -2, %4\n"
+          "  %17:s32 = sub.s32 3, %4\n"
+          "  st.global.s32 [%1+8], %17\n"
+          "  %18:u32 = add.u32 %2, 5\n"
+          "  %19:u32 = sub.u32 %4, 5\n"
+          "  %20:u32 = add.u32 %2, %4\n"
+          "  st.global.u32 [%1+12], %20\n"
+          "  %21:u32 = add.u32 %2, 5\n"
+          "  %22:u32 = add.u32 %4, 5\n"
+          "  %23:u32 = sub.u32 %2, %4\n"
+          "  st.global.u32 [%1+16], %23\n"
+          "  %24:u32 = add.u32 %4, 5\n"
+          "  %25:u32 = add.u32 %2, 5\n"
+          "  %26:u32 = sub.u32 %4, %2\n"
+          "  st.global.u32 [%1+20], %26\n"
+          "  %27:u32 = add.u32 %2, %4\n"
+          "  %28:u32 = add.u32 %4, %2\n"
+          "  %29:u32 = mov.u32 0\n"
+          "  st.global.u32 [%1+24], %29\n"
+          "  %30:u32 = add.u32 %2, %4\n"
+          "  %31:u32 = add.u32 %30, 1\n"
+          "  st.global.u32 [%1+28], %31\n"
+          "  %32:u32 = add.u32 %2, %2\n"
+          "  %33:u32 = add.u32 %32, %4\n"
+          "  st.global.u32 [%1+32], %33\n"
+          "  %34:u16 = cvt.u16.u32 %4\n"
+          "  %35:u16 = add.u16 %34, 7\n"
+          "  %36:u16 = mov.u16 %34\n"
+          "  st.global.u16 [%1+36], %36\n"
+          "  %37:u32 = mov.u32 %2  // m mutable\n"
+          "  %38:u32 = add.u32 %37, 1\n"
+          "  %39:u32 = add.u32 %37, 2\n"
+          "  %37:u32 = mov.u32 %39  // m mutable\n"
+          "  %40:u32 = sub.u32 %38, 1\n"
+          "  st.global.u32 [%1+40], %40\n"
           "  ret\n"
           "}\n");
 }
@@ -1039,13 +1134,13 @@ TEST_CASE("branches: constant conditions resolved, unreachable blocks removed", 
 
 TEST_CASE("the pipeline runs the optimisations the options leave on", "[pipeline]") {
   REQUIRE(StrJoin(passes::Pipeline::Standard().PassNames(), ",") ==
-          "verify,constfold,pow2div,identities,copyprop,cse,branches,licm,strength,dce,regcount");
+          "verify,constfold,pow2div,identities,reassoc,copyprop,cse,branches,licm,strength,dce,regcount");
   REQUIRE(StrJoin(passes::Pipeline::Standard(passes::PipelineOptions::None()).PassNames(), ",") == "verify,dce,regcount");
   passes::PipelineOptions o;
   o.cse = false;
   o.constfold = false;
   o.strength = false;
-  REQUIRE(StrJoin(passes::Pipeline::Standard(o).PassNames(), ",") == "verify,pow2div,identities,copyprop,branches,licm,dce,regcount");
+  REQUIRE(StrJoin(passes::Pipeline::Standard(o).PassNames(), ",") == "verify,pow2div,identities,reassoc,copyprop,branches,licm,dce,regcount");
 }
 
 std::string Parsed(std::string_view spec) {
@@ -1055,15 +1150,15 @@ std::string Parsed(std::string_view spec) {
 }
 
 TEST_CASE("PipelineOptions::Parse reads --passes values", "[pipeline]") {
-  CHECK(Parsed("all") == "verify,constfold,pow2div,identities,copyprop,cse,branches,licm,strength,dce,regcount");
+  CHECK(Parsed("all") == "verify,constfold,pow2div,identities,reassoc,copyprop,cse,branches,licm,strength,dce,regcount");
   CHECK(Parsed("none") == "verify,dce,regcount");
   CHECK(Parsed("cse,constfold") == "verify,constfold,cse,dce,regcount");
-  CHECK(Parsed("-cse,-constfold") == "verify,pow2div,identities,copyprop,branches,licm,strength,dce,regcount");
+  CHECK(Parsed("-cse,-constfold") == "verify,pow2div,identities,reassoc,copyprop,branches,licm,strength,dce,regcount");
   CHECK(Parsed("licm,strength") == "verify,licm,strength,dce,regcount");
-  CHECK(Parsed("-licm") == "verify,constfold,pow2div,identities,copyprop,cse,branches,strength,dce,regcount");
-  CHECK(Parsed("-cse,+cse") == "verify,constfold,pow2div,identities,copyprop,cse,branches,licm,strength,dce,regcount");
+  CHECK(Parsed("-licm") == "verify,constfold,pow2div,identities,reassoc,copyprop,cse,branches,strength,dce,regcount");
+  CHECK(Parsed("-cse,+cse") == "verify,constfold,pow2div,identities,reassoc,copyprop,cse,branches,licm,strength,dce,regcount");
   CHECK(Parsed("+copyprop") == "verify,copyprop,dce,regcount");
-  const std::string names = "(constfold, pow2div, identities, copyprop, cse, branches, licm, strength; or all, none)";
+  const std::string names = "(constfold, pow2div, identities, reassoc, copyprop, cse, branches, licm, strength; or all, none)";
   CHECK(Parsed("fold") == "unknown optimisation 'fold' " + names);
   CHECK(Parsed("-dce") == "unknown optimisation 'dce' " + names);
   CHECK(Parsed("cse,,constfold") == "empty optimisation name in 'cse,,constfold' " + names);

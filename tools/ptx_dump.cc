@@ -47,7 +47,9 @@ Builds the library kernel NAME with ptxforge and prints its PTX.
                        (-cse,-constfold); +NAME turns one back on. Names:
                        constfold (constant folding and propagation),
                        pow2div (unsigned x/2^k, x%2^k as shr, and),
-                       identities (x+0, x*1, x&-1 ...), copyprop (copies),
+                       identities (x+0, x*1, x&-1 ...), reassoc (add/sub
+                       chains that cancel: (a+b)-(a-2)-2 is b), copyprop
+                       (copies),
                        cse (common subexpressions), branches (constant
                        branches, unreachable blocks), licm (loop-invariant
                        code motion), strength (address arithmetic in loops
@@ -195,8 +197,8 @@ std::string ParseArgs(std::span<const std::string> args, Options& o) {
       std::optional<std::string> v = TakeValue(args, i, "--dump-after", error);
       if (!v) return error;
       if (v->empty()) {
-        return "--dump-after needs a pass name (verify, constfold, pow2div, identities, copyprop, cse, branches, licm, strength, "
-               "dce, regcount or all)";
+        return "--dump-after needs a pass name (verify, constfold, pow2div, identities, reassoc, copyprop, cse, branches, licm, "
+               "strength, dce, regcount or all)";
       }
       o.dump_after = *v;
     } else if (a == "-o" || is("--output")) {
