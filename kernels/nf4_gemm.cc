@@ -248,53 +248,60 @@ void BuildGemmTranspose(KernelBuilder& b, const Nf4GemmTransposeSpec& s) {
     Value<U64> offset = b.MulWide(clamped, a_row_bytes);
     a_ptr.push_back(b.Mutable<U64>(b.Add(a_col, offset), "a_ptr"));
   }
-  Value<U32> a_store_row = b.Mul(a_nn, sa);
-  Value<U32> a_store_index = b.Add(a_store_row, a_mm);
-  Value<U32> a_store = b.Name(b.Mad(a_store_index, 4u, a_base), "a_store");
   Value<F32> zero = b.Const<F32>(0.0f);
 
   // B: items t = tid + 256i are (column t / 8, word t % 8): 8 threads read
   // one column's 32 contiguous bytes of block kb.
   const Split b_split = SplitItems(chunk * 8);
-  Value<U32> b_col = b.Shr(tid, 3u);
-  Value<U32> b_word = b.And(tid, 7u);
-  Value<U64> word_base = b.ElementAddr<U32>(data, b_word);
-  Value<U64> kb_bytes = b.MulWide(kb, kNf4BlockBytes);
-  Value<U64> data_kb = b.Add(word_base, kb_bytes);
   Value<U64> scale_kb = b.ElementAddr<F32>(scales, kb);
   Value<U32> column_bytes = b.Mul(blocks, kNf4BlockBytes);
   Value<U32> column_scale_bytes = b.Shl(blocks, 2u);
-  Value<U32> b_store_row = b.Mul(b_col, sb);
-  Value<U32> b_store_word = b.Mad(b_word, 8u, b_store_row);
-  Value<U32> b_store = b.Name(b.Mad(b_store_word, 4u, b_base), "b_store");
 
-  Value<U32> a_read = b.Name(b.Mad(ty, 4u, a_base), "a_read");
-  Value<U32> b_read = b.Name(b.Mad(tx, 4u, b_base), "b_read");
   std::vector<Var<F32>> acc;
   for (uint32_t i = 0; i < tm * tk; ++i) acc.push_back(b.Mutable<F32>(0.0f, "acc"));
   b.BarSync();  // the codebook
 
   b.ForRange<U32>(0u, n, chunk, [&](Value<U32> n_base) {
+    // The thread's shared addresses and its pointer into B's block are
+    // computed where each is used, every step, from a fresh read of %tid.x
+    // (and %ctaid.x), not held from before the loop: nvcc's PTX does the
+    // same. Held, they were seven more registers live through the loop, and
+    // ptxas budgeted 60-64 registers instead of 48 on sm_80-sm_120 (nvcc's
+    // PTX: 48-64) and spent the room on shared loads in flight; sm_75 77 ->
+    // 73. (A fresh read: CSE shares no read of a special register, so
+    // nothing here is merged with the values before the loop, and LICM
+    // hoists nothing that would add a register live through it.)
+    auto a_store = [&] {
+      Value<U32> t = b.TidX();
+      Value<U32> row = b.Add(b.Mul(b.And(t, chunk - 1), sa), b.Shr(t, static_cast<uint32_t>(std::countr_zero(chunk))));
+      return b.Name(b.Mad(row, 4u, a_base), "a_store");
+    };
     // A's columns past N read as zero.
-    Value<U32> a_n = b.Add(n_base, a_nn);
+    Value<U32> a_n = b.Add(n_base, b.And(b.TidX(), chunk - 1));
     Value<Pred> a_in = b.Lt(a_n, n);
     MaybeGuarded(b, a_split.guard, tid, s.tile_m * chunk, [&] {
-      auto at = [&](uint32_t i) { return Address(a_store, int64_t{4} * rows_per_pass * i); };
+      auto at = [&](Value<U32> store, uint32_t i) { return Address(store, int64_t{4} * rows_per_pass * i); };
       b.IfElse(
           a_in,
           [&] {
-            for (uint32_t i = 0; i < a_split.per_thread; ++i) {
-              Value<F32> value = b.Load<F32>(kGlobal, a_ptr[i], kReadOnly);
-              b.Store(kShared, at(i), value);
-            }
+            std::vector<Value<F32>> values;
+            for (uint32_t i = 0; i < a_split.per_thread; ++i) values.push_back(b.Load<F32>(kGlobal, a_ptr[i], kReadOnly));
+            Value<U32> store = a_store();
+            for (uint32_t i = 0; i < a_split.per_thread; ++i) b.Store(kShared, at(store, i), values[i]);
           },
           [&] {
-            for (uint32_t i = 0; i < a_split.per_thread; ++i) b.Store(kShared, at(i), zero);
+            Value<U32> store = a_store();
+            for (uint32_t i = 0; i < a_split.per_thread; ++i) b.Store(kShared, at(store, i), zero);
           });
       for (uint32_t i = 0; i < a_split.per_thread; ++i) b.Assign(a_ptr[i], b.Add<U64>(a_ptr[i], uint64_t{4} * chunk));
     });
     // B's columns past N decode with scale 0 (their clamped bytes are valid).
     MaybeGuarded(b, b_split.guard, tid, chunk * 8, [&] {
+      Value<U32> t = b.TidX();
+      Value<U32> b_col = b.Shr(t, 3u);
+      Value<U32> b_word = b.And(t, 7u);
+      Value<U64> data_kb = b.Add(b.ElementAddr<U32>(data, b_word), b.MulWide(b.CtaidX(), kNf4BlockBytes));
+      Value<U32> b_store = b.Name(b.Mad(b.Mad(b_word, 8u, b.Mul(b_col, sb)), 4u, b_base), "b_store");
       for (uint32_t i = 0; i < b_split.per_thread; ++i) {
         Value<U32> col = b.Add(n_base, b_col);
         Value<U32> global_col = b.Add(col, 32 * i);
@@ -311,6 +318,9 @@ void BuildGemmTranspose(KernelBuilder& b, const Nf4GemmTransposeSpec& s) {
       }
     });
     b.BarSync();
+    Value<U32> t = b.TidX();
+    Value<U32> a_read = b.Name(b.Mad(b.Shr(t, 4u), 4u, a_base), "a_read");
+    Value<U32> b_read = b.Name(b.Mad(b.And(t, 15u), 4u, b_base), "b_read");
     for (uint32_t nn = 0; nn < chunk; ++nn) {
       std::vector<Value<F32>> av, bv;
       for (uint32_t i = 0; i < tm; ++i) av.push_back(b.Load<F32>(kShared, Address(a_read, int64_t{4} * (nn * sa + 16 * i))));
