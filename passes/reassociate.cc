@@ -19,9 +19,10 @@ constexpr int kMaxTerms = 4;      // terms a sum may have
 constexpr int kMaxFollowed = 8;   // definitions one instruction follows
 constexpr int kMaxDepth = 8;      // definitions deep
 
-// c + sum of coef * reg, modulo 2^width (`mask` is 2^width - 1). Terms keep
-// the order they first appeared in, so the rewritten instruction reads its
-// operands in the order the program named them.
+// c + sum of coef * reg, modulo 2^width (`mask` is 2^width - 1). Terms are
+// kept in the order they were added (one that cancels and comes back goes
+// last), so the rewritten instruction reads its operands in an order that
+// depends only on the IR.
 struct Sum {
   struct Term {
     uint32_t reg;
@@ -82,7 +83,8 @@ class Expander {
   }
 
   // The sum the instruction at `at` computes, if it is a linear arithmetic
-  // instruction that reads a value defined by another (else false).
+  // instruction and at least one of its operands' definitions was tried
+  // (else false: its sum is its own operands).
   bool Root(uint32_t at, Sum& sum) {
     const Instruction& inst = kernel_.body[at];
     const int width = ir::TypeBits(inst.mods.type);

@@ -11,8 +11,8 @@ namespace ptxforge::passes {
 // Reads each integer add, sub and neg (16, 32 or 64 bits, without .sat) as a
 // sum c + k1*x1 + k2*x2 + ... over 2^width, following the values
 // (passes/values.h) its operands name through the add, sub, neg and
-// same-width integer movs that define them (a signed/unsigned bitcast is a
-// mov.bN). Where that sum needs at most one instruction and the
+// same-width integer or bit-typed movs that define them (a signed/unsigned
+// bitcast is a mov.bN). Where that sum needs at most one instruction and the
 // instruction read an intermediate value to get it, the instruction is
 // rewritten to read the terms directly:
 //   c            -> mov c
@@ -26,7 +26,9 @@ namespace ptxforge::passes {
 // a mutable register (a loop counter) may change between an intermediate's
 // definition and the instruction, so it is a term only where the
 // instruction itself reads it. A definition at or after the instruction in
-// the body (code the entry cannot reach) is never followed. Each
+// the body is never followed (code the entry cannot reach may read a value
+// above its definition; a later definition that dominates through a
+// backward branch only goes unsimplified). Each
 // instruction follows at most 8 definitions and keeps at most 4 terms, so
 // the pass is linear in the body. Returns the instructions rewritten.
 size_t Reassociate(ir::Kernel& kernel);

@@ -444,7 +444,7 @@ TEST_CASE("reassoc: add and sub chains that cancel read their terms", "[reassoc]
   b.Store(StateSpace::kGlobal, out, b.Sub(b.Bitcast<U32>(d), 2u));                       // mov y
   b.Store(StateSpace::kGlobal, Address(out, 4), b.Add(b.Add(x, 0xFFFFFFFFu), 1u));       // mov x: it wraps
   Value<S32> s = b.Bitcast<S32>(y);
-  b.Store(StateSpace::kGlobal, Address(out, 8), b.Add(b.Neg(b.Add(s, 2)), 5));          // sub 3, s
+  b.Store(StateSpace::kGlobal, Address(out, 8), b.Add(b.Neg(b.Add(s, 2)), 5));          // sub 3, y (through the bitcast)
   b.Store(StateSpace::kGlobal, Address(out, 12), b.Add(b.Add(x, 5u), b.Sub(y, 5u)));    // add x, y
   b.Store(StateSpace::kGlobal, Address(out, 16), b.Sub(b.Add(x, 5u), b.Add(y, 5u)));    // sub x, y
   b.Store(StateSpace::kGlobal, Address(out, 20), b.Sub(b.Add(y, 5u), b.Add(x, 5u)));    // sub y, x
@@ -453,19 +453,26 @@ TEST_CASE("reassoc: add and sub chains that cancel read their terms", "[reassoc]
   b.Store(StateSpace::kGlobal, Address(out, 32), b.Add(b.Add(x, x), y));                // kept: 2x + y
   Value<U16> h = b.Cvt<U16>(y);
   b.Store(StateSpace::kGlobal, Address(out, 36), b.Sub(b.Add(h, uint16_t{7}), uint16_t{7}));  // mov h
-  // m changes between t's definition and its use: t - 1 is not m.
+  // t reads m, a mutable register, and is not followed: m changes between
+  // t's definition and its use, and t - 1 is not m there.
   Var<U32> m = b.Mutable<U32>(x, "m");
   Value<U32> t = b.Add<U32>(m, 1u);
   b.Assign(m, b.Add<U32>(m, 2u));
   b.Store(StateSpace::kGlobal, Address(out, 40), b.Sub(t, 1u));  // kept
+  // A mutable register the instruction reads itself is a term: m + x.
+  b.Store(StateSpace::kGlobal, Address(out, 44), b.Add<U32>(m, b.Sub(b.Add(x, 3u), 3u)));
+  // 64 bits wrap at 2^64: (w - 2^63) - 2^63 is w.
+  Value<U64> w = b.CvtaToGlobal(b.Param<U64>("w"));
+  b.Store(StateSpace::kGlobal, Address(out, 48), b.Sub(b.Sub(w, uint64_t{1} << 63), uint64_t{1} << 63));
   ir::Kernel k = Finished(b);
-  REQUIRE(passes::Reassociate(k) == 12);
+  REQUIRE(passes::Reassociate(k) == 15);
   RequireVerifies(k);
   REQUIRE(DumpIr(k) ==
           "kernel sums target sm_80\n"
           "  param u64 out\n"
           "  param u32 x\n"
           "  param u32 y\n"
+          "  param u64 w\n"
           "{\n"
           "  %0:u64 = ld.param.u64 [out]  // out\n"
           "  %1:u64 = cvta.to.global.u64 %0\n"
@@ -520,6 +527,83 @@ TEST_CASE("reassoc: add and sub chains that cancel read their terms", "[reassoc]
           "  %37:u32 = mov.u32 %39  // m mutable\n"
           "  %40:u32 = sub.u32 %38, 1\n"
           "  st.global.u32 [%1+40], %40\n"
+          "  %41:u32 = add.u32 %2, 3\n"
+          "  %42:u32 = mov.u32 %2\n"
+          "  %43:u32 = add.u32 %37, %2\n"
+          "  st.global.u32 [%1+44], %43\n"
+          "  %44:u64 = ld.param.u64 [w]  // w\n"
+          "  %45:u64 = cvta.to.global.u64 %44\n"
+          "  %46:u64 = sub.u64 %45, 9223372036854775808\n"
+          "  %47:u64 = mov.u64 %45\n"
+          "  st.global.u64 [%1+48], %47\n"
+          "  ret\n"
+          "}\n");
+}
+
+TEST_CASE("reassoc: values read above their definition in unreachable code end", "[reassoc]") {
+  // e = d + 1 and d = e - 1: d's sum is d. Only definitions above the
+  // instruction are followed, so this ends (as a copy of itself, which the
+  // verifier accepts in code the entry cannot reach).
+  KernelBuilder b("unreachable_sums");
+  Value<U64> out = b.CvtaToGlobal(b.Param<U64>("out"));
+  Value<U32> x = b.Param<U32>("x");
+  b.Store(StateSpace::kGlobal, out, x);
+  ir::Label end = b.NewLabel("end");
+  b.Bra(end);
+  Value<U32> e = b.Add(x, 1u);
+  Value<U32> d = b.Sub(e, 1u);
+  b.Store(StateSpace::kGlobal, out, d);
+  b.Bind(end);
+  ir::Kernel k = Finished(b);
+  uint32_t d_id = 0;
+  for (const ir::Instruction& inst : k.body) {
+    if (inst.op == ir::Opcode::kSub) d_id = inst.dsts[0].id;
+  }
+  for (ir::Instruction& inst : k.body) {
+    if (inst.op == ir::Opcode::kAdd) inst.srcs[0].id = d_id;  // e = d + 1, above d's definition
+  }
+  RequireVerifies(k);
+  REQUIRE(passes::Reassociate(k) == 1);
+  RequireVerifies(k);
+  REQUIRE(DumpIr(k) ==
+          "kernel unreachable_sums target sm_80\n"
+          "  param u64 out\n"
+          "  param u32 x\n"
+          "{\n"
+          "  %0:u64 = ld.param.u64 [out]  // out\n"
+          "  %1:u64 = cvta.to.global.u64 %0\n"
+          "  %2:u32 = ld.param.u32 [x]  // x\n"
+          "  st.global.u32 [%1], %2\n"
+          "  bra $L0_end\n"
+          "  %3:u32 = add.u32 %4, 1\n"
+          "  %4:u32 = mov.u32 %4\n"
+          "  st.global.u32 [%1], %4\n"
+          "$L0_end:\n"
+          "  ret\n"
+          "}\n");
+}
+
+TEST_CASE("the shared summary follows the opcodes reassoc makes: copyprop removes its mov", "[reassoc]") {
+  // The kernel has no mov until reassoc turns (x + 7) - 7 into one; copy
+  // propagation reads it only if reassoc noted the mov it made.
+  KernelBuilder b("summary_reassoc");
+  Value<U64> out = b.CvtaToGlobal(b.Param<U64>("out"));
+  Value<U32> x = b.Param<U32>("x");
+  b.Store(StateSpace::kGlobal, out, b.Sub(b.Add(x, 7u), 7u));
+  ir::Kernel k = Finished(b);
+  passes::PipelineOptions o = passes::PipelineOptions::None();
+  o.reassoc = o.copyprop = true;
+  o.verify_each = true;
+  REQUIRE(Msg(passes::Pipeline::Standard(o).Run(k)) == "OK");
+  REQUIRE(DumpIr(k) ==
+          "kernel summary_reassoc target sm_80\n"
+          "  param u64 out\n"
+          "  param u32 x\n"
+          "{\n"
+          "  %0:u64 = ld.param.u64 [out]  // out\n"
+          "  %1:u64 = cvta.to.global.u64 %0\n"
+          "  %2:u32 = ld.param.u32 [x]  // x\n"
+          "  st.global.u32 [%1], %2\n"
           "  ret\n"
           "}\n");
 }
