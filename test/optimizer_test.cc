@@ -389,27 +389,41 @@ TEST_CASE("identities: a constant it made counts as that immediate and mad of ze
           "}\n");
 }
 
-TEST_CASE("identities: values read above their definition in unreachable code end", "[identities]") {
-  // e = d * 1 and d = e & e: d would stand for itself. The fuzz test found
-  // this shape looping for ever.
-  KernelBuilder b("unreachable_copies");
+// `out = x; bra end; e = first(x); d = second(e); out = d; end:` with e
+// then made to read d instead of x (the first instruction whose opcode is
+// first_op): values read above their definition, as only code the entry
+// cannot reach may. The fuzz test found such shapes looping for ever.
+template <typename F, typename G>
+ir::Kernel UnreachableCycle(const char* name, ir::Opcode first_op, ir::Opcode second_op, F&& first, G&& second) {
+  KernelBuilder b(name);
   Value<U64> out = b.CvtaToGlobal(b.Param<U64>("out"));
   Value<U32> x = b.Param<U32>("x");
   b.Store(StateSpace::kGlobal, out, x);
   ir::Label end = b.NewLabel("end");
   b.Bra(end);
-  Value<U32> e = b.Mul(x, 1u);
-  Value<U32> d = b.And(e, e);
+  Value<U32> d = second(b, first(b, x));
   b.Store(StateSpace::kGlobal, out, d);
   b.Bind(end);
   ir::Kernel k = Finished(b);
   uint32_t d_id = 0;
   for (const ir::Instruction& inst : k.body) {
-    if (inst.op == ir::Opcode::kAnd) d_id = inst.dsts[0].id;
+    if (inst.op == second_op) d_id = inst.dsts[0].id;
   }
   for (ir::Instruction& inst : k.body) {
-    if (inst.op == ir::Opcode::kMul) inst.srcs[0].id = d_id;  // e = d * 1, above d's definition
+    if (inst.op == first_op) {
+      inst.srcs[0].id = d_id;
+      break;
+    }
   }
+  return k;
+}
+
+TEST_CASE("identities: values read above their definition in unreachable code end", "[identities]") {
+  // e = d * 1 and d = e & e: d would stand for itself.
+  ir::Kernel k = UnreachableCycle(
+      "unreachable_copies", ir::Opcode::kMul, ir::Opcode::kAnd,
+      [](KernelBuilder& b, Value<U32> x) { return b.Mul(x, 1u); },
+      [](KernelBuilder& b, Value<U32> e) { return b.And(e, e); });
   RequireVerifies(k);
   REQUIRE(passes::SimplifyIdentities(k) == 2);
   REQUIRE(DumpIr(k) ==
@@ -544,24 +558,10 @@ TEST_CASE("reassoc: values read above their definition in unreachable code end",
   // e = d + 1 and d = e - 1: d's sum is d. Only definitions above the
   // instruction are followed, so this ends (as a copy of itself, which the
   // verifier accepts in code the entry cannot reach).
-  KernelBuilder b("unreachable_sums");
-  Value<U64> out = b.CvtaToGlobal(b.Param<U64>("out"));
-  Value<U32> x = b.Param<U32>("x");
-  b.Store(StateSpace::kGlobal, out, x);
-  ir::Label end = b.NewLabel("end");
-  b.Bra(end);
-  Value<U32> e = b.Add(x, 1u);
-  Value<U32> d = b.Sub(e, 1u);
-  b.Store(StateSpace::kGlobal, out, d);
-  b.Bind(end);
-  ir::Kernel k = Finished(b);
-  uint32_t d_id = 0;
-  for (const ir::Instruction& inst : k.body) {
-    if (inst.op == ir::Opcode::kSub) d_id = inst.dsts[0].id;
-  }
-  for (ir::Instruction& inst : k.body) {
-    if (inst.op == ir::Opcode::kAdd) inst.srcs[0].id = d_id;  // e = d + 1, above d's definition
-  }
+  ir::Kernel k = UnreachableCycle(
+      "unreachable_sums", ir::Opcode::kAdd, ir::Opcode::kSub,
+      [](KernelBuilder& b, Value<U32> x) { return b.Add(x, 1u); },
+      [](KernelBuilder& b, Value<U32> e) { return b.Sub(e, 1u); });
   RequireVerifies(k);
   REQUIRE(passes::Reassociate(k) == 1);
   RequireVerifies(k);
@@ -579,31 +579,6 @@ TEST_CASE("reassoc: values read above their definition in unreachable code end",
           "  %4:u32 = mov.u32 %4\n"
           "  st.global.u32 [%1], %4\n"
           "$L0_end:\n"
-          "  ret\n"
-          "}\n");
-}
-
-TEST_CASE("the shared summary follows the opcodes reassoc makes: copyprop removes its mov", "[reassoc]") {
-  // The kernel has no mov until reassoc turns (x + 7) - 7 into one; copy
-  // propagation reads it only if reassoc noted the mov it made.
-  KernelBuilder b("summary_reassoc");
-  Value<U64> out = b.CvtaToGlobal(b.Param<U64>("out"));
-  Value<U32> x = b.Param<U32>("x");
-  b.Store(StateSpace::kGlobal, out, b.Sub(b.Add(x, 7u), 7u));
-  ir::Kernel k = Finished(b);
-  passes::PipelineOptions o = passes::PipelineOptions::None();
-  o.reassoc = o.copyprop = true;
-  o.verify_each = true;
-  REQUIRE(Msg(passes::Pipeline::Standard(o).Run(k)) == "OK");
-  REQUIRE(DumpIr(k) ==
-          "kernel summary_reassoc target sm_80\n"
-          "  param u64 out\n"
-          "  param u32 x\n"
-          "{\n"
-          "  %0:u64 = ld.param.u64 [out]  // out\n"
-          "  %1:u64 = cvta.to.global.u64 %0\n"
-          "  %2:u32 = ld.param.u32 [x]  // x\n"
-          "  st.global.u32 [%1], %2\n"
           "  ret\n"
           "}\n");
 }
@@ -1402,20 +1377,28 @@ TEST_CASE("pow2div rewrites a division whose divisor constant folding made an im
           "}\n");
 }
 
-TEST_CASE("the shared summary follows the opcodes a pass makes: copyprop removes the mov identities made", "[pipeline]") {
-  // The kernel has no mov until identities turns y = x * 1 into one; copy
-  // propagation skips kernels whose summary has no copy, so it removes this
-  // one only if identities noted the mov it made.
-  KernelBuilder b("summary_mov");
+// The kernel `out[0] = value(x)` after a pipeline with `on` (and copyprop,
+// and verify_each) on.
+template <typename F>
+std::string AfterCopyprop(const char* name, bool passes::PipelineOptions::*on, F&& value) {
+  KernelBuilder b(name);
   Value<U64> out = b.CvtaToGlobal(b.Param<U64>("out"));
   Value<U32> x = b.Param<U32>("x");
-  b.Store(StateSpace::kGlobal, out, b.Add(b.Mul(x, 1u), 5u));
+  b.Store(StateSpace::kGlobal, out, value(b, x));
   ir::Kernel k = Finished(b);
   passes::PipelineOptions o = passes::PipelineOptions::None();
-  o.identities = o.copyprop = true;
+  o.*on = o.copyprop = true;
   o.verify_each = true;
-  REQUIRE(Msg(passes::Pipeline::Standard(o).Run(k)) == "OK");
-  REQUIRE(DumpIr(k) ==
+  std::string status = Msg(passes::Pipeline::Standard(o).Run(k));
+  return status == "OK" ? DumpIr(k) : status;
+}
+
+TEST_CASE("the shared summary follows the opcodes a pass makes: copyprop removes the mov identities or reassoc made", "[pipeline]") {
+  // Each kernel has no mov until identities turns y = x * 1 into one, or
+  // reassoc (x + 7) - 7; copy propagation skips kernels whose summary has
+  // no copy, so it removes the mov only if the pass noted it.
+  REQUIRE(AfterCopyprop("summary_mov", &passes::PipelineOptions::identities,
+                        [](KernelBuilder& b, Value<U32> x) { return b.Add(b.Mul(x, 1u), 5u); }) ==
           "kernel summary_mov target sm_80\n"
           "  param u64 out\n"
           "  param u32 x\n"
@@ -1425,6 +1408,18 @@ TEST_CASE("the shared summary follows the opcodes a pass makes: copyprop removes
           "  %2:u32 = ld.param.u32 [x]  // x\n"
           "  %4:u32 = add.u32 %2, 5\n"
           "  st.global.u32 [%1], %4\n"
+          "  ret\n"
+          "}\n");
+  REQUIRE(AfterCopyprop("summary_reassoc", &passes::PipelineOptions::reassoc,
+                        [](KernelBuilder& b, Value<U32> x) { return b.Sub(b.Add(x, 7u), 7u); }) ==
+          "kernel summary_reassoc target sm_80\n"
+          "  param u64 out\n"
+          "  param u32 x\n"
+          "{\n"
+          "  %0:u64 = ld.param.u64 [out]  // out\n"
+          "  %1:u64 = cvta.to.global.u64 %0\n"
+          "  %2:u32 = ld.param.u32 [x]  // x\n"
+          "  st.global.u32 [%1], %2\n"
           "  ret\n"
           "}\n");
 }
