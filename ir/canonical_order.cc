@@ -163,9 +163,23 @@ class Orderer {
     std::sort(roots_.begin(), roots_.end());
     for (const auto& [key, j] : roots_) Visit(j);
     if (end < body.size()) {
-      ForEachUse(body[end], [&](Reg r) {
+      // A store's values before its address: the address is made last,
+      // next to the store, and is not live while the values are computed.
+      const Instruction& last = body[end];
+      auto visit = [&](Reg r) {
         if (uint32_t p = Producer(r, end); p != kNone) Visit(p);
-      });
+      };
+      if (last.info().has(kWritesMemory) && !last.info().has(kReadsMemory)) {
+        for (const Operand& op : last.srcs) {
+          if (op.reads_reg() && !op.is_address()) visit(op.reg());
+        }
+        for (const Operand& op : last.srcs) {
+          if (op.reads_reg() && op.is_address()) visit(op.reg());
+        }
+        if (last.guard.valid()) visit(last.guard);
+      } else {
+        ForEachUse(last, visit);
+      }
     }
   }
 

@@ -26,6 +26,10 @@ namespace ptxforge::ir {
 //   operand slot; results never read keep their recorded order), then from
 //   the operands of the instruction that ends the run, in operand order.
 //   Runs are ordered last to first so that those first uses are final.
+//   A store ending a run has its values' operands visited before its
+//   address's, so the address is made next to the store and is not live
+//   while the values are computed (elementwise on sm_120: 32 -> 29 ptxas
+//   registers with gelu, whose rcp.rn is a call there).
 // - Registers are then numbered by first appearance (uses before
 //   definitions, operands in order); registers that never appear keep their
 //   relative order after those that do.

@@ -167,6 +167,28 @@ TEST_CASE("canonical order: operand trees in operand order, loads never cross st
         "}\n");
 }
 
+TEST_CASE("canonical order: a store's address is made after its values", "[canonical]") {
+  KernelBuilder b("k", ir::Target::kSm80);
+  Value<U64> p = b.CvtaToGlobal(b.Param<U64>("p"));
+  Value<U32> t = b.TidX();
+  b.Store(StateSpace::kGlobal, b.ElementAddr<U32>(p, t), b.Mul(t, 3u));
+  absl::StatusOr<ir::Kernel> k = b.Finish();
+  REQUIRE(Msg(k) == "OK");
+  CHECK(emit::PrintIr(*k) ==
+        "kernel k target sm_80\n"
+        "  param u64 p\n"
+        "{\n"
+        "  %0:u32 = mov.u32 %tid.x\n"
+        "  %1:u32 = mul.lo.u32 %0, 3\n"
+        "  %2:u64 = ld.param.u64 [p]  // p\n"
+        "  %3:u64 = cvta.to.global.u64 %2\n"
+        "  %4:u64 = mul.wide.u32 %0, 4\n"
+        "  %5:u64 = add.u64 %3, %4\n"
+        "  st.global.u32 [%5], %1\n"
+        "  ret\n"
+        "}\n");
+}
+
 TEST_CASE("canonical order: reads of %clock keep their order", "[canonical]") {
   KernelBuilder b("k", ir::Target::kSm80);
   Value<U64> p = b.CvtaToGlobal(b.Param<U64>("p"));

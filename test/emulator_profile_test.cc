@@ -353,8 +353,8 @@ TEST_CASE("a reduction with a missing barrier is a shared-memory race naming bot
   s = RaceCheck(racy.kernel, {.grid = {1}, .block = {64}}, {64, 1});
   CHECK(Msg(s) == StrCat("kernel reduce_racy: shared-memory data race in block (0,0,0) on shared address 64 (two "
                          "threads, at least one writing, no barrier between): thread (0,0,0) loads at `",
-                         "ld.shared.u32 %r8, [%r2+64];` (emulator_profile_test.cc:", racy.add_line[16],
-                         "); thread (16,0,0) stores at `st.shared.u32 [%r2], %r6;` (emulator_profile_test.cc:",
+                         "ld.shared.u32 %r8, [%r3+64];` (emulator_profile_test.cc:", racy.add_line[16],
+                         "); thread (16,0,0) stores at `st.shared.u32 [%r3], %r6;` (emulator_profile_test.cc:",
                          racy.store_line[32], ")"));
 }
 

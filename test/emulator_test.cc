@@ -181,7 +181,7 @@ TEST_CASE("a shuffle whose member mask names lanes outside the block is an error
   auto loaded = LoadOrDie(*emu, k);
   absl::Status s = emu->Launch(*loaded, {.grid = {1}, .block = {48}}, {*o});
   CHECK(Msg(s) == StrCat("kernel partial_warp: the member mask 0xFFFFFFFF names lane 16, which is not in the block; "
-                         "block (0,0,0) thread (32,0,0) at `shfl.sync.bfly.b32 %r2, %r1, 1, 31, 0xFFFFFFFF;` "
+                         "block (0,0,0) thread (32,0,0) at `shfl.sync.bfly.b32 %r1, %r0, 1, 31, 0xFFFFFFFF;` "
                          "(emulator_test.cc:", line, ")"));
 }
 
@@ -286,7 +286,7 @@ TEST_CASE("out-of-bounds and misaligned global accesses stop the launch") {
   auto in = Buffer<uint32_t>::FromHost(*emu, Iota<uint32_t>(100));  // at 0x10000000000
   auto out = Buffer<uint32_t>::Allocate(*emu, 128);                // at 0x10000002000
   auto loaded = LoadOrDie(*emu, k);
-  std::string at = StrCat("at `ld.global.u32 %r5, [%rd9];` (emulator_test.cc:", line, ")");
+  std::string at = StrCat("at `ld.global.u32 %r5, [%rd5];` (emulator_test.cc:", line, ")");
   absl::Status s = emu->Launch(*loaded, {.grid = {1}, .block = {128}}, {*in, *out, 0u});
   CHECK(Msg(s) == StrCat("kernel shifted_copy: out-of-bounds global load of 4 bytes at 0x10000000190: nearest "
                          "allocation [0x10000000000, 0x10000000190) of 400 bytes; the access is 0 bytes past its end; "
@@ -577,7 +577,7 @@ TEST_CASE("addresses near 2^64 are out of bounds, not wrapped") {
   absl::Status s = emu->Launch(*loaded, {}, {~uint64_t{0} - 3, *out, 0u});
   CHECK(Msg(s) == StrCat("kernel shifted_copy: out-of-bounds global load of 4 bytes at 0xFFFFFFFFFFFFFFFC: nearest "
                          "allocation [0x10000000000, 0x10000000004) of 4 bytes; the access is 18446742974197923832 "
-                         "bytes past its end; block (0,0,0) thread (0,0,0) at `ld.global.u32 %r5, [%rd9];` "
+                         "bytes past its end; block (0,0,0) thread (0,0,0) at `ld.global.u32 %r5, [%rd5];` "
                          "(emulator_test.cc:", line, ")"));
   std::vector<uint8_t> host(32);
   CHECK(Msg(emu->CopyToHost(host.data(), ~uint64_t{0} - 15, 32)) ==

@@ -394,7 +394,7 @@ TEST_CASE("mma needs the whole warp", "[mma]") {
   absl::Status s = emu->Launch(**loaded, {.grid = {1}, .block = {16}}, {bufs[0], bufs[1], bufs[2], bufs[3]});
   CHECK(testing::Msg(s) ==
         StrCat("kernel mma: mma.sync.aligned needs all 32 lanes of the warp, but lane 16 is not in the block; block (0,0,0) thread "
-               "(0,0,0) at `mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%f4, %f5, %f6, %f7}, {%r3, %r4}, {%r6}, "
+               "(0,0,0) at `mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%f4, %f5, %f6, %f7}, {%r2, %r3}, {%r5}, "
                "{%f0, %f1, %f2, %f3};` (mma_test.cc:",
                kMmaLine, ")"));
 }

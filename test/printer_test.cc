@@ -336,9 +336,9 @@ TEST_CASE("a module of two kernels with extern shared memory at module scope", "
                       "\t.reg .f32 \t%f<1>;\n"
                       "\n"
                       "\tmov.u32 %r0, %tid.x;\n"
+                      "\tcvt.rn.f32.u32 %f0, %r0;\n"
                       "\tmov.u32 %r1, smem;\n"
                       "\tmad.lo.u32 %r2, %r0, 4, %r1;\n"
-                      "\tcvt.rn.f32.u32 %f0, %r0;\n"
                       "\tst.shared.f32 [%r2], %f0;\n"
                       "\tret;\n"
                       "}\n"
@@ -367,11 +367,12 @@ TEST_CASE("float immediates print as exact hex bits", "[printer]") {
   b.Store(StateSpace::kGlobal, Address(out, 26), b.Const<BF16>(3.0f));
   absl::StatusOr<std::string> ptx = emit::PrintPtx(Processed(b));
   REQUIRE(Msg(ptx) == "OK");
-  const std::string body = ptx->substr(ptx->find("\tld.param"));
+  // The instructions, after the register declarations' blank line.
+  const std::string body = ptx->substr(ptx->find("\n\n\t", ptx->find('{')) + 2);
   REQUIRE(body ==
+          "\tmov.f32 %f0, 0f80000000;\n"
           "\tld.param.u64 %rd0, [out];\n"
           "\tcvta.to.global.u64 %rd1, %rd0;\n"
-          "\tmov.f32 %f0, 0f80000000;\n"
           "\tst.global.f32 [%rd1], %f0;\n"
           "\tmov.f32 %f1, 0f7F800000;\n"
           "\tst.global.f32 [%rd1+4], %f1;\n"
