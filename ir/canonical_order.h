@@ -28,8 +28,10 @@ namespace ptxforge::ir {
 //   Runs are ordered last to first so that those first uses are final.
 //   A store ending a run has its values' operands visited before its
 //   address's, so the address is made next to the store and is not live
-//   while the values are computed (elementwise on sm_120: 32 -> 29 ptxas
-//   registers with gelu, whose rcp.rn is a call there).
+//   while the values are computed (elementwise f32 gelu, whose rcp.rn is a
+//   call on sm_90+: ptxas registers sm_75 27 -> 25, sm_90-sm_100a 32 -> 31,
+//   but sm_86 26 -> 27; the other registry kernels unchanged but
+//   nf4.gemm_transpose sm_75, 73 -> 74).
 // - Registers are then numbered by first appearance (uses before
 //   definitions, operands in order); registers that never appear keep their
 //   relative order after those that do.
