@@ -16,8 +16,7 @@ using ir::Opcode;
 using ir::Operand;
 
 constexpr int kMaxTerms = 4;      // terms a sum may have
-constexpr int kMaxFollowed = 8;   // definitions one instruction follows
-constexpr int kMaxDepth = 8;      // definitions deep
+constexpr int kMaxFollowed = 8;   // definitions one instruction follows (so also how deep)
 
 // c + sum of coef * reg, modulo 2^width (`mask` is 2^width - 1). Terms are
 // kept in the order they were added (one that cancels and comes back goes
@@ -93,14 +92,14 @@ class Expander {
     const int width = ir::TypeBits(inst.mods.type);
     if ((width != 16 && width != 32 && width != 64) || !LinearArith(inst, width)) return false;
     width_ = width;
-    mask_ = width == 64 ? ~uint64_t{0} : (uint64_t{1} << width) - 1;
+    mask_ = ir::sem::Truncate(~uint64_t{0}, width);
     limit_ = at;
     for (const Operand& op : inst.srcs) {
       if (!op.is_reg() && !op.is_imm()) return false;
     }
     budget_ = kMaxFollowed;
     // Nothing followed: the sum is the instruction's own operands.
-    if (Linear(inst, 1, 0, sum)) return budget_ != kMaxFollowed;
+    if (Linear(inst, 1, sum)) return budget_ != kMaxFollowed;
     TooBig(at);
     return false;
   }
@@ -127,32 +126,32 @@ class Expander {
   }
 
   // Adds coef * (what `inst`, a linear instruction or a mov, computes).
-  bool Linear(const Instruction& inst, uint64_t coef, int depth, Sum& sum) {
+  bool Linear(const Instruction& inst, uint64_t coef, Sum& sum) {
     const uint64_t minus = (0 - coef) & mask_;
     switch (inst.op) {
       case Opcode::kAdd:
-        return Term(inst.srcs[0], coef, depth, sum) && Term(inst.srcs[1], coef, depth, sum);
+        return Term(inst.srcs[0], coef, sum) && Term(inst.srcs[1], coef, sum);
       case Opcode::kSub:
-        return Term(inst.srcs[0], coef, depth, sum) && Term(inst.srcs[1], minus, depth, sum);
+        return Term(inst.srcs[0], coef, sum) && Term(inst.srcs[1], minus, sum);
       case Opcode::kNeg:
-        return Term(inst.srcs[0], minus, depth, sum);
+        return Term(inst.srcs[0], minus, sum);
       default:  // mov
-        return Term(inst.srcs[0], coef, depth, sum);
+        return Term(inst.srcs[0], coef, sum);
     }
   }
 
   // Adds coef * op, following op's definition where it may and the sum
   // stays small, else as a term of its own.
-  bool Term(const Operand& op, uint64_t coef, int depth, Sum& sum) {
+  bool Term(const Operand& op, uint64_t coef, Sum& sum) {
     if (op.is_imm()) {
       sum.c = (sum.c + coef * op.bits()) & mask_;
       return true;
     }
     const ir::Reg r = op.reg();
-    if (depth < kMaxDepth && budget_ > 0 && Followable(r)) {
+    if (budget_ > 0 && Followable(r)) {
       --budget_;
       const Sum before = sum;
-      if (Linear(kernel_.body[values_.Def(r)], coef, depth + 1, sum)) return true;
+      if (Linear(kernel_.body[values_.Def(r)], coef, sum)) return true;
       sum = before;
       TooBig(values_.Def(r));
     }
