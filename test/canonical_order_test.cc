@@ -26,6 +26,13 @@ std::string Build(const std::function<void(KernelBuilder&)>& body) {
   return emit::PrintIr(*k) + *ptx;
 }
 
+// The IR Finish() gives (canonical order applied).
+std::string FinishedIr(KernelBuilder& b) {
+  absl::StatusOr<ir::Kernel> k = b.Finish();
+  REQUIRE(Msg(k) == "OK");
+  return emit::PrintIr(*k);
+}
+
 // The three ways a compiler may evaluate `b.Mad(b.CtaidX(), b.NtidX(), b.TidX())`.
 Value<U32> GlobalIndex(KernelBuilder& b, int order) {
   Value<U32> c, n, t;
@@ -147,9 +154,7 @@ TEST_CASE("canonical order: operand trees in operand order, loads never cross st
   CHECK(Build([&](KernelBuilder& b) { body(b, false); }) == swapped);
   KernelBuilder b("k", ir::Target::kSm80);
   body(b, true);
-  absl::StatusOr<ir::Kernel> k = b.Finish();
-  REQUIRE(Msg(k) == "OK");
-  CHECK(emit::PrintIr(*k) ==
+  CHECK(FinishedIr(b) ==
         "kernel k target sm_80\n"
         "  param u64 p\n"
         "{\n"
@@ -172,9 +177,7 @@ TEST_CASE("canonical order: a store's address is made after its values", "[canon
   Value<U64> p = b.CvtaToGlobal(b.Param<U64>("p"));
   Value<U32> t = b.TidX();
   b.Store(StateSpace::kGlobal, b.ElementAddr<U32>(p, t), b.Mul(t, 3u));
-  absl::StatusOr<ir::Kernel> k = b.Finish();
-  REQUIRE(Msg(k) == "OK");
-  CHECK(emit::PrintIr(*k) ==
+  CHECK(FinishedIr(b) ==
         "kernel k target sm_80\n"
         "  param u64 p\n"
         "{\n"
@@ -195,9 +198,7 @@ TEST_CASE("canonical order: reads of %clock keep their order", "[canonical]") {
   Value<U32> start = b.Clock();
   Value<U32> end = b.Clock();
   b.Store(StateSpace::kGlobal, p, b.Sub(end, start));  // the second read first in operand order
-  absl::StatusOr<ir::Kernel> k = b.Finish();
-  REQUIRE(Msg(k) == "OK");
-  CHECK(emit::PrintIr(*k) ==
+  CHECK(FinishedIr(b) ==
         "kernel k target sm_80\n"
         "  param u64 p\n"
         "{\n"
