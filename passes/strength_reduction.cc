@@ -77,13 +77,12 @@ class Reducer {
     use_count_.assign(nregs, 0);
     for (uint32_t i = 0; i < n_; ++i) {
       ForEachUseId(kernel_.body[i], [&](uint32_t& r) {
-        ++use_count_[r];
+        if (use_count_[r] < 2) ++use_count_[r];  // only whether it is 1 matters
         if (use_block_[r] == kNone) use_block_[r] = block_of_[i];
         if (use_block_[r] != block_of_[i]) use_block_[r] = kNone - 1;  // several blocks
         last_use_[r] = i;
       });
     }
-    slot_.assign(n_ + 1, kNone);
     deleted_.assign(n_, false);
     for (uint32_t l = 0; l < forest.loops.size(); ++l) {
       if (forest.loops[l].entry_point != Loop::kNone) ReduceIn(forest, forest.loops[l], l);
@@ -113,13 +112,13 @@ class Reducer {
     return false;
   }
 
-  // Where inserted instructions go: in front of body index i (`before`) or after it.
-  std::vector<ir::Instruction>& Inserted(uint32_t i, bool before) {
-    if (slot_[i] == kNone) {
-      slot_[i] = static_cast<uint32_t>(inserted_.size());
-      inserted_.emplace_back();
-    }
-    return before ? inserted_[slot_[i]].first : inserted_[slot_[i]].second;
+  // The edit that Rebuild applies: the pointers' starts and steps go into it
+  // as they are made (one copy of each: a per-position list of them, moved
+  // into the edit at the end, held every inserted instruction twice, and at
+  // a million instructions of loops that was the codegen's peak heap).
+  BodyEdit& Edit() {
+    if (!edit_) edit_.emplace(n_);
+    return *edit_;
   }
 
   void ReduceIn(const LoopForest& forest, const Loop& loop, uint32_t l) {
@@ -171,8 +170,12 @@ class Reducer {
     return AddOfImm(prev, r, width);
   }
 
+  // The loop being scanned that defines register r (kNone: none of those
+  // scanned since, or a pointer this pass made).
+  uint32_t Stamp(uint32_t r) const { return r < stamp_.size() ? stamp_[r] : kNone; }
+
   bool Invariant(const ir::Operand& op, uint32_t l) const {
-    return op.is_imm() || (op.is_reg() && stamp_[op.id] != l);
+    return op.is_imm() || (op.is_reg() && Stamp(op.id) != l);
   }
 
   // Whether a step of iv lies in (from, to).
@@ -201,7 +204,7 @@ class Reducer {
     } else if (inst.op == ir::Opcode::kAdd && !inst.mods.sat && inst.srcs.size() == 2) {
       for (int k = 0; k < 2 && iv == kNone; ++k) {
         const ir::Operand& y = inst.srcs[k];
-        if (!y.is_reg() || !Invariant(inst.srcs[1 - k], l) || stamp_[y.id] != l || !values_->IsValue(y.reg())) continue;
+        if (!y.is_reg() || !Invariant(inst.srcs[1 - k], l) || Stamp(y.id) != l || !values_->IsValue(y.reg())) continue;
         const uint32_t yi = values_->Def(y.reg());
         const ir::Instruction& mul = kernel_.body[yi];
         if (block_of_[yi] != block_of_[i] || yi > i || mul.srcs.size() != 2 || !mul.srcs[0].is_reg() ||
@@ -221,7 +224,7 @@ class Reducer {
         y_def = yi;
       }
     }
-    if (iv == kNone || stamp_[iv] != l || !steps_ok_[iv] || WidthOf(kernel_.regs[iv].type) != width) return;
+    if (iv == kNone || Stamp(iv) != l || !steps_ok_[iv] || WidthOf(kernel_.regs[iv].type) != width) return;
     factor &= Mask(width);
     if (base.is_imm()) base = ir::Operand::Imm(t, base.bits() & Mask(width));
     uint32_t group = kNone;
@@ -269,11 +272,11 @@ class Reducer {
   uint32_t MakePointer(const Loop& loop, const Pointer& q) {
     const uint32_t p = static_cast<uint32_t>(kernel_.regs.size());
     kernel_.AddReg(q.type, true, "addr");
-    stamp_.push_back(kNone);  // the tables cover it (an outer loop may see `mov x, p`)
-    steps_ok_.push_back(false);
-    use_block_.push_back(kNone);
-    last_use_.push_back(0);
-    use_count_.push_back(0);
+    // The per-register tables are not grown for p: until Rebuild no body
+    // instruction reads it (a reduced x becomes `mov x, p`, which Collect
+    // does not take), and Stamp() answers for it all the same. Growing
+    // five tables of a million registers by one doubled each of them, and
+    // at a million instructions of loops that was the pass's peak heap.
     ir::Instruction init;
     init.op = ir::Opcode::kMad;
     init.mods.type = q.type;
@@ -281,7 +284,7 @@ class Reducer {
     init.dsts = {ir::Reg{p}};
     init.srcs = {ir::Operand(ir::Reg{q.iv}), ir::Operand::Imm(q.type, q.factor), q.base};
     init.loc = kernel_.body[loop.entry_point].loc;
-    Inserted(loop.entry_point, true).push_back(std::move(init));
+    Edit().InsertBefore(loop.entry_point, std::move(init));
     const uint64_t mask = Mask(ir::TypeBits(q.type));
     for (const Step& s : steps_) {
       if (s.reg != q.iv) continue;
@@ -291,7 +294,7 @@ class Reducer {
       step.dsts = {ir::Reg{p}};
       step.srcs = {ir::Operand(ir::Reg{p}), ir::Operand::Imm(q.type, (s.by * q.factor) & mask)};
       step.loc = kernel_.body[s.index].loc;
-      Inserted(s.index, false).push_back(std::move(step));
+      Edit().InsertAfter(s.index, std::move(step));
     }
     return p;
   }
@@ -301,16 +304,13 @@ class Reducer {
   void Rebuild() {
     Renaming renaming(kernel_.regs.size());
     for (auto [from, to] : renamed_) renaming.Set(ir::Reg{from}, ir::Reg{to});
-    BodyEdit edit(n_);
+    BodyEdit& edit = Edit();
     for (uint32_t i = 0; i < n_; ++i) {
       if (deleted_[i]) {
         edit.Drop(i);
       } else if (!renamed_.empty()) {
         renaming.Apply(kernel_.body[i]);
       }
-      if (slot_[i] == kNone) continue;
-      for (ir::Instruction& inst : inserted_[slot_[i]].first) edit.InsertBefore(i, std::move(inst));
-      for (ir::Instruction& inst : inserted_[slot_[i]].second) edit.InsertAfter(i, std::move(inst));
     }
     edit.Apply(kernel_.body);
   }
@@ -324,10 +324,10 @@ class Reducer {
   std::vector<Step> steps_;         // of the loop being scanned
   std::vector<Pointer> pointers_;   // of the loop being scanned
   std::vector<uint32_t> block_of_;  // by instruction
-  std::vector<uint32_t> use_block_, last_use_, use_count_;  // by register
+  std::vector<uint32_t> use_block_, last_use_;  // by register
+  std::vector<uint8_t> use_count_;              // by register: its reads, up to 2
   std::vector<Candidate> candidates_;  // of the loop being scanned
-  std::vector<uint32_t> slot_;      // by instruction: its entry in inserted_; kNone
-  std::vector<std::pair<std::vector<ir::Instruction>, std::vector<ir::Instruction>>> inserted_;  // before, after
+  std::optional<BodyEdit> edit_;    // made at the first insertion
   std::vector<bool> deleted_;
   std::vector<std::pair<uint32_t, uint32_t>> renamed_;
   size_t reduced_ = 0;
