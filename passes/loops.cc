@@ -110,10 +110,21 @@ void FindLoopsIn(const ir::Kernel& kernel, const std::vector<uint32_t>& idom, Lo
 void BodyEdit::Apply(ir::InstructionList& body) {
   if (empty()) return;
   const uint32_t n = static_cast<uint32_t>(body.size());
-  std::stable_sort(inserts_.begin(), inserts_.end(), [](const Insert& a, const Insert& b) {
-    return a.pos != b.pos ? a.pos < b.pos : a.phase < b.phase;
-  });
+  // The insertions in body order, as indices into inserts_ (sorting the
+  // instructions themselves moved 128 bytes per swap and took a buffer of
+  // half of them); equal positions keep the order they were made in.
   const size_t ni = inserts_.size();
+  std::vector<uint32_t> order(ni);
+  for (uint32_t k = 0; k < ni; ++k) order[k] = k;
+  auto before = [&](uint32_t a, uint32_t b) {
+    const Insert& x = inserts_[a];
+    const Insert& y = inserts_[b];
+    if (x.pos != y.pos) return x.pos < y.pos;
+    if (x.phase != y.phase) return x.phase < y.phase;
+    return a < b;
+  };
+  if (!std::is_sorted(order.begin(), order.end(), before)) std::sort(order.begin(), order.end(), before);
+  auto pos = [&](size_t k) { return inserts_[order[k]].pos; };
   const size_t m = n - dropped_ + ni;
   if (m > n) body.resize(m);
   // Each kept instruction's final index f(i) grows with i. Those moving
@@ -123,7 +134,7 @@ void BodyEdit::Apply(ir::InstructionList& body) {
   // inserted instructions fill the slots left, last.
   size_t k = 0, out = 0;
   for (uint32_t i = 0; i < n; ++i) {
-    while (k < ni && inserts_[k].pos <= i) ++k, ++out;
+    while (k < ni && pos(k) <= i) ++k, ++out;
     if (drop_[i]) continue;
     if (out < i) body[out] = std::move(body[i]);
     ++out;
@@ -131,7 +142,7 @@ void BodyEdit::Apply(ir::InstructionList& body) {
   k = ni;
   out = m;
   for (uint32_t i = n; i-- > 0;) {
-    while (k > 0 && inserts_[k - 1].pos > i) --k, --out;
+    while (k > 0 && pos(k - 1) > i) --k, --out;
     if (drop_[i]) continue;
     --out;
     if (out > i) body[out] = std::move(body[i]);
@@ -139,7 +150,7 @@ void BodyEdit::Apply(ir::InstructionList& body) {
   k = 0;
   out = 0;
   for (uint32_t i = 0; i <= n; ++i) {
-    while (k < ni && inserts_[k].pos <= i) body[out++] = std::move(inserts_[k++].inst);
+    while (k < ni && pos(k) <= i) body[out++] = std::move(inserts_[order[k++]].inst);
     if (i < n && !drop_[i]) ++out;
   }
   if (m < n) body.resize(m);

@@ -3,6 +3,7 @@
 #define PTXFORGE_PASSES_LOOPS_H_
 
 #include <cstdint>
+#include <deque>
 #include <utility>
 #include <vector>
 
@@ -76,7 +77,7 @@ class BodyEdit {
   bool empty() const { return dropped_ == 0 && inserts_.empty(); }
   // The body becomes, for each i in order: what was inserted after body[i - 1],
   // what was inserted before body[i], then body[i] unless dropped. Linear in
-  // the body (plus sorting the insertions).
+  // the body (plus sorting the insertions' indices).
   void Apply(ir::InstructionList& body);
 
  private:
@@ -87,7 +88,11 @@ class BodyEdit {
   };
   std::vector<bool> drop_;
   size_t dropped_ = 0;
-  std::vector<Insert> inserts_;
+  // A deque: growing it never holds two copies of the inserted
+  // instructions, as a vector's doubling does (strength reduction inserts
+  // two per loop: at a million instructions of loops that doubling was the
+  // codegen's peak heap).
+  std::deque<Insert> inserts_;
 };
 
 }  // namespace ptxforge::passes
