@@ -30,6 +30,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <span>
 #include <utility>
@@ -44,21 +45,33 @@ namespace {
 // The sparse live-in sets: each block's set is a run of (word index, bits)
 // pairs in increasing index order, zero words left out, stored in one pool.
 // A set that changes in a dataflow sweep is appended anew (the old run
-// becomes garbage, collected when it outweighs the live runs). This is
-// llvm::SparseBitVector<64> without a list node per element: with 200k
-// blocks the SparseBitVector sets cost a temporary set, its nodes' mallocs
-// and frees and a comparison per block and sweep, and register counting at
-// a million instructions took 2.3x its time per instruction at 1k (now
-// see README "Design notes").
-struct SetWord {
-  uint32_t index;  // register / 64
-  uint64_t bits;
+// becomes garbage). This is llvm::SparseBitVector<64> without a list node
+// per element: with 200k blocks the SparseBitVector sets cost a temporary
+// set, its nodes' mallocs and frees and a comparison per block and sweep,
+// and register counting at a million instructions took 2.3x its time per
+// instruction at 1k (see README "Design notes").
+//
+// The pool is the largest thing register counting holds on a kernel of
+// many loops (scale_bench's nests of three loops: 760k words for 237k
+// blocks at a million instructions), so a word is 12 bytes, not 16 (packed:
+// x86 reads the unaligned 64 bits at no cost), and garbage is collected in
+// place: each run starts with a header word naming its block, and a
+// collection slides the runs still current down over the rest. Collecting
+// into a second pool held both at once, which made register counting the
+// peak of the whole codegen there.
+struct __attribute__((packed, aligned(4))) SetWord {
+  uint32_t index;  // register / 64 (a header: the block)
+  uint64_t bits;   // (a header: the run's length)
 };
+static_assert(sizeof(SetWord) == 12);
 
 class SetPool {
  public:
-  explicit SetPool(size_t nb) : begin_(nb, 0), size_(nb, 0) {}
-  std::span<const SetWord> Get(size_t b) const { return {pool_.data() + begin_[b], size_[b]}; }
+  explicit SetPool(size_t nb) : begin_(nb, kNoRun), size_(nb, 0) {}
+  std::span<const SetWord> Get(size_t b) const {
+    if (size_[b] == 0) return {};
+    return {pool_.data() + begin_[b], size_[b]};
+  }
   // Makes `words` block b's set; false if it was that already.
   bool Update(size_t b, const std::vector<SetWord>& words) {
     std::span<const SetWord> old = Get(b);
@@ -67,31 +80,47 @@ class SetPool {
                    [](const SetWord& x, const SetWord& y) { return x.index == y.index && x.bits == y.bits; })) {
       return false;
     }
-    live_ += words.size();
-    live_ -= old.size();
-    if (pool_.size() + words.size() > 2 * live_ + 1024) Compact();
-    begin_[b] = pool_.size();
+    if (!old.empty()) live_ -= old.size() + 1;
     size_[b] = static_cast<uint32_t>(words.size());
+    if (words.empty()) {
+      begin_[b] = kNoRun;
+      return true;
+    }
+    const size_t need = words.size() + 1;
+    live_ += need;
+    // Full: collect when at least a quarter of the pool is garbage, else grow.
+    if (pool_.size() + need > pool_.capacity() && 4 * (pool_.size() + need - live_) >= pool_.size()) {
+      Compact();
+    }
+    pool_.push_back({static_cast<uint32_t>(b), words.size()});
+    begin_[b] = pool_.size();
     pool_.insert(pool_.end(), words.begin(), words.end());
     return true;
   }
 
  private:
+  static constexpr size_t kNoRun = SIZE_MAX;
+
+  // Slides the current runs (in pool order) down over the garbage.
   void Compact() {
-    std::vector<SetWord> fresh;
-    fresh.reserve(2 * live_ + 1024);
-    for (size_t b = 0; b < begin_.size(); ++b) {
-      std::span<const SetWord> s = Get(b);
-      begin_[b] = fresh.size();
-      fresh.insert(fresh.end(), s.begin(), s.end());
+    size_t out = 0;
+    for (size_t at = 0; at < pool_.size();) {
+      const uint32_t b = pool_[at].index;
+      const size_t n = pool_[at].bits;
+      if (begin_[b] == at + 1) {
+        if (out != at) std::memmove(&pool_[out], &pool_[at], (n + 1) * sizeof(SetWord));
+        begin_[b] = out + 1;
+        out += n + 1;
+      }
+      at += n + 1;
     }
-    pool_ = std::move(fresh);
+    pool_.resize(out);
   }
 
   std::vector<SetWord> pool_;
-  std::vector<size_t> begin_;
-  std::vector<uint32_t> size_;
-  size_t live_ = 0;  // words in the blocks' current runs
+  std::vector<size_t> begin_;    // by block: where its run's words start; kNoRun for an empty set
+  std::vector<uint32_t> size_;   // by block: its run's words
+  size_t live_ = 0;              // words (headers included) in the blocks' current runs
 };
 
 // out = a | b (sorted runs).
@@ -331,8 +360,6 @@ ir::KernelStats Count(const ir::Kernel& kernel, const ir::Cfg& cfg, LiveInSets s
   // are flat[use_begin[b]] up to flat[def_begin[b]], its unconditional
   // definitions flat[def_begin[b]] up to flat[use_begin[b + 1]], each sorted.
   std::vector<uint32_t> flat, use_begin(nb + 1), def_begin(nb);
-  SetPool live_in(dense ? 0 : nb);
-  std::vector<uint64_t> dense_in(dense ? nb * words : 0);  // block b's row: words [b * words, (b + 1) * words)
   // Each block's registers are gathered first and sorted: the sparse sets'
   // merge below walks two sorted runs at once.
   std::vector<uint32_t> def_stamp(any_edge ? nregs : 0, UINT32_MAX);  // the last block that wrote each register
@@ -378,6 +405,13 @@ ir::KernelStats Count(const ir::Kernel& kernel, const ir::Cfg& cfg, LiveInSets s
     fill(block_defs);
   }
   use_begin[nb] = static_cast<uint32_t>(flat.size());
+  // The stamps are not needed again, nor flat's room to spare: freed before
+  // the live-in sets are made, they are not part of the peak.
+  std::vector<uint32_t>().swap(def_stamp);
+  std::vector<uint32_t>().swap(use_stamp);
+  flat.shrink_to_fit();
+  SetPool live_in(dense ? 0 : nb);
+  std::vector<uint64_t> dense_in(dense ? nb * words : 0);  // block b's row: words [b * words, (b + 1) * words)
   // Backward dataflow to a fixed point; blocks in reverse order, so straight
   // code converges in one sweep and each loop adds a sweep per nesting level.
   if (dense) {
@@ -399,8 +433,6 @@ ir::KernelStats Count(const ir::Kernel& kernel, const ir::Cfg& cfg, LiveInSets s
         }
       }
     }
-  } else {
-    flat.shrink_to_fit();
   }
   std::vector<SetWord> in, tmp, uses;
   for (bool changed = !dense; changed;) {
