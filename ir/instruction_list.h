@@ -33,7 +33,7 @@ namespace ptxforge::ir {
 // README "Design notes").
 class InstructionList {
  public:
-  static constexpr uint32_t kChunkShift = 12;
+  static constexpr uint32_t kChunkShift = 8;
   static constexpr size_t kChunkSize = size_t{1} << kChunkShift;  // instructions per chunk
   static constexpr size_t kFirstCapacity = 32;                    // the first chunk's first size
 
