@@ -114,7 +114,12 @@ void PermuteBody(KernelBuilder& b, const MoeConfig& c) {
   Value<U32> e = b.Name(b.CtaidX(), "e");
   Value<U32> tid = b.Name(b.TidX(), "tid");
   Value<U32> n = b.Name(b.Mul(tokens, c.top_k), "n");
-  Value<U64> bin_start = b.MulWide(e, capacity);  // token_ids index of the bin's first slot
+  // The block's expert widened first, then multiplied in 64 bits (not
+  // mul.wide): ptxas keeps it in a uniform register and forms bin_start once
+  // before the loop (ptxas -v sm_75 26 -> 22, nvcc's twin 25; sm_80-89 24 ->
+  // 22, sm_100 28 -> 26, sm_120 28 -> 25, sm_90 28 as before).
+  Value<U64> e64 = b.Cvt<U64>(e);
+  Value<U64> bin_start = b.Mul(e64, b.Cvt<U64>(capacity));  // token_ids index of the bin's first slot
   // Shaped for ptxas -v (sm_80/86/89/90/100/120: 28/29/29/28/29/30 -> 24/24/24/28/28/28 with the pow2div
   // pass; nvcc's twin: 24/24/24/28/29/28): the lane and its mask are computed from tid inside the loop
   // and the warp only where it is stored, so that nothing but tid lives through the loop for them;
@@ -153,7 +158,7 @@ void PermuteBody(KernelBuilder& b, const MoeConfig& c) {
     b.Assign(base, b.Add(base, total));
     b.BarSync();
   });
-  b.If(b.Eq(tid, 0u), [&] { b.Store(kGlobal, b.ElementAddr<U32>(counts, e), Value<U32>(base)); });
+  b.If(b.Eq(tid, 0u), [&] { b.Store(kGlobal, b.ElementAddr<U32>(counts, e64), Value<U32>(base)); });
   b.Ret();
 }
 
