@@ -67,10 +67,10 @@ static_assert(sizeof(SetWord) == 12);
 
 class SetPool {
  public:
-  explicit SetPool(size_t nb) : begin_(nb, kNoRun), size_(nb, 0) {}
+  explicit SetPool(size_t nb) : begin_(nb, kNoRun) {}
   std::span<const SetWord> Get(size_t b) const {
-    if (size_[b] == 0) return {};
-    return {pool_.data() + begin_[b], size_[b]};
+    if (begin_[b] == kNoRun) return {};
+    return {pool_.data() + begin_[b], static_cast<size_t>(pool_[begin_[b] - 1].bits)};  // the header's length
   }
   // Makes `words` block b's set; false if it was that already.
   bool Update(size_t b, const std::vector<SetWord>& words) {
@@ -81,7 +81,6 @@ class SetPool {
       return false;
     }
     if (!old.empty()) live_ -= old.size() + 1;
-    size_[b] = static_cast<uint32_t>(words.size());
     if (words.empty()) {
       begin_[b] = kNoRun;
       return true;
@@ -118,8 +117,7 @@ class SetPool {
   }
 
   std::vector<SetWord> pool_;
-  std::vector<size_t> begin_;    // by block: where its run's words start; kNoRun for an empty set
-  std::vector<uint32_t> size_;   // by block: its run's words
+  std::vector<size_t> begin_;    // by block: where its run's words start (after its header); kNoRun for an empty set
   size_t live_ = 0;              // words (headers included) in the blocks' current runs
 };
 
