@@ -53,7 +53,9 @@ Value<F32> Erf(KernelBuilder& b, Value<F32> x, Loc loc) {
   Value<F32> tail = b.Mul(poly, Exp(b, b.Neg(x2, {}, loc), Precision::kAccurate, loc), {}, loc);
   Value<F32> large = b.Sub(b.Const<F32>(1.0f, loc), tail, {}, loc);
   Value<F32> signed_large = b.Select(b.Lt(x, 0.0f, loc), b.Neg(large, {}, loc), large, loc);
-  return b.Select(b.Lt(a, 0.5f, loc), small, signed_large, loc);
+  // |x| >= 0.5 (or NaN, which both sides give) selects the rcp path, made
+  // first: ptxas then keeps fewer values live across rcp.rn's slow path.
+  return b.Select(b.Setp(ir::CmpOp::kGeu, a, 0.5f, false, loc), signed_large, small, loc);
 }
 
 Value<F32> Tanh(KernelBuilder& b, Value<F32> x, Precision p, Loc loc) {
@@ -99,7 +101,7 @@ Value<F32> Gelu(KernelBuilder& b, Value<F32> x, GeluForm form, Precision p, Loc 
     Value<F32> u = b.Mul(x, b.Fma(x2, k0 * 0.044715f, k0, {}, loc), {}, loc);
     f = Tanh(b, u, p, loc);
   }
-  return b.Fma(half_x, f, half_x, {}, loc);
+  return b.Fma(f, half_x, half_x, {}, loc);  // f first: half_x is made next to its use
 }
 
 Value<F32> Silu(KernelBuilder& b, Value<F32> x, Precision p, Loc loc) {

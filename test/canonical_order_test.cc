@@ -192,6 +192,100 @@ TEST_CASE("canonical order: a store's address is made after its values", "[canon
         "}\n");
 }
 
+// Each half of a two-word load is read by one multiply only: placing that
+// multiply frees a register, so both are made as soon as the load is, before
+// the thread-index product the walk from the store would make next; the
+// same IR whatever order the calls were made in.
+TEST_CASE("canonical order: an instruction that frees registers is placed as soon as its operands are", "[canonical]") {
+  auto body = [](KernelBuilder& b, bool swapped) {
+    Value<U64> p = b.CvtaToGlobal(b.Param<U64>("p"));
+    std::array<Value<U32>, 2> v = b.LoadVec<U32, 2>(StateSpace::kGlobal, Address(p));
+    Value<U32> t = b.TidX();
+    Value<U32> tt = b.Mul(t, t);  // read twice: nothing frees it
+    Value<U32> a, c;
+    if (swapped) {
+      c = b.Mul(v[1], 5u);
+      a = b.Mul(v[0], 3u);
+    } else {
+      a = b.Mul(v[0], 3u);
+      c = b.Mul(v[1], 5u);
+    }
+    b.Store(StateSpace::kGlobal, p, b.Add(b.Xor(a, tt), b.Xor(c, tt)));
+  };
+  std::string swapped = Build([&](KernelBuilder& b) { body(b, true); });
+  CHECK(Build([&](KernelBuilder& b) { body(b, false); }) == swapped);
+  KernelBuilder b("k", ir::Target::kSm80);
+  body(b, true);
+  CHECK(FinishedIr(b) ==
+        "kernel k target sm_80\n"
+        "  param u64 p\n"
+        "{\n"
+        "  %0:u64 = ld.param.u64 [p]  // p\n"
+        "  %1:u64 = cvta.to.global.u64 %0\n"
+        "  %2:u32, %3:u32 = ld.global.v2.u32 [%1]\n"
+        "  %4:u32 = mul.lo.u32 %2, 3\n"
+        "  %5:u32 = mul.lo.u32 %3, 5\n"
+        "  %6:u32 = mov.u32 %tid.x\n"
+        "  %7:u32 = mul.lo.u32 %6, %6\n"
+        "  %8:u32 = xor.b32 %4, %7\n"
+        "  %9:u32 = xor.b32 %5, %7\n"
+        "  %10:u32 = add.u32 %8, %9\n"
+        "  st.global.u32 [%1], %10\n"
+        "  ret\n"
+        "}\n");
+}
+
+// The second load readies both sums (each the only reader of two loaded
+// words): they are placed at once, the one reading the first-made words
+// first whichever was recorded first, before the square and ex2 that the
+// walk from the store reaches first; the square reads %6, which is read
+// again at the end, so it frees nothing and waits for the walk.
+TEST_CASE("canonical order: instructions readied together are placed in the order their operands were made", "[canonical]") {
+  auto body = [](KernelBuilder& b, int order) {
+    Value<U64> p = b.CvtaToGlobal(b.Param<U64>("p"));
+    std::array<Value<F32>, 2> x, z;
+    if (order == 0) {
+      x = b.LoadVec<F32, 2>(StateSpace::kGlobal, Address(p));
+      z = b.LoadVec<F32, 2>(StateSpace::kGlobal, Address(p, 8));
+    } else {
+      z = b.LoadVec<F32, 2>(StateSpace::kGlobal, Address(p, 8));
+      x = b.LoadVec<F32, 2>(StateSpace::kGlobal, Address(p));
+    }
+    Value<F32> s0, s1;
+    if (order == 2) {
+      s1 = b.Add(x[1], z[1]);
+      s0 = b.Add(x[0], z[0]);
+    } else {
+      s0 = b.Add(x[0], z[0]);
+      s1 = b.Add(x[1], z[1]);
+    }
+    Value<F32> e = b.Ex2(b.Mul(s0, s0));
+    b.Store(StateSpace::kGlobal, p, b.Mul(b.Add(e, s1), s0));
+  };
+  std::string first = Build([&](KernelBuilder& b) { body(b, 0); });
+  CHECK(Build([&](KernelBuilder& b) { body(b, 1); }) == first);
+  CHECK(Build([&](KernelBuilder& b) { body(b, 2); }) == first);
+  KernelBuilder b("k", ir::Target::kSm80);
+  body(b, 2);
+  CHECK(FinishedIr(b) ==
+        "kernel k target sm_80\n"
+        "  param u64 p\n"
+        "{\n"
+        "  %0:u64 = ld.param.u64 [p]  // p\n"
+        "  %1:u64 = cvta.to.global.u64 %0\n"
+        "  %2:f32, %3:f32 = ld.global.v2.f32 [%1]\n"
+        "  %4:f32, %5:f32 = ld.global.v2.f32 [%1+8]\n"
+        "  %6:f32 = add.f32 %2, %4\n"
+        "  %7:f32 = add.f32 %3, %5\n"
+        "  %8:f32 = mul.f32 %6, %6\n"
+        "  %9:f32 = ex2.approx.f32 %8\n"
+        "  %10:f32 = add.f32 %9, %7\n"
+        "  %11:f32 = mul.f32 %10, %6\n"
+        "  st.global.f32 [%1], %11\n"
+        "  ret\n"
+        "}\n");
+}
+
 TEST_CASE("canonical order: reads of %clock keep their order", "[canonical]") {
   KernelBuilder b("k", ir::Target::kSm80);
   Value<U64> p = b.CvtaToGlobal(b.Param<U64>("p"));
