@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/inlined_vector.h"
 #include "ir/semantics.h"
 #include "passes/loops.h"
@@ -36,22 +37,24 @@ class Hoister {
   size_t Run() {
     const LoopForest& forest = analyses_.loops();
     if (forest.loops.empty()) return 0;
-    const size_t nregs = kernel_.regs.size();
-    const Values& values = analyses_.values();
+    nregs_ = static_cast<uint32_t>(kernel_.regs.size());
+    values_ = &analyses_.values();
     dest_.assign(n_, kNone);
-    slot_.assign(n_ + 1, kNone);
-    stamp_.assign(nregs, kNone);
-    def_item_.resize(nregs);
-    for (uint32_t r = 0; r < nregs; ++r) def_item_[r] = values.Def(ir::Reg{r});
-    clone_of_.assign(nregs, kNone);
-    clone_loop_.assign(nregs, kNone);
-    use_count_.assign(nregs, 0);
-    for (ir::Instruction& inst : kernel_.body) ForEachUseId(inst, [&](uint32_t& r) { ++use_count_[r]; });
-    for (const Loop& loop : forest.loops) {
-      if (loop.entry_point == Loop::kNone) continue;
-      slot_[loop.entry_point] = static_cast<uint32_t>(planted_.size());
-      planted_.emplace_back();
+    stamp_.assign(nregs_, kNone);
+    use_count_.assign(nregs_, 0);
+    for (ir::Instruction& inst : kernel_.body) {
+      ForEachUseId(inst, [&](uint32_t& r) {
+        if (use_count_[r] < kMany) ++use_count_[r];
+      });
     }
+    // Entry points in body order, each with its list of planted items.
+    for (const Loop& loop : forest.loops) {
+      if (loop.entry_point != Loop::kNone) entries_.emplace_back(loop.entry_point, 0);
+    }
+    std::sort(entries_.begin(), entries_.end());
+    entries_.erase(std::unique(entries_.begin(), entries_.end()), entries_.end());
+    planted_.resize(entries_.size());
+    for (uint32_t k = 0; k < entries_.size(); ++k) entries_[k].second = k;
     for (uint32_t l = 0; l < forest.loops.size(); ++l) {
       const Loop& loop = forest.loops[l];
       if (loop.entry_point != Loop::kNone) HoistFrom(forest, loop, l);
@@ -66,16 +69,32 @@ class Hoister {
  private:
   ir::Instruction& Item(uint32_t id) { return id < n_ ? kernel_.body[id] : clones_[id - n_]; }
 
+  // The list of items planted in front of body index i; kNone when i is
+  // not a loop's entry point.
+  uint32_t Slot(uint32_t i) const {
+    auto it = std::lower_bound(entries_.begin(), entries_.end(), std::pair<uint32_t, uint32_t>(i, 0));
+    return it != entries_.end() && it->first == i ? it->second : kNone;
+  }
+
+  // By register, the tables of the registers the kernel had, then those of
+  // the clones' registers (few: never grows a table of every register).
+  uint32_t& Dest(uint32_t id) { return id < n_ ? dest_[id] : clone_dest_[id - n_]; }
+  uint32_t& Stamp(uint32_t r) { return r < nregs_ ? stamp_[r] : clone_regs_[r - nregs_].stamp; }
+  uint8_t& Uses(uint32_t r) { return r < nregs_ ? use_count_[r] : clone_regs_[r - nregs_].uses; }
+  uint32_t DefItem(uint32_t r) const {
+    return r < nregs_ ? values_->Def(ir::Reg{r}) : clone_regs_[r - nregs_].def_item;
+  }
+
   // Calls f(item) for the items of block bb in order: those planted in
   // front of a loop header that starts bb (they belong to the block falling
   // into it, which comes earlier in reverse post order), unless
   // skip_planted, then bb's own instructions that were not moved.
   template <typename F>
   void ForEachItem(const ir::BasicBlock& bb, bool skip_planted, F&& f) {
-    if (!skip_planted && slot_[bb.begin] != kNone) {
-      const std::vector<uint32_t>& p = planted_[slot_[bb.begin]];
+    if (const uint32_t slot = skip_planted ? kNone : Slot(bb.begin); slot != kNone) {
+      const std::vector<uint32_t>& p = planted_[slot];
       for (size_t k = 0; k < p.size(); ++k) {  // f may append to another list, never to this one
-        if (dest_[p[k]] == bb.begin) f(p[k]);
+        if (Dest(p[k]) == bb.begin) f(p[k]);
       }
     }
     for (uint32_t i = bb.begin; i < bb.end; ++i) {
@@ -93,7 +112,7 @@ class Hoister {
       return false;
     }
     for (ir::Reg d : inst.dsts) {
-      if (d.id >= def_item_.size() || def_item_[d.id] == kNone) return false;  // not a value
+      if (d.id >= kernel_.regs.size() || DefItem(d.id) == kNone) return false;  // not a value
     }
     for (const ir::Operand& op : inst.srcs) {
       if (op.kind == ir::OperandKind::kSpecial && ir::sem::SpecialRegIsVolatile(static_cast<ir::SpecialReg>(op.id))) {
@@ -109,7 +128,7 @@ class Hoister {
     // Registers the loop defines.
     for (uint32_t b : loop.blocks) {
       ForEachItem(forest.cfg.blocks[b], b == loop.header, [&](uint32_t id) {
-        for (ir::Reg d : Item(id).dsts) stamp_[d.id] = l;
+        for (ir::Reg d : Item(id).dsts) Stamp(d.id) = l;
       });
     }
     for (uint32_t b : loop.blocks) {
@@ -119,19 +138,19 @@ class Hoister {
         // Every operand defined outside the loop, or by a cheap value inside it.
         bool invariant = true;
         ForEachUseId(inst, [&](uint32_t& r) {
-          if (stamp_[r] == l && !(def_item_[r] != kNone && Cheap(Item(def_item_[r])))) invariant = false;
+          if (Stamp(r) == l && !(DefItem(r) != kNone && Cheap(Item(DefItem(r))))) invariant = false;
         });
         if (!invariant || Growth(inst, l) > 0) return;
         ForEachUseId(inst, [&](uint32_t& r) {
-          if (stamp_[r] == l) {
-            --use_count_[r];
+          if (Stamp(r) == l) {
+            if (Uses(r) < kMany) --Uses(r);
             r = CloneInto(r, entry, l);
-            ++use_count_[r];
+            if (Uses(r) < kMany) ++Uses(r);
           }
         });
-        dest_[id] = entry;
-        planted_[slot_[entry]].push_back(id);
-        for (ir::Reg d : inst.dsts) stamp_[d.id] = kNone;
+        Dest(id) = entry;
+        planted_[Slot(entry)].push_back(id);
+        for (ir::Reg d : inst.dsts) Stamp(d.id) = kNone;
         ++moved_;
       });
     }
@@ -140,14 +159,14 @@ class Hoister {
   // How many more 32-bit registers (a predicate counts one) stay live
   // through the loop if inst moves in front of it: its results do, and the
   // registers it reads that nothing else reads no longer do.
-  int Growth(const ir::Instruction& inst, uint32_t l) const {
+  int Growth(const ir::Instruction& inst, uint32_t l) {
     int growth = 0;
     for (ir::Reg d : inst.dsts) growth += Units(d.id);
     absl::InlinedVector<uint32_t, 4> seen;
     for (const ir::Operand& op : inst.srcs) {
-      if (!op.reads_reg() || stamp_[op.id] == l || std::find(seen.begin(), seen.end(), op.id) != seen.end()) continue;
+      if (!op.reads_reg() || Stamp(op.id) == l || std::find(seen.begin(), seen.end(), op.id) != seen.end()) continue;
       seen.push_back(op.id);
-      if (use_count_[op.id] == 1) growth -= Units(op.id);
+      if (Uses(op.id) == 1) growth -= Units(op.id);
     }
     return growth;
   }
@@ -155,23 +174,19 @@ class Hoister {
 
   // A copy at `entry` of the cheap instruction defining r (one per loop).
   uint32_t CloneInto(uint32_t r, uint32_t entry, uint32_t l) {
-    if (clone_loop_[r] == l) return clone_of_[r];
-    ir::Instruction copy = Item(def_item_[r]);
+    auto [it, added] = clone_of_.try_emplace(r, kNone, kNone);
+    if (!added && it->second.second == l) return it->second.first;
+    ir::Instruction copy = Item(DefItem(r));
     const uint32_t reg = static_cast<uint32_t>(kernel_.regs.size());
     ir::RegInfo info = kernel_.regs[r];
     kernel_.regs.push_back(std::move(info));
     copy.dsts[0] = ir::Reg{reg};
     const uint32_t id = n_ + static_cast<uint32_t>(clones_.size());
     clones_.push_back(std::move(copy));
-    dest_.push_back(entry);
-    planted_[slot_[entry]].push_back(id);
-    stamp_.push_back(kNone);
-    def_item_.push_back(id);
-    clone_of_.push_back(kNone);
-    clone_loop_.push_back(kNone);
-    use_count_.push_back(0);
-    clone_of_[r] = reg;
-    clone_loop_[r] = l;
+    clone_dest_.push_back(entry);
+    planted_[Slot(entry)].push_back(id);
+    clone_regs_.push_back(CloneReg{kNone, id, 0});
+    it->second = {reg, l};
     return reg;
   }
 
@@ -179,10 +194,9 @@ class Hoister {
   // in place (BodyEdit).
   void Rebuild() {
     BodyEdit edit(n_);
-    for (uint32_t i = 0; i < n_; ++i) {
-      if (slot_[i] == kNone) continue;
-      for (uint32_t id : planted_[slot_[i]]) {
-        if (dest_[id] != i) continue;
+    for (const auto& [i, slot] : entries_) {
+      for (uint32_t id : planted_[slot]) {
+        if (Dest(id) != i) continue;
         edit.InsertBefore(i, std::move(Item(id)));
         if (id < n_) edit.Drop(id);
       }
@@ -193,14 +207,26 @@ class Hoister {
   ir::Kernel& kernel_;
   Analyses& analyses_;
   const uint32_t n_;
+  static constexpr uint8_t kMany = UINT8_MAX;  // Uses(): at least this many, for good
+
+  struct CloneReg {
+    uint32_t stamp;
+    uint32_t def_item;
+    uint8_t uses;
+  };
+
+  const Values* values_ = nullptr;
+  uint32_t nregs_ = 0;  // the registers before any clone
   std::vector<ir::Instruction> clones_;
-  std::vector<uint32_t> dest_;                  // by item: the entry point it moved to; kNone: in place
-  std::vector<uint32_t> slot_;                  // by body index: its list in planted_ (loop entry points); kNone
+  std::vector<uint32_t> dest_;        // by body index: the entry point it moved to; kNone: in place
+  std::vector<uint32_t> clone_dest_;  // the same by clone
+  std::vector<std::pair<uint32_t, uint32_t>> entries_;  // (loop entry point, its list in planted_), sorted
   std::vector<std::vector<uint32_t>> planted_;  // items moved in front of an entry point, in order
-  std::vector<uint32_t> stamp_;                 // by register: the loop being scanned that defines it
-  std::vector<uint32_t> def_item_;              // by register: the item defining it, if a value
-  std::vector<uint32_t> clone_of_, clone_loop_; // by register: its cheap copy for loop clone_loop_
-  std::vector<uint32_t> use_count_;             // by register: instructions reading it (an operand slot each)
+  std::vector<uint32_t> stamp_;   // by register: the loop being scanned that defines it
+  std::vector<uint8_t> use_count_;  // by register: operand slots reading it, up to kMany
+  std::vector<CloneReg> clone_regs_;  // by clone register - nregs_
+  // By register defined by a cheap instruction: its copy, and the loop the copy was made for.
+  absl::flat_hash_map<uint32_t, std::pair<uint32_t, uint32_t>> clone_of_;
   size_t moved_ = 0;
 };
 
