@@ -66,20 +66,21 @@ class Reducer {
     const size_t nregs = kernel_.regs.size();
     stamp_.assign(nregs, kNone);
     steps_ok_.assign(nregs, false);
-    // Which block each instruction is in, and for each register whether all
-    // its uses are in one block and the last of them.
-    block_of_.assign(n_, kNone);
-    for (uint32_t b = 0; b < forest.cfg.blocks.size(); ++b) {
-      for (uint32_t i = forest.cfg.blocks[b].begin; i < forest.cfg.blocks[b].end; ++i) block_of_[i] = b;
-    }
+    // For each register whether all its uses are in one block, and the last
+    // of them. The blocks are in body order (an instruction in none, after
+    // a block's exit, counts as block kNone).
     use_block_.assign(nregs, kNone);
     last_use_.assign(nregs, 0);
     use_count_.assign(nregs, 0);
+    const std::vector<ir::BasicBlock>& blocks = forest.cfg.blocks;
+    uint32_t b = 0;
     for (uint32_t i = 0; i < n_; ++i) {
+      while (b < blocks.size() && blocks[b].end <= i) ++b;
+      const uint32_t block = b < blocks.size() && blocks[b].begin <= i ? b : kNone;
       ForEachUseId(kernel_.body[i], [&](uint32_t& r) {
         if (use_count_[r] < 2) ++use_count_[r];  // only whether it is 1 matters
-        if (use_block_[r] == kNone) use_block_[r] = block_of_[i];
-        if (use_block_[r] != block_of_[i]) use_block_[r] = kNone - 1;  // several blocks
+        if (use_block_[r] == kNone) use_block_[r] = block;
+        if (use_block_[r] != block) use_block_[r] = kNone - 1;  // several blocks
         last_use_[r] = i;
       });
     }
@@ -87,7 +88,17 @@ class Reducer {
     for (uint32_t l = 0; l < forest.loops.size(); ++l) {
       if (forest.loops[l].entry_point != Loop::kNone) ReduceIn(forest, forest.loops[l], l);
     }
-    if (kernel_.regs.size() != nregs) analyses_.Invalidate();  // the value table covers the old registers
+    // The scan's tables are done with: freed before the pointers' registers
+    // are added to the kernel (in one step, to the size needed: growing the
+    // table of registers one at a time doubled it) and the body is edited.
+    for (std::vector<uint32_t>* table : {&stamp_, &use_block_, &last_use_}) std::vector<uint32_t>().swap(*table);
+    std::vector<uint8_t>().swap(use_count_);
+    std::vector<bool>().swap(steps_ok_);
+    if (!pointer_types_.empty()) {
+      kernel_.regs.reserve(kernel_.regs.size() + pointer_types_.size());
+      for (ir::ScalarType t : pointer_types_) kernel_.AddReg(t, true, "addr");
+      analyses_.Invalidate();  // the value table covers the old registers
+    }
     if (reduced_ == 0) return 0;
     // Instructions go and come and registers are added: nothing shared stays true.
     analyses_.Invalidate();
@@ -126,6 +137,8 @@ class Reducer {
     steps_.clear();
     for (uint32_t b : loop.blocks) {
       const ir::BasicBlock& bb = forest.cfg.blocks[b];
+      block_ = b;
+      block_begin_ = bb.begin;
       for (uint32_t i = bb.begin; i < bb.end; ++i) {
         const ir::Instruction& inst = kernel_.body[i];
         for (ir::Reg d : inst.dsts) {
@@ -148,6 +161,8 @@ class Reducer {
     candidates_.clear();
     for (uint32_t b : loop.blocks) {
       const ir::BasicBlock& bb = forest.cfg.blocks[b];
+      block_ = b;
+      block_begin_ = bb.begin;
       for (uint32_t i = bb.begin; i < bb.end; ++i) {
         if (!deleted_[i]) Collect(l, i);
       }
@@ -161,8 +176,8 @@ class Reducer {
     const int width = WidthOf(kernel_.regs[r].type);
     if (width == 0) return std::nullopt;
     if (inst.op == ir::Opcode::kAdd) return AddOfImm(inst, r, width);
-    if (inst.op != ir::Opcode::kMov || inst.guarded() || inst.srcs.size() != 1 || !inst.srcs[0].is_reg() || i == 0 ||
-        block_of_[i - 1] != block_of_[i]) {
+    if (inst.op != ir::Opcode::kMov || inst.guarded() || inst.srcs.size() != 1 || !inst.srcs[0].is_reg() ||
+        i == block_begin_) {  // i - 1 in i's block
       return std::nullopt;
     }
     const ir::Instruction& prev = kernel_.body[i - 1];
@@ -207,7 +222,7 @@ class Reducer {
         if (!y.is_reg() || !Invariant(inst.srcs[1 - k], l) || Stamp(y.id) != l || !values_->IsValue(y.reg())) continue;
         const uint32_t yi = values_->Def(y.reg());
         const ir::Instruction& mul = kernel_.body[yi];
-        if (block_of_[yi] != block_of_[i] || yi > i || mul.srcs.size() != 2 || !mul.srcs[0].is_reg() ||
+        if (yi < block_begin_ || yi > i || mul.srcs.size() != 2 || !mul.srcs[0].is_reg() ||
             !mul.srcs[1].is_imm() || ir::TypeBits(mul.mods.type) != width || WidthOf(kernel_.type_of(y.reg())) != width) {
           continue;
         }
@@ -241,7 +256,7 @@ class Reducer {
     }
     // x's uses can read p when they all follow x in its block, no step of iv between.
     const uint32_t x = inst.dsts[0].id;
-    const bool renamed = use_block_[x] == block_of_[i] && !SteppedBetween(iv, i, last_use_[x] + 1);
+    const bool renamed = use_block_[x] == block_ && !SteppedBetween(iv, i, last_use_[x] + 1);
     candidates_.push_back({i, group, renamed, y_def != kNone && use_count_[kernel_.body[y_def].dsts[0].id] == 1});
   }
 
@@ -270,13 +285,14 @@ class Reducer {
   }
 
   uint32_t MakePointer(const Loop& loop, const Pointer& q) {
-    const uint32_t p = static_cast<uint32_t>(kernel_.regs.size());
-    kernel_.AddReg(q.type, true, "addr");
-    // The per-register tables are not grown for p: until Rebuild no body
+    // p joins the kernel's registers when the scan is over (Run). The
+    // per-register tables are not grown for it: until Rebuild no body
     // instruction reads it (a reduced x becomes `mov x, p`, which Collect
     // does not take), and Stamp() answers for it all the same. Growing
     // five tables of a million registers by one doubled each of them, and
     // at a million instructions of loops that was the pass's peak heap.
+    const uint32_t p = static_cast<uint32_t>(kernel_.regs.size() + pointer_types_.size());
+    pointer_types_.push_back(q.type);
     ir::Instruction init;
     init.op = ir::Opcode::kMad;
     init.mods.type = q.type;
@@ -323,11 +339,12 @@ class Reducer {
   std::vector<bool> steps_ok_;      // by register: every definition in that loop is a constant step
   std::vector<Step> steps_;         // of the loop being scanned
   std::vector<Pointer> pointers_;   // of the loop being scanned
-  std::vector<uint32_t> block_of_;  // by instruction
+  uint32_t block_ = kNone, block_begin_ = 0;  // the block being scanned, and its first instruction
   std::vector<uint32_t> use_block_, last_use_;  // by register
   std::vector<uint8_t> use_count_;              // by register: its reads, up to 2
   std::vector<Candidate> candidates_;  // of the loop being scanned
   std::optional<BodyEdit> edit_;    // made at the first insertion
+  std::vector<ir::ScalarType> pointer_types_;  // of the registers MakePointer numbered, not yet in the kernel
   std::vector<bool> deleted_;
   std::vector<std::pair<uint32_t, uint32_t>> renamed_;
   size_t reduced_ = 0;
