@@ -38,21 +38,22 @@ namespace ptxforge::ir {
 //   when the walk reaches it, since placing it ends those registers' lives
 //   (the kernel-wide readers are counted, up to two). So two loads'
 //   conversions and their sum are made before the activation of either.
-//   When one placement makes several such instructions ready (with the
-//   walk's next instruction, if that was its last operand), they are placed
-//   in the order of where the values they read were made (use by use:
-//   position, then result slot), then by opcode; those this cannot order
-//   are left to the walk. (elementwise f32 gelu, where rcp.rn's slow path
-//   is a subroutine that ptxas places above every register live at any of
-//   its calls: sm_100/100a 31 -> 30, sm_80-89 25 -> 22 with the gelu and
-//   erf operand orders of builder/math.cc.)
+//   One already on the walk's stack is placed the same way (the walk then
+//   skips it). When one placement makes several ready, they are placed in
+//   the order of where the values they read were made (use by use:
+//   position, then result slot); two never tie, since each reads a
+//   register of the run that nothing else reads. (elementwise f32 gelu,
+//   where rcp.rn's slow path is a subroutine that ptxas places above every
+//   register live at any of its calls: sm_100/100a 31 -> 30, sm_80-89
+//   25 -> 22 with the gelu and erf operand orders of builder/math.cc.)
 // - Registers are then numbered by first appearance (uses before
 //   definitions, operands in order); registers that never appear keep their
 //   relative order after those that do.
 //
 // Linear in instructions plus registers, plus sorting each run's unread
-// results and the instructions one placement makes ready. The program's meaning is unchanged:
-// every instruction still follows the definitions it reads.
+// results and the instructions one placement makes ready. The program's
+// meaning is unchanged: every instruction still follows the definitions it
+// reads.
 void CanonicalizeOrder(Kernel& kernel);
 
 }  // namespace ptxforge::ir

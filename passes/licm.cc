@@ -76,9 +76,10 @@ class Hoister {
     return it != entries_.end() && it->first == i ? it->second : kNone;
   }
 
-  // By register, the tables of the registers the kernel had, then those of
-  // the clones' registers (few: never grows a table of every register).
+  // By item: body instructions, then clones.
   uint32_t& Dest(uint32_t id) { return id < n_ ? dest_[id] : clone_dest_[id - n_]; }
+  // By register: the tables of the registers the kernel had, then those of
+  // the clones' registers (few: never grows a table of every register).
   uint32_t& Stamp(uint32_t r) { return r < nregs_ ? stamp_[r] : clone_regs_[r - nregs_].stamp; }
   uint8_t& Uses(uint32_t r) { return r < nregs_ ? use_count_[r] : clone_regs_[r - nregs_].uses; }
   uint32_t DefItem(uint32_t r) const {
