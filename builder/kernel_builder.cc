@@ -102,11 +102,12 @@ absl::StatusOr<ir::Kernel> KernelBuilder::Finish() {
     ends = !last.guarded() && (last.info().has(ir::kTerminator) || last.op == Opcode::kBra);
   }
   if (!ends) {
-    ir::Instruction ret;
+    const Loc loc = kernel_.body.empty() ? Loc::current() : kernel_.body.back().loc.loc();
+    ir::Instruction& ret = kernel_.body.emplace_back();
     ret.op = Opcode::kRet;
-    ret.loc = kernel_.body.empty() ? Loc::current() : kernel_.body.back().loc.loc();
-    kernel_.body.push_back(std::move(ret));
+    ret.loc = loc;
   }
+  kernel_.body.shrink_to_fit();  // the body's size is final: no room left over in its last chunk
   absl::Status verified = ir::VerifyKernel(kernel_);
   if (!verified.ok()) return verified;
   ir::CanonicalizeOrder(kernel_);

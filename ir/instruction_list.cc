@@ -1,6 +1,7 @@
 #include "ir/instruction_list.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cstring>
 
 namespace ptxforge::ir {
@@ -15,10 +16,28 @@ Instruction* InstructionList::AllocateChunk(size_t n) {
 void InstructionList::FreeChunk(Instruction* chunk) { ::operator delete(chunk); }
 
 
+void InstructionList::ResizeLast(size_t n) {
+  const size_t last = num_chunks_ == 0 ? 0 : num_chunks_ - 1;
+  const size_t start = last << kChunkShift;  // the last chunk's first index
+  const size_t held = size_ - start;
+  assert(size_ >= start && n >= held && n <= kChunkSize);
+  Instruction* chunk = AllocateChunk(n);
+  Instruction* old = num_chunks_ ? chunks_[last] : nullptr;
+  for (size_t i = 0; i < held; ++i) {
+    new (&chunk[i]) Instruction(std::move(old[i]));
+    old[i].~Instruction();
+  }
+  if (old != nullptr) FreeChunk(old);
+  chunks_[last] = chunk;
+  num_chunks_ = last + 1;
+  capacity_ = start + n;
+}
+
 void InstructionList::Grow() {
-  if (capacity_ < kChunkSize) {
-    // The first chunk grows like a vector up to kChunkSize.
-    reserve(std::min(capacity_ == 0 ? kFirstCapacity : 2 * capacity_, kChunkSize));
+  if (LastIsShort()) {
+    // A short last chunk grows like a vector up to kChunkSize.
+    const size_t held = capacity_ & (kChunkSize - 1);
+    ResizeLast(held == 0 ? kFirstCapacity : std::min(2 * held, kChunkSize));
     return;
   }
   if (num_chunks_ == table_capacity_) {
@@ -35,23 +54,13 @@ void InstructionList::Grow() {
 
 void InstructionList::reserve(size_t n) {
   if (n <= capacity_) return;
-  if (n <= kChunkSize) {
-    // Size the first chunk to n.
-    Instruction* chunk = AllocateChunk(n);
-    Instruction* old = num_chunks_ ? chunks_[0] : nullptr;
-    for (size_t i = 0; i < size_; ++i) {
-      new (&chunk[i]) Instruction(std::move(old[i]));
-      old[i].~Instruction();
-    }
-    if (old != nullptr) FreeChunk(old);
-    chunks_[0] = chunk;
-    num_chunks_ = 1;
-    capacity_ = n;
-    return;
+  if (LastIsShort()) {
+    // Enlarge the short last chunk to what n needs of it, up to kChunkSize.
+    const size_t start = num_chunks_ == 0 ? 0 : (num_chunks_ - 1) << kChunkShift;
+    ResizeLast(std::min(n - start, kChunkSize));
+    if (n <= capacity_) return;
   }
-  // A full first chunk, then only the chunk table: chunks are allocated as
-  // they fill.
-  if (capacity_ < kChunkSize) reserve(kChunkSize);
+  // Then only the chunk table: chunks are allocated as they fill.
   const size_t tables = (n + kChunkSize - 1) >> kChunkShift;
   if (tables > table_capacity_) {
     Instruction** table = new Instruction*[tables];
@@ -62,17 +71,35 @@ void InstructionList::reserve(size_t n) {
   }
 }
 
+void InstructionList::shrink_to_fit() {
+  if (size_ == capacity_) return;
+  if (size_ == 0) {
+    Free();
+    return;
+  }
+  FreePastEnd();
+  if (size_ < capacity_) ResizeLast(size_ - ((num_chunks_ - 1) << kChunkShift));
+}
+
 void InstructionList::resize(size_t n) {
-  while (size_ < n) emplace_back();
-  if (n >= size_) return;
+  if (n > size_) {
+    reserve(n);
+    while (size_ < n) emplace_back();
+    return;
+  }
   for (size_t i = n; i < size_; ++i) (*this)[i].~Instruction();
   size_ = n;
-  // Free whole chunks past the end (the first chunk stays).
-  const size_t keep = std::max<size_t>(1, (n + kChunkSize - 1) >> kChunkShift);
+  FreePastEnd();
+}
+
+void InstructionList::FreePastEnd() {
+  // The chunks past the one holding the last instruction (the first chunk
+  // stays); those are full size.
+  const size_t keep = std::max<size_t>(1, (size_ + kChunkSize - 1) >> kChunkShift);
   if (num_chunks_ > keep) {
     for (size_t c = keep; c < num_chunks_; ++c) FreeChunk(chunks_[c]);
-    capacity_ -= (num_chunks_ - keep) * kChunkSize;
     num_chunks_ = keep;
+    capacity_ = keep << kChunkShift;
   }
 }
 

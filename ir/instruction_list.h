@@ -17,16 +17,20 @@ namespace ptxforge::ir {
 
 // A random-access sequence of instructions with the part of std::vector's
 // interface the passes use (size, [], back, push_back, emplace_back,
-// pop_back, resize, insert, assign, iterators). Unlike a vector it never
-// moves what it holds to grow: after the first chunk, instructions live in
-// chunks of kChunkSize, and a new chunk is added when the last is full. A
-// vector that doubles needs its old and its new array at once, 1.5 to 3
-// times the body, which at a million instructions was the peak of the whole
-// codegen; here the peak is the body plus one chunk. The first chunk grows
-// like a vector (32, 64, ... kChunkSize instructions), so a small kernel
-// costs one small allocation. References to elements stay valid while the
-// list grows past kChunkSize instructions (the first chunk's growth moves
-// them, as a vector's does; not across insert, resize or assignment).
+// pop_back, resize, insert, assign, shrink_to_fit, iterators). Unlike a
+// vector it never moves the whole body to grow: instructions live in chunks
+// of kChunkSize, and a new chunk is added when the last is full. A vector
+// that doubles needs its old and its new array at once, 1.5 to 3 times the
+// body, which at a million instructions was the peak of the whole codegen;
+// here the peak is the body plus one chunk. Only the last chunk may be
+// shorter than kChunkSize, and a short last chunk grows like a vector (32,
+// 64, ... kChunkSize instructions): the first chunk starts so, so a small
+// kernel costs one small allocation, and shrink_to_fit cuts the last chunk
+// to the instructions it holds (a part-filled chunk of 256 is up to 30 KB,
+// 12 bytes per instruction of a 1k-instruction kernel). References to
+// elements stay valid while the list grows, except those into a short last
+// chunk, which its growth moves, as a vector's does (and not across insert,
+// resize, shrink_to_fit or assignment).
 //
 // Indexing is chunks[i >> kChunkShift][i & (kChunkSize - 1)]: one more load
 // than a vector. Measured against std::vector in bench/scale_bench (see
@@ -143,9 +147,9 @@ class InstructionList {
   template <typename... Args>
   Instruction& emplace_back(Args&&... args) {
     if (size_ == capacity_) {
-      if (capacity_ < kChunkSize) {
-        // Growing the first chunk moves its instructions: construct the new
-        // one first, since args may refer to one of them (push_back(back())).
+      if (LastIsShort()) {
+        // Growing a short last chunk moves its instructions: construct the
+        // new one first, since args may refer to one of them (push_back(back())).
         Instruction inst(std::forward<Args>(args)...);
         Grow();
         Instruction* slot = &chunks_[size_ >> kChunkShift][size_ & (kChunkSize - 1)];
@@ -169,10 +173,15 @@ class InstructionList {
   // default-constructed instructions.
   void resize(size_t n);
   void clear() { resize(0); }
-  // Makes room for n instructions: below kChunkSize the first chunk is sized
-  // to n (a caller that knows a small kernel's size), above it only the chunk
-  // table grows (chunks are allocated as they fill).
+  // Makes room for n instructions: a short last chunk is enlarged to hold
+  // them, up to kChunkSize (so below kChunkSize the first chunk is sized to
+  // n, for a caller that knows a small kernel's size); beyond that only the
+  // chunk table grows (chunks are allocated as they fill).
   void reserve(size_t n);
+  // Cuts the last chunk to the instructions it holds (moving them), so that
+  // a finished body holds no room it does not use; a later push_back grows
+  // that chunk again like a vector.
+  void shrink_to_fit();
 
   iterator insert(const_iterator pos, Instruction inst);
   template <typename It>
@@ -200,7 +209,16 @@ class InstructionList {
   void Append(It first, It last) {
     reserve(static_cast<size_t>(std::distance(first, last)));
     for (; first != last; ++first) emplace_back(*first);
+    shrink_to_fit();
   }
+  // Whether the last chunk holds fewer than kChunkSize (every other chunk is
+  // full size), or there is none.
+  bool LastIsShort() const { return (capacity_ & (kChunkSize - 1)) != 0 || capacity_ == 0; }
+  // Frees the chunks past the one that holds the last instruction.
+  void FreePastEnd();
+  // Reallocates the last chunk (the first when there is none) to hold n
+  // instructions, moving those it holds; n >= those.
+  void ResizeLast(size_t n);
   // Moves [from, size) to start at `at` (elements [at, from) follow them).
   void Rotate(size_t at, size_t from);
   static Instruction* AllocateChunk(size_t n);

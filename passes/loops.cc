@@ -154,6 +154,7 @@ void BodyEdit::Apply(ir::InstructionList& body) {
     if (i < n && !drop_[i]) ++out;
   }
   if (m < n) body.resize(m);
+  body.shrink_to_fit();
   inserts_.clear();
   std::fill(drop_.begin(), drop_.end(), false);
   dropped_ = 0;

@@ -96,6 +96,7 @@ size_t RemoveMarked(ir::Kernel& kernel, const std::vector<bool>& dead, Analyses*
     if (!dead[i]) body[kept++] = std::move(body[i]);
   }
   body.resize(kept);
+  body.shrink_to_fit();
   return n - kept;
 }
 

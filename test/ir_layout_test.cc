@@ -89,6 +89,67 @@ TEST_CASE("InstructionList appends its own elements while its first chunk grows"
   CHECK(list.back().srcs[0].bits() == 7);
 }
 
+// A finished body holds no room it does not use: shrink_to_fit cuts the
+// last chunk, and the list grows again from there like a vector.
+TEST_CASE("InstructionList cuts its last chunk to fit and grows it again", "[layout]") {
+  constexpr uint32_t kChunk = InstructionList::kChunkSize;
+  InstructionList list;
+  for (uint32_t i = 0; i < 2 * kChunk + 5; ++i) list.push_back(Numbered(i));
+  CHECK(list.capacity() == 3 * kChunk);
+  list.shrink_to_fit();
+  CHECK(list.capacity() == 2 * kChunk + 5);
+  CHECK(Ids(list) == Iota(0, 2 * kChunk + 5));
+
+  // Appending one of its own instructions while the short last chunk grows
+  // (and moves them) copies it first (ASan reports a read of the freed chunk
+  // otherwise).
+  list.push_back(list.back());
+  CHECK(list.capacity() == 2 * kChunk + 10);  // 5 -> 10, as a vector doubles
+  CHECK(list.back().dsts[0].id == 2 * kChunk + 4);
+  list.pop_back();
+  for (uint32_t i = 2 * kChunk + 5; i < 3 * kChunk + 1; ++i) list.push_back(Numbered(i));
+  CHECK(list.capacity() == 4 * kChunk);  // the last chunk grew to full size, then a new one
+  CHECK(Ids(list) == Iota(0, 3 * kChunk + 1));
+
+  // After pop_back empties the last chunk, shrink_to_fit frees it; the list
+  // then grows into a new one.
+  list.pop_back();
+  list.shrink_to_fit();
+  CHECK(list.capacity() == 3 * kChunk);
+  list.push_back(Numbered(3 * kChunk));
+  list.push_back(Numbered(3 * kChunk + 1));
+  CHECK(Ids(list) == Iota(0, 3 * kChunk + 2));
+
+  // Growing by resize sizes the last chunk for what it needs.
+  list.shrink_to_fit();
+  list.resize(3 * kChunk + 40);
+  CHECK(list.capacity() == 3 * kChunk + 40);
+  CHECK(list.back().op == ir::Opcode::kRet);  // default-constructed
+
+  // A copy holds exactly its instructions; an empty list holds nothing.
+  InstructionList copy = list;
+  CHECK(copy.capacity() == copy.size());
+  copy.clear();
+  copy.shrink_to_fit();
+  CHECK(copy.capacity() == 0);
+  copy.push_back(Numbered(1));
+  CHECK(copy.capacity() == InstructionList::kFirstCapacity);
+}
+
+// The builder hands over a body with no room left over in its last chunk,
+// at every size.
+TEST_CASE("a finished kernel's body holds no spare room", "[layout]") {
+  for (uint32_t n : {1u, 30u, 255u, 256u, 700u}) {
+    KernelBuilder b("k", ir::Target::kSm80);
+    Value<U32> x = b.Param<U32>("x");
+    for (uint32_t i = 0; i < n; ++i) x = b.Add(x, 1u);
+    auto kernel = b.Finish();
+    REQUIRE(kernel.ok());
+    CHECK(kernel->body.size() == n + 2);  // ld.param, the adds and ret
+    CHECK(kernel->body.capacity() == kernel->body.size());
+  }
+}
+
 // A register or label table copied without its names is refused, not read
 // past the end.
 TEST_CASE("the verifier refuses hint ids past the kernel's names", "[layout]") {
