@@ -29,8 +29,11 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cstdint>
 #include <cstring>
+#include <memory>
+#include <new>
 #include <optional>
 #include <span>
 #include <utility>
@@ -52,13 +55,19 @@ namespace {
 // instruction at 1k (see README "Design notes").
 //
 // The pool is the largest thing register counting holds on a kernel of
-// many loops (scale_bench's nests of three loops: 760k words for 237k
+// many loops (scale_bench's nests of three loops: a million words for 237k
 // blocks at a million instructions), so a word is 12 bytes, not 16 (packed:
-// x86 reads the unaligned 64 bits at no cost), and garbage is collected in
-// place: each run starts with a header word naming its block, and a
-// collection slides the runs still current down over the rest. Collecting
-// into a second pool held both at once, which made register counting the
-// peak of the whole codegen there.
+// x86 reads the unaligned 64 bits at no cost), garbage is collected in
+// place, and the pool is made of segments, not one growing array. Each run
+// starts with a header word naming its block and lies within one segment (a
+// segment holds the longest set there can be), and a collection slides the
+// runs still current down over the rest, segment after segment, then frees
+// the segments left empty. One array that doubled needed its old and its
+// new copy at once, three times what it held, which made register counting
+// the peak of the whole codegen on nests of loops (and collecting into a
+// second pool held both pools at once); segments add one segment at a
+// time, and the pool holds at most a quarter more than the current runs,
+// plus a segment.
 struct __attribute__((packed, aligned(4))) SetWord {
   uint32_t index;  // register / 64 (a header: the block)
   uint64_t bits;   // (a header: the run's length)
@@ -67,10 +76,14 @@ static_assert(sizeof(SetWord) == 12);
 
 class SetPool {
  public:
-  explicit SetPool(size_t nb) : begin_(nb, kNoRun) {}
+  // For nb blocks' sets of registers below 64 * words.
+  SetPool(size_t nb, size_t words)
+      : shift_(std::max<uint32_t>(kMinShift, std::bit_width(words))),  // 2^shift_ > words: any run fits
+        begin_(nb, kNoRun) {}
   std::span<const SetWord> Get(size_t b) const {
     if (begin_[b] == kNoRun) return {};
-    return {pool_.data() + begin_[b], static_cast<size_t>(pool_[begin_[b] - 1].bits)};  // the header's length
+    const SetWord* run = At(begin_[b]);
+    return {run, static_cast<size_t>(run[-1].bits)};  // the header's length
   }
   // Makes `words` block b's set; false if it was that already.
   bool Update(size_t b, const std::vector<SetWord>& words) {
@@ -80,45 +93,92 @@ class SetPool {
                    [](const SetWord& x, const SetWord& y) { return x.index == y.index && x.bits == y.bits; })) {
       return false;
     }
-    if (!old.empty()) live_ -= old.size() + 1;
+    if (!old.empty()) {
+      live_ -= old.size() + 1;
+      garbage_ += old.size() + 1;
+    }
     if (words.empty()) {
       begin_[b] = kNoRun;
       return true;
     }
     const size_t need = words.size() + 1;
+    // Collect when the garbage made since the last collection outgrows a
+    // quarter of the current runs (and a segment): each collection moves
+    // the current runs once, after at least a quarter of them was written
+    // anew, so a word is moved at most four times per time it is written.
+    if (garbage_ > live_ / 4 + (size_t{1} << shift_)) Compact();
+    SetWord* run = Append(b, need);
+    std::copy(words.begin(), words.end(), run + 1);
+    begin_[b] = Index(run + 1);
     live_ += need;
-    // Full: collect when at least a quarter of the pool is garbage, else grow.
-    if (pool_.size() + need > pool_.capacity() && 4 * (pool_.size() + need - live_) >= pool_.size()) {
-      Compact();
-    }
-    pool_.push_back({static_cast<uint32_t>(b), words.size()});
-    begin_[b] = pool_.size();
-    pool_.insert(pool_.end(), words.begin(), words.end());
     return true;
   }
 
  private:
-  static constexpr size_t kNoRun = SIZE_MAX;
+  static constexpr uint32_t kMinShift = 12;  // segments of 4096 words (48 KB) at least
+  static constexpr uint32_t kNoRun = UINT32_MAX;
 
-  // Slides the current runs (in pool order) down over the garbage.
-  void Compact() {
-    size_t out = 0;
-    for (size_t at = 0; at < pool_.size();) {
-      const uint32_t b = pool_[at].index;
-      const size_t n = pool_[at].bits;
-      if (begin_[b] == at + 1) {
-        if (out != at) std::memmove(&pool_[out], &pool_[at], (n + 1) * sizeof(SetWord));
-        begin_[b] = out + 1;
-        out += n + 1;
-      }
-      at += n + 1;
+  // Word g of the pool: segment g >> shift_, at g's low bits.
+  SetWord* At(uint32_t g) const { return segments_[g >> shift_].get() + (g & ((uint32_t{1} << shift_) - 1)); }
+  uint32_t Index(const SetWord* w) const {
+    const size_t s = segments_.size() - 1;  // only the last segment is appended to
+    return static_cast<uint32_t>((s << shift_) + (w - segments_[s].get()));
+  }
+  // Room for a run of `need` words (its header, written here, included) at
+  // the end of the last segment, or in a new one.
+  SetWord* Append(size_t b, size_t need) {
+    const size_t size = size_t{1} << shift_;
+    if (segments_.empty() || fill_.back() + need > size) {
+      if (!segments_.empty()) garbage_ += size - fill_.back();  // the old segment's end
+      // Word indices are 32 bits: 4G words are 48 GB, past any machine's
+      // memory for one kernel's sets; refused as running out of it would be.
+      if ((segments_.size() + 1) << shift_ > size_t{UINT32_MAX}) throw std::bad_alloc();
+      segments_.push_back(std::make_unique_for_overwrite<SetWord[]>(size));
+      fill_.push_back(0);
     }
-    pool_.resize(out);
+    SetWord* run = segments_.back().get() + fill_.back();
+    run[0] = {static_cast<uint32_t>(b), need - 1};
+    fill_.back() += static_cast<uint32_t>(need);
+    return run;
+  }
+  // Slides the current runs (in pool order) down over the garbage, then
+  // frees the segments left empty. A run that does not fit at the end of
+  // the segment written to goes to the start of the next: that is never
+  // past where it lies (had it lain in the segment written to, at or after
+  // the write position, it would have fit).
+  void Compact() {
+    const size_t size = size_t{1} << shift_;
+    size_t out_seg = 0, out = 0;
+    for (size_t s = 0; s < segments_.size(); ++s) {
+      for (size_t at = 0; at < fill_[s];) {
+        SetWord* run = segments_[s].get() + at;
+        const uint32_t b = run[0].index;
+        const size_t n = static_cast<size_t>(run[0].bits) + 1;
+        if (begin_[b] == (s << shift_) + at + 1) {
+          if (out + n > size) {
+            fill_[out_seg] = static_cast<uint32_t>(out);
+            ++out_seg, out = 0;
+          }
+          SetWord* to = segments_[out_seg].get() + out;
+          if (to != run) std::memmove(to, run, n * sizeof(SetWord));
+          begin_[b] = static_cast<uint32_t>((out_seg << shift_) + out + 1);
+          out += n;
+        }
+        at += n;
+      }
+    }
+    fill_[out_seg] = static_cast<uint32_t>(out);
+    segments_.resize(out_seg + 1);
+    fill_.resize(out_seg + 1);
+    garbage_ = 0;
   }
 
-  std::vector<SetWord> pool_;
-  std::vector<size_t> begin_;    // by block: where its run's words start (after its header); kNoRun for an empty set
+  const uint32_t shift_;
+  std::vector<std::unique_ptr<SetWord[]>> segments_;
+  std::vector<uint32_t> fill_;   // by segment: the words written
+  std::vector<uint32_t> begin_;  // by block: where its run's words start (after its header); kNoRun for an empty set
   size_t live_ = 0;              // words (headers included) in the blocks' current runs
+  size_t garbage_ = 0;           // words of runs replaced, and segment ends skipped, since the last collection
 };
 
 // out = a | b (sorted runs).
@@ -408,7 +468,7 @@ ir::KernelStats Count(const ir::Kernel& kernel, const ir::Cfg& cfg, LiveInSets s
   std::vector<uint32_t>().swap(def_stamp);
   std::vector<uint32_t>().swap(use_stamp);
   flat.shrink_to_fit();
-  SetPool live_in(dense ? 0 : nb);
+  SetPool live_in(dense ? 0 : nb, words);
   std::vector<uint64_t> dense_in(dense ? nb * words : 0);  // block b's row: words [b * words, (b + 1) * words)
   // Backward dataflow to a fixed point; blocks in reverse order, so straight
   // code converges in one sweep and each loop adds a sweep per nesting level.
