@@ -102,9 +102,18 @@ void FindLoopsIn(const ir::Kernel& kernel, const std::vector<uint32_t>& idom, Lo
     }
     f.loops.push_back(std::move(loop));
   }
-  // Innermost first: a loop nested in another has fewer blocks.
-  std::stable_sort(f.loops.begin(), f.loops.end(),
-                   [](const Loop& a, const Loop& b) { return a.blocks.size() < b.blocks.size(); });
+  // Innermost first, nest by nest: by the rank of the loop's last block,
+  // then by size. A loop nested in another has a subset of its blocks, so
+  // its last block comes no later and it has fewer blocks: it comes first.
+  // Loops of different nests come in body order, so that the loop passes
+  // work through one nest at a time while its instructions are in the
+  // caches (sorting by size alone visited every innermost loop of the
+  // kernel first, then every loop around them: at a million instructions,
+  // one read of the body from memory per nesting level).
+  std::stable_sort(f.loops.begin(), f.loops.end(), [&](const Loop& a, const Loop& b) {
+    const uint32_t la = f.rank[a.blocks.back()], lb = f.rank[b.blocks.back()];
+    return la != lb ? la < lb : a.blocks.size() < b.blocks.size();
+  });
 }
 
 void BodyEdit::Apply(ir::InstructionList& body) {
