@@ -409,6 +409,34 @@ ir::Kernel BackwardWithoutLoop() {
   return Finished(b);
 }
 
+TEST_CASE("loops come innermost first nest by nest in body order", "[loops]") {
+  // Two nests of two loops: each inner loop comes right before the loop
+  // around it, and the first nest before the second (the loop passes then
+  // finish a nest while it is in the caches).
+  KernelBuilder b("nests");
+  Value<U64> out = b.CvtaToGlobal(b.Param<U64>("out"));
+  Value<U32> n = b.Param<U32>("n");
+  Var<U32> acc = b.Mutable<U32>(0u, "acc");
+  for (int nest = 0; nest < 2; ++nest) {
+    b.ForRange<U32>(0u, n, 1u, [&](Value<U32> i) {
+      b.ForRange<U32>(0u, n, 1u, [&](Value<U32> j) { b.Assign(acc, b.Add<U32>(acc, b.Mul<U32>(i, j))); });
+    });
+  }
+  b.Store(StateSpace::kGlobal, out, Value<U32>(acc));
+  const ir::Kernel k = Finished(b);
+  const passes::LoopForest forest = passes::FindLoops(k);
+  REQUIRE(forest.loops.size() == 4);
+  std::vector<size_t> sizes;
+  std::vector<uint32_t> headers;
+  for (const passes::Loop& loop : forest.loops) {
+    sizes.push_back(loop.blocks.size());
+    headers.push_back(k.body[forest.cfg.blocks[loop.header].begin].srcs[0].id);  // the header's label
+  }
+  // Labels are made loop, endloop per ForRange: outer 0, inner 2; outer 4, inner 6.
+  CHECK(headers == std::vector<uint32_t>{2, 0, 6, 4});
+  CHECK(sizes == std::vector<size_t>{2, 5, 2, 5});
+}
+
 TEST_CASE("a branch back without a cycle is not a loop and takes the general count", "[regcount][loops]") {
   const ir::Kernel k = BackwardWithoutLoop();
   const ir::Cfg cfg = ir::Cfg::Build(k);
