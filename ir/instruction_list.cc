@@ -78,7 +78,10 @@ void InstructionList::shrink_to_fit() {
     return;
   }
   FreePastEnd();
-  if (size_ < capacity_) ResizeLast(size_ - ((num_chunks_ - 1) << kChunkShift));
+  // Less room than a first chunk's first size (under 4 KB) is left: cutting
+  // it would cost a small kernel an allocation and a copy of its body in
+  // every pass that deletes an instruction.
+  if (capacity_ - size_ >= kFirstCapacity) ResizeLast(size_ - ((num_chunks_ - 1) << kChunkShift));
 }
 
 void InstructionList::resize(size_t n) {

@@ -26,7 +26,7 @@ namespace ptxforge::ir {
 // shorter than kChunkSize, and a short last chunk grows like a vector (32,
 // 64, ... kChunkSize instructions): the first chunk starts so, so a small
 // kernel costs one small allocation, and shrink_to_fit cuts the last chunk
-// to the instructions it holds (a part-filled chunk of 256 is up to 30 KB,
+// to about the instructions it holds (a part-filled chunk of 256 is up to 30 KB,
 // 12 bytes per instruction of a 1k-instruction kernel). References to
 // elements stay valid while the list grows, except those into a short last
 // chunk, which its growth moves, as a vector's does (and not across insert,
@@ -178,9 +178,10 @@ class InstructionList {
   // n, for a caller that knows a small kernel's size); beyond that only the
   // chunk table grows (chunks are allocated as they fill).
   void reserve(size_t n);
-  // Cuts the last chunk to the instructions it holds (moving them), so that
-  // a finished body holds no room it does not use; a later push_back grows
-  // that chunk again like a vector.
+  // Frees the chunks past the last instruction and cuts the last chunk to
+  // the instructions it holds (moving them) when it has room for
+  // kFirstCapacity or more unused, so that a finished body holds less than
+  // that; a later push_back grows that chunk again like a vector.
   void shrink_to_fit();
 
   iterator insert(const_iterator pos, Instruction inst);
