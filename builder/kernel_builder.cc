@@ -107,7 +107,7 @@ absl::StatusOr<ir::Kernel> KernelBuilder::Finish() {
     ret.op = Opcode::kRet;
     ret.loc = loc;
   }
-  kernel_.body.shrink_to_fit();  // the body's size is final: no room left over in its last chunk
+  kernel_.body.shrink_to_fit();  // the body's size is final: under 32 instructions of room left over
   absl::Status verified = ir::VerifyKernel(kernel_);
   if (!verified.ok()) return verified;
   ir::CanonicalizeOrder(kernel_);

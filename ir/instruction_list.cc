@@ -19,8 +19,9 @@ void InstructionList::FreeChunk(Instruction* chunk) { ::operator delete(chunk); 
 void InstructionList::ResizeLast(size_t n) {
   const size_t last = num_chunks_ == 0 ? 0 : num_chunks_ - 1;
   const size_t start = last << kChunkShift;  // the last chunk's first index
-  const size_t held = size_ - start;
-  assert(size_ >= start && n >= held && n <= kChunkSize);
+  // pop_back leaves chunks past the end: the last may hold none.
+  const size_t held = size_ > start ? size_ - start : 0;
+  assert(n >= held && n <= kChunkSize);
   Instruction* chunk = AllocateChunk(n);
   Instruction* old = num_chunks_ ? chunks_[last] : nullptr;
   for (size_t i = 0; i < held; ++i) {
@@ -86,7 +87,9 @@ void InstructionList::shrink_to_fit() {
 
 void InstructionList::resize(size_t n) {
   if (n > size_) {
-    reserve(n);
+    // A short last chunk at least doubles, as in push_back: growing one
+    // instruction at a time does not copy the chunk each time.
+    reserve(std::max(n, capacity_ + (capacity_ & (kChunkSize - 1))));
     while (size_ < n) emplace_back();
     return;
   }
@@ -97,7 +100,7 @@ void InstructionList::resize(size_t n) {
 
 void InstructionList::FreePastEnd() {
   // The chunks past the one holding the last instruction (the first chunk
-  // stays); those are full size.
+  // stays); those kept are full size, since only the last may be short.
   const size_t keep = std::max<size_t>(1, (size_ + kChunkSize - 1) >> kChunkShift);
   if (num_chunks_ > keep) {
     for (size_t c = keep; c < num_chunks_; ++c) FreeChunk(chunks_[c]);

@@ -27,10 +27,10 @@ namespace ptxforge::ir {
 // 64, ... kChunkSize instructions): the first chunk starts so, so a small
 // kernel costs one small allocation, and shrink_to_fit cuts the last chunk
 // to about the instructions it holds (a part-filled chunk of 256 is up to 30 KB,
-// 12 bytes per instruction of a 1k-instruction kernel). References to
+// up to 30 bytes per instruction of a 1k-instruction kernel). References to
 // elements stay valid while the list grows, except those into a short last
-// chunk, which its growth moves, as a vector's does (and not across insert,
-// resize, shrink_to_fit or assignment).
+// chunk, which its growth (push_back, reserve) moves, as a vector's does
+// (and not across insert, resize, shrink_to_fit or assignment).
 //
 // Indexing is chunks[i >> kChunkShift][i & (kChunkSize - 1)]: one more load
 // than a vector. Measured against std::vector in bench/scale_bench (see

@@ -120,6 +120,19 @@ TEST_CASE("InstructionList cuts its last chunk to fit and grows it again", "[lay
   list.push_back(Numbered(3 * kChunk + 1));
   CHECK(Ids(list) == Iota(0, 3 * kChunk + 2));
 
+  // pop_back leaves a short last chunk empty past the end: growing by
+  // reserve or resize then sizes that chunk without reading it.
+  list.shrink_to_fit();  // 3 * kChunk + 2: a last chunk of 2
+  for (int i = 0; i < 10; ++i) list.pop_back();
+  list.reserve(3 * kChunk + 20);
+  CHECK(list.capacity() == 3 * kChunk + 20);
+  list.resize(3 * kChunk + 2);
+  CHECK(list.size() == 3 * kChunk + 2);
+  CHECK(list[3 * kChunk - 9].dsts[0].id == 3 * kChunk - 9);
+  CHECK(list[3 * kChunk - 8].dsts.empty());  // default-constructed
+  for (uint32_t i = 3 * kChunk - 8; i < 3 * kChunk + 2; ++i) list[i] = Numbered(i);
+  CHECK(Ids(list) == Iota(0, 3 * kChunk + 2));
+
   // Growing by resize sizes the last chunk for what it needs.
   list.shrink_to_fit();
   list.resize(3 * kChunk + 40);
@@ -134,9 +147,12 @@ TEST_CASE("InstructionList cuts its last chunk to fit and grows it again", "[lay
   CHECK(list.capacity() == 3 * kChunk + 41);  // 39 spare: cut
   list.push_back(Numbered(3 * kChunk + 41));
   CHECK(list.capacity() == 3 * kChunk + 82);
-  list.resize(3 * kChunk + 52);
+  for (uint32_t i = 3 * kChunk + 42; i < 3 * kChunk + 52; ++i) list.push_back(Numbered(i));
   list.shrink_to_fit();
   CHECK(list.capacity() == 3 * kChunk + 82);  // 30 spare: kept
+  // Growing a short last chunk by resize doubles it, as push_back does.
+  list.resize(3 * kChunk + 83);
+  CHECK(list.capacity() == 3 * kChunk + 164);
   InstructionList copy = list;
   CHECK(copy.capacity() == copy.size());
   copy.clear();
