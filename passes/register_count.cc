@@ -66,8 +66,10 @@ namespace {
 // new copy at once, three times what it held, which made register counting
 // the peak of the whole codegen on nests of loops (and collecting into a
 // second pool held both pools at once); segments add one segment at a
-// time, and the pool holds at most a quarter more than the current runs,
-// plus a segment.
+// time, and the pool holds about a quarter more than the current runs, plus
+// a segment and the ends of segments that the next run did not fit in (a
+// run is at most the longest set: with runs longer than half a segment,
+// up to half of each).
 struct __attribute__((packed, aligned(4))) SetWord {
   uint32_t index;  // register / 64 (a header: the block)
   uint64_t bits;   // (a header: the run's length)
@@ -97,15 +99,14 @@ class SetPool {
       live_ -= old.size() + 1;
       garbage_ += old.size() + 1;
     }
-    if (words.empty()) {
-      begin_[b] = kNoRun;
-      return true;
-    }
+    begin_[b] = kNoRun;  // the old run is garbage: a collection below drops it
+    if (words.empty()) return true;
     const size_t need = words.size() + 1;
-    // Collect when the garbage made since the last collection outgrows a
-    // quarter of the current runs (and a segment): each collection moves
-    // the current runs once, after at least a quarter of them was written
-    // anew, so a word is moved at most four times per time it is written.
+    // Collect when the garbage made since the last collection (replaced
+    // runs, skipped segment ends) outgrows a quarter of the current runs
+    // and a segment: each collection moves the current runs once, after
+    // more than a quarter of their size was written or skipped since the
+    // last, so a word is moved about four times per time it is written.
     if (garbage_ > live_ / 4 + (size_t{1} << shift_)) Compact();
     SetWord* run = Append(b, need);
     std::copy(words.begin(), words.end(), run + 1);

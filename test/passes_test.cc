@@ -437,6 +437,39 @@ TEST_CASE("loops come innermost first nest by nest in body order", "[loops]") {
   CHECK(sizes == std::vector<size_t>{2, 5, 2, 5});
 }
 
+TEST_CASE("a loop that ends in the block that ends the loop around it comes first", "[loops]") {
+  // Block `inner` branches back to itself and falls into `outer`, which the
+  // entry jumps to first: `outer` dominates `inner`, so that fall-through
+  // is the outer loop's back edge. Both loops end in block `inner`; the
+  // smaller, nested one comes first.
+  KernelBuilder b("shared_latch");
+  Value<U64> out = b.CvtaToGlobal(b.Param<U64>("out"));
+  Value<U32> n = b.Param<U32>("n");
+  Var<U32> acc = b.Mutable<U32>(0u, "acc");
+  ir::Label inner = b.NewLabel("inner");
+  ir::Label outer = b.NewLabel("outer");
+  ir::Label done = b.NewLabel("done");
+  b.Bra(outer);
+  b.Bind(inner);
+  b.Assign(acc, b.Add<U32>(acc, 1u));
+  b.BraIf(b.Lt(acc, n), inner);
+  b.Bind(outer);
+  b.Assign(acc, b.Add<U32>(acc, 2u));
+  b.BraIf(b.Ge(acc, b.Mul<U32>(n, 4u)), done);
+  b.Bra(inner);
+  b.Bind(done);
+  b.Store(StateSpace::kGlobal, out, Value<U32>(acc));
+  const ir::Kernel k = Finished(b);
+  const passes::LoopForest forest = passes::FindLoops(k);
+  REQUIRE(forest.loops.size() == 2);
+  auto label_of = [&](const passes::Loop& loop) { return k.body[forest.cfg.blocks[loop.header].begin].srcs[0].id; };
+  CHECK(label_of(forest.loops[0]) == inner.id);
+  CHECK(forest.loops[0].blocks.size() == 1);
+  CHECK(label_of(forest.loops[1]) == outer.id);
+  CHECK(forest.loops[1].blocks.size() == 3);
+  CHECK(forest.loops[0].blocks.back() == forest.loops[1].blocks.back());  // the same last block
+}
+
 TEST_CASE("a branch back without a cycle is not a loop and takes the general count", "[regcount][loops]") {
   const ir::Kernel k = BackwardWithoutLoop();
   const ir::Cfg cfg = ir::Cfg::Build(k);
