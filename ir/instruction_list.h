@@ -170,7 +170,8 @@ class InstructionList {
     chunks_[size_ >> kChunkShift][size_ & (kChunkSize - 1)].~Instruction();
   }
   // Shrinking frees the chunks past the new end; growing appends
-  // default-constructed instructions.
+  // default-constructed instructions, a short last chunk sized to n (as
+  // reserve(n) does).
   void resize(size_t n);
   void clear() { resize(0); }
   // Makes room for n instructions: a short last chunk is enlarged to hold
