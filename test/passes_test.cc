@@ -409,6 +409,11 @@ ir::Kernel BackwardWithoutLoop() {
   return Finished(b);
 }
 
+// The label bound at the head of a loop's header block.
+uint32_t HeaderLabel(const ir::Kernel& k, const passes::LoopForest& forest, const passes::Loop& loop) {
+  return k.body[forest.cfg.blocks[loop.header].begin].srcs[0].id;
+}
+
 TEST_CASE("loops come innermost first nest by nest in body order", "[loops]") {
   // Two nests of two loops: each inner loop comes right before the loop
   // around it, and the first nest before the second (the loop passes then
@@ -430,7 +435,7 @@ TEST_CASE("loops come innermost first nest by nest in body order", "[loops]") {
   std::vector<uint32_t> headers;
   for (const passes::Loop& loop : forest.loops) {
     sizes.push_back(loop.blocks.size());
-    headers.push_back(k.body[forest.cfg.blocks[loop.header].begin].srcs[0].id);  // the header's label
+    headers.push_back(HeaderLabel(k, forest, loop));
   }
   // Labels are made loop, endloop per ForRange: outer 0, inner 2; outer 4, inner 6.
   CHECK(headers == std::vector<uint32_t>{2, 0, 6, 4});
@@ -462,10 +467,9 @@ TEST_CASE("a loop that ends in the block that ends the loop around it comes firs
   const ir::Kernel k = Finished(b);
   const passes::LoopForest forest = passes::FindLoops(k);
   REQUIRE(forest.loops.size() == 2);
-  auto label_of = [&](const passes::Loop& loop) { return k.body[forest.cfg.blocks[loop.header].begin].srcs[0].id; };
-  CHECK(label_of(forest.loops[0]) == inner.id);
+  CHECK(HeaderLabel(k, forest, forest.loops[0]) == inner.id);
   CHECK(forest.loops[0].blocks.size() == 1);
-  CHECK(label_of(forest.loops[1]) == outer.id);
+  CHECK(HeaderLabel(k, forest, forest.loops[1]) == outer.id);
   CHECK(forest.loops[1].blocks.size() == 3);
   CHECK(forest.loops[0].blocks.back() == forest.loops[1].blocks.back());  // the same last block
 }
