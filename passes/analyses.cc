@@ -110,6 +110,74 @@ void Analyses::Invalidate() {
   summary_.reset();
 }
 
+void Analyses::ApplyEdit(BodyEdit& edit, ir::Kernel& kernel) {
+  if (!has_cfg_) {
+    edit.Apply(kernel.body);
+    Invalidate();
+    return;
+  }
+  // What the inserted instructions add to the summary and the value table
+  // is taken as they are put in (reading them again afterwards missed the
+  // caches once each at a million instructions).
+  EditMoves moves;
+  std::vector<std::pair<uint32_t, uint32_t>> defs;
+  edit.Apply(kernel.body, &moves, [&](uint32_t index, const ir::Instruction& inst) {
+    if (summary_) summary_->Note(kernel, inst);
+    if (values_) Values::AddDefinitions(kernel, index, inst, defs);
+  });
+  if (!moves.straight || !RemapBlocks(moves)) {
+    Invalidate();
+    return;
+  }
+  if (has_loops_) {
+    // An entry point is its header's first instruction (its label); the
+    // block falling into the header still does, through what was put at
+    // its end.
+    for (Loop& loop : forest_.loops) {
+      if (loop.entry_point != Loop::kNone) loop.entry_point = forest_.cfg.blocks[loop.header].begin;
+    }
+  }
+  if (values_) values_->AfterEdit(moves, defs, kernel.regs.size());
+}
+
+bool Analyses::RemapBlocks(const EditMoves& moves) {
+  std::vector<ir::BasicBlock>& blocks = forest_.cfg.blocks;
+  if (blocks.empty()) return moves.inserted.empty();
+  const ir::InstructionList& body = kernel_->body;  // as edited
+  const uint32_t old_n = blocks.back().end;
+  EditCursor at(moves);
+  // Whether the old body[p - 1] (p > 0) ends a block: the dropped ones
+  // never do; a kept one is right in front of what old position p starts.
+  auto ends_block_before = [&](uint32_t p) { return !at.Dropped(p - 1) && ir::EndsBlock(body[at.Before(p) - 1]); };
+  // Where what starts at old position p (a block's first instruction, or
+  // the end) starts now. What was inserted in front of body[p] goes to the
+  // block before when that block falls into p (then body[p] is a label),
+  // and starts p's block when the block before ends in a branch or
+  // terminator, unless body[p] is a label (a block of its own: false).
+  bool ok = true;
+  auto start = [&](uint32_t p) {
+    const uint32_t before = at.Before(p), inserted = at.InsertedAt(p);
+    if (inserted == 0) return before;
+    if (!ends_block_before(p)) return before + inserted;
+    if (p == old_n || (!at.Dropped(p) && body[before + inserted].op == ir::Opcode::kLabel)) ok = false;
+    return before;
+  };
+  uint32_t begin = 0;
+  for (size_t b = 0; b < blocks.size() && ok; ++b) {
+    uint32_t end = static_cast<uint32_t>(body.size());
+    if (b + 1 < blocks.size()) {
+      end = start(blocks[b].end);
+    } else {
+      start(old_n);  // whether what went at the end can join the last block
+    }
+    if (end <= begin) return false;  // every instruction of the block was dropped
+    blocks[b].begin = begin;
+    blocks[b].end = end;
+    begin = end;
+  }
+  return ok;
+}
+
 void Analyses::RemapAfterRemoval(const std::vector<uint32_t>& dead, bool cfg_ok, bool values_ok) {
   has_loops_ = false;  // loops name body indices (entry points): found again from the CFG when asked
   if (dead.empty()) return;

@@ -12,6 +12,7 @@
 #include "absl/status/status.h"
 #include "ir/cfg.h"
 #include "ir/kernel.h"
+#include "passes/body_edit.h"
 #include "passes/loops.h"
 #include "passes/values.h"
 
@@ -32,8 +33,10 @@ namespace ptxforge::passes {
 //   (passes/values.h), which updates the CFG and the value table in place
 //   when only straight-line instructions went and no block emptied, and
 //   drops them otherwise;
-// - anything else (a guard removed, instructions inserted or moved, new
-//   registers) calls Invalidate().
+// - inserting, moving and deleting instructions with a BodyEdit goes
+//   through ApplyEdit(edit, kernel), which follows the edit when it keeps
+//   the graph's shape and drops everything otherwise;
+// - anything else (a guard removed, new registers) calls Invalidate().
 // A pass that does not know about Analyses (Pass::Run(kernel) only) may
 // change anything: the pipeline invalidates after it. With verify_each on,
 // the pipeline also checks after every pass that what is kept equals a
@@ -81,6 +84,26 @@ class Analyses {
 
   // Drops everything (the body changed in a way nothing here follows).
   void Invalidate();
+  // Applies `edit` to the body of `kernel` (the kernel these analyses are
+  // of), and follows it without reading the body again when the CFG is at
+  // hand and the edit keeps the graph's shape: every dropped and inserted
+  // instruction is straight-line code (no label, branch or terminator), no
+  // block is left empty, and nothing is inserted where it would start a
+  // block of its own (after a block's branch or terminator and in front of
+  // a label, or after the last block's). Then the blocks shift, the
+  // dominators stay, the loops keep their blocks and their entry points
+  // shift, and the value table and summary take the edit in
+  // (Values::AfterEdit says what the edit may do to definitions).
+  // Otherwise everything is dropped. At a million instructions licm and
+  // strength reduction each made the passes after them build the CFG, the
+  // dominators, the loops and the value table again: three reads of the
+  // body from memory.
+  void ApplyEdit(BodyEdit& edit, ir::Kernel& kernel);
+  // What is at hand without computing (for tests).
+  bool has_cfg() const { return has_cfg_; }
+  bool has_dominators() const { return idom_.has_value(); }
+  bool has_loops() const { return has_loops_; }
+  bool has_values() const { return values_.has_value(); }
   // Called by RemoveMarked before it deletes the instructions with
   // is_dead(i): updates what it can (new instruction indices) and drops
   // the rest.
@@ -93,6 +116,8 @@ class Analyses {
 
  private:
   void RemapAfterRemoval(const std::vector<uint32_t>& dead_positions, bool cfg_ok, bool values_ok);
+  // The CFG's blocks after an edit (ApplyEdit); false when its shape changed.
+  bool RemapBlocks(const EditMoves& moves);
 
   const ir::Kernel* kernel_;
   bool has_cfg_ = false;         // forest_.cfg holds the CFG

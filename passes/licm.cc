@@ -9,6 +9,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/inlined_vector.h"
 #include "ir/semantics.h"
+#include "passes/body_edit.h"
 #include "passes/loops.h"
 #include "passes/values.h"
 
@@ -60,8 +61,6 @@ class Hoister {
       if (loop.entry_point != Loop::kNone) HoistFrom(forest, loop, l);
     }
     if (moved_ == 0) return 0;
-    // Instructions move and registers are added: nothing shared stays true.
-    analyses_.Invalidate();
     Rebuild();
     return moved_;
   }
@@ -192,7 +191,10 @@ class Hoister {
   }
 
   // Moves the hoisted instructions and the clones to their entry points,
-  // in place (BodyEdit).
+  // in place (BodyEdit). They go to the end of the block falling into the
+  // loop's header, and they are straight-line code: the analyses follow
+  // the edit (the CFG keeps its shape, the value table its values, with
+  // the clones' registers as new ones).
   void Rebuild() {
     BodyEdit edit(n_);
     for (const auto& [i, slot] : entries_) {
@@ -202,7 +204,7 @@ class Hoister {
         if (id < n_) edit.Drop(id);
       }
     }
-    edit.Apply(kernel_.body);
+    analyses_.ApplyEdit(edit, kernel_);
   }
 
   ir::Kernel& kernel_;

@@ -3,8 +3,6 @@
 #define PTXFORGE_PASSES_LOOPS_H_
 
 #include <cstdint>
-#include <deque>
-#include <utility>
 #include <vector>
 
 #include "ir/cfg.h"
@@ -51,49 +49,6 @@ bool HasBackwardBranch(const ir::Kernel& kernel);
 // its immediate dominators (ir::ImmediateDominators): fills `rank` and
 // `loops`. What passes/analyses.h uses to share one CFG between passes.
 void FindLoopsIn(const ir::Kernel& kernel, const std::vector<uint32_t>& idom, LoopForest& forest);
-
-// An edit of a kernel body that the loop passes make: instructions dropped
-// and instructions inserted, applied in place. The body is rearranged
-// within its own storage (grown once if the edit adds instructions)
-// instead of being rebuilt in a second vector: at a million instructions a
-// fresh body is over a hundred megabytes of new pages, and faulting them in
-// cost more than the passes' own work (measured on scale_bench's loop
-// shapes: it made licm and strength reduction 2-3x slower per instruction
-// at 1M than at 1k).
-class BodyEdit {
- public:
-  // For a body of n instructions; indices name them as they are before Apply.
-  explicit BodyEdit(size_t n) : drop_(n, false) {}
-  // Drops body[i] (its contents are not read again: it may be moved from).
-  void Drop(uint32_t i) {
-    if (!drop_[i]) ++dropped_;
-    drop_[i] = true;
-  }
-  // Puts inst in front of body[i] (i == body size: at the end), after what
-  // was put there before.
-  void InsertBefore(uint32_t i, ir::Instruction inst) { inserts_.push_back({i, 1, std::move(inst)}); }
-  // Puts inst right after body[i], before what is put in front of body[i + 1].
-  void InsertAfter(uint32_t i, ir::Instruction inst) { inserts_.push_back({i + 1, 0, std::move(inst)}); }
-  bool empty() const { return dropped_ == 0 && inserts_.empty(); }
-  // The body becomes, for each i in order: what was inserted after body[i - 1],
-  // what was inserted before body[i], then body[i] unless dropped. Linear in
-  // the body (plus sorting the insertions' indices).
-  void Apply(ir::InstructionList& body);
-
- private:
-  struct Insert {
-    uint32_t pos;    // in front of body[pos]
-    uint32_t phase;  // 0: after body[pos - 1]; 1: before body[pos]
-    ir::Instruction inst;
-  };
-  std::vector<bool> drop_;
-  size_t dropped_ = 0;
-  // A deque: growing it never holds two copies of the inserted
-  // instructions, as a vector's doubling does (strength reduction inserts
-  // two per loop: at a million instructions of loops that doubling was the
-  // codegen's peak heap).
-  std::deque<Insert> inserts_;
-};
 
 }  // namespace ptxforge::passes
 

@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "passes/body_edit.h"
 #include "passes/loops.h"
 #include "passes/values.h"
 
@@ -97,11 +98,8 @@ class Reducer {
     if (!pointer_types_.empty()) {
       kernel_.regs.reserve(kernel_.regs.size() + pointer_types_.size());
       for (ir::ScalarType t : pointer_types_) kernel_.AddReg(t, true, "addr");
-      analyses_.Invalidate();  // the value table covers the old registers
     }
     if (reduced_ == 0) return 0;
-    // Instructions go and come and registers are added: nothing shared stays true.
-    analyses_.Invalidate();
     values_ = nullptr;
     Rebuild();
     return reduced_;
@@ -279,6 +277,7 @@ class Reducer {
         deleted_[c.index] = true;
       } else {
         MakeMove(kernel_, inst, ir::Operand(ir::Reg{p}));
+        analyses_.NoteOpcode(ir::Opcode::kMov);
       }
       ++reduced_;
     }
@@ -316,7 +315,11 @@ class Reducer {
   }
 
   // Renames, then drops the reduced instructions and puts in the pointers'
-  // starts and steps, in place (BodyEdit).
+  // starts and steps, in place (BodyEdit). The starts go to the end of the
+  // block falling into the loop's header and the steps next to the
+  // induction variables' steps, and all are straight-line code: the
+  // analyses follow the edit (the pointers are new mutable registers, the
+  // reduced values' registers lose their definitions).
   void Rebuild() {
     Renaming renaming(kernel_.regs.size());
     for (auto [from, to] : renamed_) renaming.Set(ir::Reg{from}, ir::Reg{to});
@@ -328,7 +331,7 @@ class Reducer {
         renaming.Apply(kernel_.body[i]);
       }
     }
-    edit.Apply(kernel_.body);
+    analyses_.ApplyEdit(edit, kernel_);
   }
 
   ir::Kernel& kernel_;

@@ -1,11 +1,36 @@
 // Values, renaming and deletion shared by the optimizer passes.
 #include "passes/values.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "passes/analyses.h"
 
 namespace ptxforge::passes {
+
+// The constructor calls it for each instruction it reads.
+void BodySummary::Note(const ir::Kernel& kernel, const ir::Instruction& inst) {
+  ops.set(static_cast<size_t>(inst.op));
+  any_guard |= inst.guarded();
+  if (inst.op == ir::Opcode::kMov) {
+    const size_t nregs = kernel.regs.size();
+    for (ir::Reg d : inst.dsts) mov_to_pred |= d.id < nregs && kernel.regs[d.id].type == ir::ScalarType::kPred;
+    // Operands are read for a mov of one register only (most instructions are not movs).
+    if (!mov_imm_to_fixed && inst.dsts.size() == 1 && inst.dsts[0].id < nregs &&
+        !kernel.regs[inst.dsts[0].id].is_mutable && inst.srcs.size() == 1 && inst.srcs[0].is_imm()) {
+      mov_imm_to_fixed = true;
+    }
+    if (!mov_to_fixed && !inst.guarded() && inst.dsts.size() == 1 && inst.dsts[0].id < nregs &&
+        !kernel.regs[inst.dsts[0].id].is_mutable && inst.srcs.size() == 1 && inst.srcs[0].is_reg() &&
+        inst.srcs[0].id < nregs) {
+      mov_to_fixed = !kernel.regs[inst.srcs[0].id].is_mutable;
+    }
+  } else if (!imm_sources && !inst.srcs.empty() && inst.srcs[0].is_imm()) {
+    bool all = true;
+    for (const ir::Operand& op : inst.srcs) all &= op.is_imm();
+    imm_sources = all;
+  }
+}
 
 // One write of the table (filled with kNone), the body's read, and one
 // sweep turning kNone into kNotAValue. A definition of a mutable register
@@ -21,26 +46,7 @@ Values::Values(const ir::Kernel& kernel, BodySummary* summary, ir::CfgBuilder* c
     const ir::Instruction& inst = kernel.body[i];
     if (cfg != nullptr) cfg->Add(i, inst);
     const bool ok = !inst.guarded() && inst.op != ir::Opcode::kRaw;
-    s.ops.set(static_cast<size_t>(inst.op));
-    s.any_guard |= inst.guarded();
-    if (inst.op == ir::Opcode::kMov) {
-      const size_t nregs = kernel.regs.size();
-      for (ir::Reg d : inst.dsts) s.mov_to_pred |= d.id < nregs && kernel.regs[d.id].type == ir::ScalarType::kPred;
-      // Operands are read for a mov of one register only (most instructions are not movs).
-      if (!s.mov_imm_to_fixed && inst.dsts.size() == 1 && inst.dsts[0].id < nregs &&
-          !kernel.regs[inst.dsts[0].id].is_mutable && inst.srcs.size() == 1 && inst.srcs[0].is_imm()) {
-        s.mov_imm_to_fixed = true;
-      }
-      if (!s.mov_to_fixed && !inst.guarded() && inst.dsts.size() == 1 && inst.dsts[0].id < nregs &&
-          !kernel.regs[inst.dsts[0].id].is_mutable && inst.srcs.size() == 1 && inst.srcs[0].is_reg() &&
-          inst.srcs[0].id < nregs) {
-        s.mov_to_fixed = !kernel.regs[inst.srcs[0].id].is_mutable;
-      }
-    } else if (!s.imm_sources && !inst.srcs.empty() && inst.srcs[0].is_imm()) {
-      bool all = true;
-      for (const ir::Operand& op : inst.srcs) all &= op.is_imm();
-      s.imm_sources = all;
-    }
+    s.Note(kernel, inst);
     if (ir::EndsBlock(inst)) {
       s.early_end |= last_end != 0;
       last_end = i + 1;
@@ -58,10 +64,36 @@ Values::Values(const ir::Kernel& kernel, BodySummary* summary, ir::CfgBuilder* c
 }
 
 void Values::AfterRemoval(const std::vector<uint32_t>& dead) {
+  IncreasingRank rank(dead);  // definitions mostly come in body order: no binary search each
   for (uint32_t& d : def_) {
     if (d == kNotAValue) continue;
-    auto it = std::lower_bound(dead.begin(), dead.end(), d);
-    d = it != dead.end() && *it == d ? kNotAValue : d - static_cast<uint32_t>(it - dead.begin());
+    const uint32_t below = rank.Less(d);
+    d = below < dead.size() && dead[below] == d ? kNotAValue : d - below;
+  }
+}
+
+void Values::AddDefinitions(const ir::Kernel& kernel, uint32_t index, const ir::Instruction& inst,
+                            std::vector<std::pair<uint32_t, uint32_t>>& defs) {
+  const bool ok = !inst.guarded() && inst.op != ir::Opcode::kRaw;
+  for (ir::Reg d : inst.dsts) {
+    if (d.id < kernel.regs.size()) defs.emplace_back(d.id, ok && !kernel.regs[d.id].is_mutable ? index : kNotAValue);
+  }
+}
+
+void Values::AfterEdit(const EditMoves& moves, std::vector<std::pair<uint32_t, uint32_t>>& inserted, size_t nregs) {
+  // Definitions mostly come in body order: the ranks move little from one to the next.
+  IncreasingRank dropped(moves.dropped), before(moves.inserted);
+  for (uint32_t& d : def_) {
+    if (d == kNotAValue) continue;
+    const uint32_t below = dropped.Less(d);
+    d = below < moves.dropped.size() && moves.dropped[below] == d ? kNotAValue : d - below + before.Less(d + 1);
+  }
+  def_.resize(nregs, kNotAValue);
+  // By register, so that one defined twice is seen.
+  std::sort(inserted.begin(), inserted.end());
+  for (size_t a = 0, b = 0; a < inserted.size(); a = b) {
+    while (b < inserted.size() && inserted[b].first == inserted[a].first) ++b;
+    if (inserted[a].first < def_.size()) def_[inserted[a].first] = b - a == 1 ? inserted[a].second : kNotAValue;
   }
 }
 

@@ -7,10 +7,12 @@
 #include <bitset>
 #include <cstdint>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "ir/cfg.h"
 #include "ir/kernel.h"
+#include "passes/body_edit.h"
 
 namespace ptxforge::passes {
 
@@ -31,6 +33,9 @@ struct BodySummary {
   bool mov_imm_to_fixed = false;     // a mov puts an immediate in a register that is not mutable (a known constant)
   bool imm_sources = false;          // an instruction other than mov reads immediates only (it may fold)
   bool Has(ir::Opcode op) const { return ops.test(static_cast<size_t>(op)); }
+  // Adds what `inst`, an instruction of `kernel`, says, except early_end
+  // (which depends on where it is).
+  void Note(const ir::Kernel& kernel, const ir::Instruction& inst);
   // Whether this says at least what `fresh` (of the same body) says.
   bool Covers(const BodySummary& fresh) const {
     return (fresh.ops & ~ops).none() && (any_guard || !fresh.any_guard) && (early_end || !fresh.early_end) &&
@@ -60,6 +65,21 @@ class Values {
   // each of which defined only values it was the one definition of: those
   // registers are defined nowhere now, the others' definitions move up.
   void AfterRemoval(const std::vector<uint32_t>& dead);
+  // After a BodyEdit (`moves`: what it did) that dropped and inserted
+  // instructions, where no inserted instruction defines a register that a
+  // kept one defines (licm moves a definition, or copies one into a new
+  // register; strength reduction's steps define new registers): the kept
+  // definitions move to their new indices, dropped ones go, and each
+  // register that inserted instructions define is a value of its one
+  // definition there if it has one. `inserted` holds those definitions
+  // (AddDefinitions, in any order); `nregs` is the kernel's number of
+  // registers after the edit.
+  void AfterEdit(const EditMoves& moves, std::vector<std::pair<uint32_t, uint32_t>>& inserted, size_t nregs);
+  // Adds to `defs` the definitions that `inst`, at body index `index`, makes:
+  // (register, index), the index kNotAValue where the definition cannot
+  // make a value (guarded, raw PTX, a mutable register).
+  static void AddDefinitions(const ir::Kernel& kernel, uint32_t index, const ir::Instruction& inst,
+                             std::vector<std::pair<uint32_t, uint32_t>>& defs);
   friend bool operator==(const Values&, const Values&) = default;
 
  private:

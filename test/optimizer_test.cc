@@ -21,6 +21,7 @@
 #include "passes/dead_register_removal.h"
 #include "passes/identities.h"
 #include "passes/licm.h"
+#include "passes/body_edit.h"
 #include "passes/loops.h"
 #include "passes/pass.h"
 #include "passes/pow2_division.h"
@@ -744,7 +745,7 @@ TEST_CASE("cse: expressions reading a mutable register are reused in its block u
           "}\n");
 }
 
-// BodyEdit (passes/loops.h): the in-place edit licm and strength reduction
+// BodyEdit (passes/body_edit.h): the in-place edit licm and strength reduction
 // apply, checked on bodies of numbered instructions.
 TEST_CASE("BodyEdit drops and inserts in place, moving instructions both ways", "[loops]") {
   auto numbered = [](uint64_t k) {
@@ -772,8 +773,25 @@ TEST_CASE("BodyEdit drops and inserts in place, moving instructions both ways", 
   edit.Drop(3);
   edit.InsertAfter(4, numbered(101));
   edit.InsertBefore(8, numbered(200));
-  edit.Apply(body);
+  passes::EditMoves moves;
+  edit.Apply(body, &moves);
   CHECK(order(body) == "0 6 7 1 2 4 100 101 102 5 200 ");
+  // What it did, in old indices, and the new indices it gives.
+  CHECK(moves.inserted == std::vector<uint32_t>{1, 1, 5, 5, 5, 8});
+  CHECK(moves.dropped == std::vector<uint32_t>{3, 6, 7});
+  CHECK(moves.straight);
+  passes::EditCursor at(moves);
+  std::string kept, inserted, dropped, before;
+  for (uint32_t i = 0; i < 8; ++i) {
+    dropped += at.Dropped(i) ? "x" : ".";
+    if (!at.Dropped(i)) kept += StrCat(at.Kept(i), " ");
+  }
+  for (uint32_t k = 0; k < 6; ++k) inserted += StrCat(at.Inserted(k), " ");
+  for (uint32_t p = 0; p <= 8; ++p) before += StrCat(at.Before(p), "+", at.InsertedAt(p), " ");
+  CHECK(dropped == "...x..xx");
+  CHECK(kept == "0 3 4 5 9 ");
+  CHECK(inserted == "1 2 6 7 8 10 ");
+  CHECK(before == "0+0 1+2 4+0 5+0 5+0 6+3 10+0 10+0 10+1 ");
   // Only growth at the front: everything moves towards the back.
   passes::BodyEdit grow(body.size());
   grow.InsertBefore(0, numbered(9));
@@ -788,8 +806,55 @@ TEST_CASE("BodyEdit drops and inserts in place, moving instructions both ways", 
   shrink.Apply(body);
   CHECK(order(body) == "8 0 6 7 2 4 100 101 102 5 ");
   passes::BodyEdit none(body.size());
-  none.Apply(body);  // an empty edit changes nothing
+  none.Apply(body, &moves);  // an empty edit changes nothing
   CHECK(order(body) == "8 0 6 7 2 4 100 101 102 5 ");
+  CHECK((moves.inserted.empty() && moves.dropped.empty() && moves.straight));
+}
+
+TEST_CASE("BodyEdit tells whether what it dropped and inserted is straight-line code", "[loops]") {
+  auto make = [](ir::Opcode op) {
+    ir::Instruction inst;
+    inst.op = op;
+    return inst;
+  };
+  ir::InstructionList body;
+  for (ir::Opcode op : {ir::Opcode::kAdd, ir::Opcode::kLabel, ir::Opcode::kBra, ir::Opcode::kRet}) body.push_back(make(op));
+  // Each drop or insertion alone: only the add and the mov are straight-line.
+  for (int k = 0; k < 6; ++k) {
+    INFO(k);
+    ir::InstructionList copy = body;
+    passes::BodyEdit edit(copy.size());
+    if (k < 4) {
+      edit.Drop(static_cast<uint32_t>(k));
+    } else {
+      edit.InsertBefore(1, make(k == 4 ? ir::Opcode::kMov : ir::Opcode::kExit));
+    }
+    passes::EditMoves moves;
+    edit.Apply(copy, &moves);
+    CHECK(moves.straight == (k == 0 || k == 4));
+  }
+}
+
+TEST_CASE("IncreasingRank counts as a binary search does in whatever order it is asked", "[loops]") {
+  std::vector<uint32_t> v;
+  uint32_t x = 0, seed = 12345;
+  auto next = [&] { return seed = seed * 1103515245u + 12345u; };
+  for (int k = 0; k < 300; ++k) v.push_back(x += 1 + (next() >> 16) % 9);
+  passes::IncreasingRank rank(v);
+  std::vector<uint32_t> asks;
+  for (uint32_t q = 0; q < x + 5; q += 3) asks.push_back(q);             // up
+  for (uint32_t q = x + 5; q > 0; q -= 7) asks.push_back(q);             // down
+  for (int k = 0; k < 500; ++k) asks.push_back((next() >> 8) % (x + 10));  // anywhere
+  for (uint32_t q : {0u, 1u, v[0], v[0] + 1, v.back(), v.back() + 1, UINT32_MAX}) asks.push_back(q);
+  int wrong = 0;
+  for (uint32_t q : asks) {
+    const auto expected = static_cast<uint32_t>(std::lower_bound(v.begin(), v.end(), q) - v.begin());
+    wrong += rank.Less(q) != expected;
+  }
+  CHECK(wrong == 0);
+  std::vector<uint32_t> empty;
+  passes::IncreasingRank none(empty);
+  CHECK((none.Less(0) == 0 && none.Less(7) == 0));
 }
 
 // ---- loop-invariant code motion
@@ -995,6 +1060,169 @@ TEST_CASE("strength: base + i*size in the induction variable's width becomes a s
   for (uint64_t count : {0, 5, 100}) {
     INFO(count);
     CHECK(RunWithOutput(k, 100, 32, {count}) == RunWithOutput(plain, 100, 32, {count}));
+  }
+}
+
+// The analyses a pipeline run shares (passes/analyses.h) follow licm's and
+// strength reduction's edits: nothing is built again after them, and what
+// is kept equals a fresh computation (Check).
+TEST_CASE("licm and strength reduction keep the shared analyses true without building them again", "[licm]") {
+  KernelBuilder b("follow");
+  Value<U64> out = b.CvtaToGlobal(b.Param<U64>("out"));
+  Value<U32> n = b.Param<U32>("n");
+  Value<U32> a = b.Param<U32>("a");
+  Value<U64> m = b.Param<U64>("m");
+  b.ForRange<U64>(0u, m, 1u, [&](Value<U64> i) {
+    b.ForRange<U32>(0u, n, 1u, [&](Value<U32> j) {
+      Value<U32> lane = b.Add(b.TidX(), b.Mul(a, 3u));  // leaves both loops, with a copy of the %tid.x mov
+      b.Store(StateSpace::kGlobal, out, b.Add(lane, j));
+    });
+    b.Store(StateSpace::kGlobal, b.ElementAddr<U32>(out, i), b.Cvt<U32>(i));  // out + i*4: a stepped pointer
+  });
+  ir::Kernel k = Finished(b);
+  passes::Analyses analyses(k);
+  analyses.loops();
+  analyses.values();  // what licm has at hand in a pipeline run
+  auto kept = [&] {
+    return StrCat(int{analyses.has_cfg()}, int{analyses.has_dominators()}, int{analyses.has_loops()},
+                  int{analyses.has_values()}, int{analyses.has_summary()}, " ", Msg(analyses.Check()));
+  };
+  REQUIRE(kept() == "11111 OK");
+  REQUIRE(passes::HoistLoopInvariants(k, analyses) == 4);
+  CHECK(kept() == "11111 OK");
+  REQUIRE(passes::ReduceAddressStrength(k, analyses) == 1);
+  CHECK(kept() == "11111 OK");
+  passes::RemoveDeadRegisters(k, analyses);  // dce follows its deletions as before
+  CHECK(kept() == "11011 OK");
+  RequireVerifies(k);
+  REQUIRE(DumpIr(k) ==
+          "kernel follow target sm_80\n"
+          "  param u64 out\n"
+          "  param u32 n\n"
+          "  param u32 a\n"
+          "  param u64 m\n"
+          "{\n"
+          "  %0:u64 = ld.param.u64 [m]  // m\n"
+          "  %1:u32 = ld.param.u32 [n]  // n\n"
+          "  %2:u32 = ld.param.u32 [a]  // a\n"
+          "  %3:u64 = ld.param.u64 [out]  // out\n"
+          "  %4:u64 = cvta.to.global.u64 %3\n"
+          "  %5:u64 = mov.u64 0  // i mutable\n"
+          "  %10:u32 = mul.lo.u32 %2, 3\n"
+          "  %19:u32 = mov.u32 %tid.x\n"
+          "  %11:u32 = add.u32 %19, %10\n"
+          "  %20:u64 = mad.lo.u64 %5, 4, %4  // addr mutable\n"
+          "$L0_loop:\n"
+          "  %6:pred = setp.ge.u64 %5, %0\n"
+          "  @%6 bra $L1_endloop\n"
+          "  %7:u32 = mov.u32 0  // i mutable\n"
+          "$L2_loop:\n"
+          "  %8:pred = setp.ge.u32 %7, %1\n"
+          "  @%8 bra $L3_endloop\n"
+          "  %12:u32 = add.u32 %11, %7\n"
+          "  st.global.u32 [%4], %12\n"
+          "  %13:u32 = add.u32 %7, 1\n"
+          "  %7:u32 = mov.u32 %13  // i mutable\n"
+          "  bra $L2_loop\n"
+          "$L3_endloop:\n"
+          "  %14:u32 = cvt.u32.u64 %5\n"
+          "  st.global.u32 [%20], %14\n"
+          "  %17:u64 = add.u64 %5, 1\n"
+          "  %5:u64 = mov.u64 %17  // i mutable\n"
+          "  %20:u64 = add.u64 %20, 4  // addr mutable\n"
+          "  bra $L0_loop\n"
+          "$L1_endloop:\n"
+          "  ret\n"
+          "}\n");
+}
+
+// A kernel whose blocks end in every way an edit meets: a guarded branch
+// falling into a block without a label (B1), a block falling into a label
+// (B1 into mid), a guarded branch falling into a label (B2 into skip), and
+// a ret.
+ir::Kernel EditShapes() {
+  KernelBuilder b("shapes");
+  Value<U64> out = b.CvtaToGlobal(b.Param<U64>("out"));
+  Value<U32> n = b.Param<U32>("n");
+  ir::Label skip = b.NewLabel("skip");
+  ir::Label mid = b.NewLabel("mid");
+  b.BraIf(b.Lt(n, 5u), skip);
+  b.Store(StateSpace::kGlobal, out, b.Add(n, 1u));
+  b.Bind(mid);
+  b.Store(StateSpace::kGlobal, Address(out, 4), n);
+  b.BraIf(b.Lt(n, 9u), skip);
+  b.Bind(skip);
+  return Finished(b);
+}
+
+TEST_CASE("an edit keeps the shared analyses only while the blocks keep their shape", "[loops]") {
+  const ir::Kernel shapes = EditShapes();
+  REQUIRE(DumpIr(shapes) ==
+          "kernel shapes target sm_80\n"
+          "  param u64 out\n"
+          "  param u32 n\n"
+          "{\n"
+          "  %0:u64 = ld.param.u64 [out]  // out\n"
+          "  %1:u64 = cvta.to.global.u64 %0\n"
+          "  %2:u32 = ld.param.u32 [n]  // n\n"
+          "  %3:pred = setp.lt.u32 %2, 5\n"
+          "  @%3 bra $L0_skip\n"
+          "  %4:u32 = add.u32 %2, 1\n"
+          "  st.global.u32 [%1], %4\n"
+          "$L1_mid:\n"
+          "  st.global.u32 [%1+4], %2\n"
+          "  %5:pred = setp.lt.u32 %2, 9\n"
+          "  @%5 bra $L0_skip\n"
+          "$L0_skip:\n"
+          "  ret\n"
+          "}\n");
+  // Each edit: where it puts a `mov %new, 7` (or kNone), what it drops, and
+  // whether the CFG is still at hand after it (the value table with it).
+  constexpr uint32_t kNone = UINT32_MAX;
+  struct Case {
+    const char* what;
+    uint32_t insert_before;
+    std::vector<uint32_t> drops;
+    bool moves_add;  // the add of B1 goes in front of body[insert_before] instead of the mov
+    bool kept;
+  };
+  const Case cases[] = {
+      {"at the start of a block after a guarded branch", 5, {}, false, true},
+      {"in front of a label the block before falls into", 7, {}, false, true},
+      {"inside a block", 6, {}, false, true},
+      {"an instruction moved to another block", 7, {5}, true, true},
+      {"the first instruction of a block dropped", kNone, {5}, false, true},
+      {"in front of a label after a guarded branch: a block of its own", 11, {}, false, false},
+      {"after the last ret", 13, {}, false, false},
+      {"every instruction of a block dropped", kNone, {5, 6}, false, false},
+      {"a branch dropped", kNone, {4}, false, false},
+      {"a label dropped", kNone, {7}, false, false},
+  };
+  for (const Case& c : cases) {
+    INFO(c.what);
+    ir::Kernel k = shapes;
+    passes::Analyses analyses(k);
+    analyses.values();
+    analyses.idom();
+    passes::BodyEdit edit(k.body.size());
+    if (c.insert_before != kNone) {
+      ir::Instruction inst;
+      if (c.moves_add) {
+        inst = std::move(k.body[5]);
+      } else {
+        inst.op = ir::Opcode::kMov;
+        inst.mods.type = ir::ScalarType::kU32;
+        inst.dsts = {k.AddReg(ir::ScalarType::kU32)};
+        inst.srcs = {ir::Operand::Imm(ir::ScalarType::kU32, 7)};
+      }
+      edit.InsertBefore(c.insert_before, std::move(inst));
+    }
+    for (uint32_t i : c.drops) edit.Drop(i);
+    analyses.ApplyEdit(edit, k);
+    CHECK(analyses.has_cfg() == c.kept);
+    CHECK(analyses.has_dominators() == c.kept);
+    CHECK(analyses.has_values() == c.kept);
+    CHECK(Msg(analyses.Check()) == "OK");
   }
 }
 
