@@ -110,7 +110,24 @@ void Analyses::Invalidate() {
   summary_.reset();
 }
 
+void Analyses::Trim() {
+  if (!(read_later_ & analysis::kValues)) values_.reset();
+  if (!(read_later_ & analysis::kDominators)) idom_.reset();
+  if (!(read_later_ & analysis::kLoops) && has_loops_) {
+    has_loops_ = false;
+    std::vector<uint32_t>().swap(forest_.rank);  // freed (assigning {} keeps the capacity)
+    std::vector<Loop>().swap(forest_.loops);
+  }
+  if (!(read_later_ & (analysis::kCfg | analysis::kDominators | analysis::kLoops)) && has_cfg_) {
+    has_cfg_ = false;
+    has_loops_ = false;
+    idom_.reset();
+    forest_ = LoopForest();
+  }
+}
+
 void Analyses::ApplyEdit(BodyEdit& edit, ir::Kernel& kernel) {
+  Trim();
   if (!has_cfg_) {
     edit.Apply(kernel.body);
     Invalidate();

@@ -14,6 +14,7 @@
 #include "ir/kernel.h"
 #include "passes/body_edit.h"
 #include "passes/loops.h"
+#include "passes/pass.h"
 #include "passes/values.h"
 
 namespace ptxforge::passes {
@@ -99,6 +100,19 @@ class Analyses {
   // dominators, the loops and the value table again: three reads of the
   // body from memory.
   void ApplyEdit(BodyEdit& edit, ir::Kernel& kernel);
+  // What the passes after the current one read (analysis::k* bits,
+  // passes/pass.h; all unless told). Pipeline::Run tells it before each
+  // pass. ApplyEdit and BeforeRemoval, which a pass calls when it is done
+  // reading, first drop the analyses no later pass reads instead of
+  // following the edit with them (Trim), and the pipeline trims after each
+  // pass: after strength reduction the loops, the dominators and the value
+  // table went on being updated and held through dce and register counting
+  // (at a thousand instructions of nested loops, 19 bytes per instruction
+  // more at register counting's peak).
+  void SetReadLater(uint8_t kinds) { read_later_ = kinds; }
+  // Drops what no later pass reads (the body summary stays: it is small).
+  // The loops and the dominators keep the CFG they are of.
+  void Trim();
   // What is at hand without computing (for tests).
   bool has_cfg() const { return has_cfg_; }
   bool has_dominators() const { return idom_.has_value(); }
@@ -120,6 +134,7 @@ class Analyses {
   bool RemapBlocks(const EditMoves& moves);
 
   const ir::Kernel* kernel_;
+  uint8_t read_later_ = analysis::kAll;
   bool has_cfg_ = false;         // forest_.cfg holds the CFG
   bool has_loops_ = false;       // forest_'s rank and loops are computed
   LoopForest forest_;            // its cfg is the shared CFG
@@ -130,6 +145,7 @@ class Analyses {
 
 template <typename F>
 void Analyses::BeforeRemoval(F&& is_dead) {
+  Trim();
   if (!has_cfg_ && !values_) {
     has_loops_ = false;
     return;

@@ -50,6 +50,7 @@ class ConstantFoldingPass : public Pass {
     FoldConstants(kernel);
     return absl::OkStatus();
   }
+  uint8_t reads() const override { return analysis::kValues; }
   absl::Status RunWith(ir::Kernel& kernel, Analyses& analyses) override {
     FoldConstants(kernel, analyses);
     return absl::OkStatus();

@@ -26,6 +26,7 @@ class CopyPropagationPass : public Pass {
     PropagateCopies(kernel);
     return absl::OkStatus();
   }
+  uint8_t reads() const override { return analysis::kValues; }
   absl::Status RunWith(ir::Kernel& kernel, Analyses& analyses) override {
     PropagateCopies(kernel, analyses);
     return absl::OkStatus();

@@ -47,6 +47,7 @@ class CsePass : public Pass {
     EliminateCommonSubexpressions(kernel);
     return absl::OkStatus();
   }
+  uint8_t reads() const override { return analysis::kCfg | analysis::kDominators | analysis::kValues; }
   absl::Status RunWith(ir::Kernel& kernel, Analyses& analyses) override {
     EliminateCommonSubexpressions(kernel, analyses);
     return absl::OkStatus();

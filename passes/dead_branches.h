@@ -29,6 +29,7 @@ class DeadBranchPass : public Pass {
     RemoveDeadBranches(kernel);
     return absl::OkStatus();
   }
+  uint8_t reads() const override { return analysis::kCfg | analysis::kDominators | analysis::kValues; }
   absl::Status RunWith(ir::Kernel& kernel, Analyses& analyses) override {
     RemoveDeadBranches(kernel, analyses);
     return absl::OkStatus();

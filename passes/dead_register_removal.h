@@ -26,6 +26,7 @@ class DeadRegisterRemovalPass : public Pass {
     RemoveDeadRegisters(kernel);
     return absl::OkStatus();
   }
+  uint8_t reads() const override { return 0; }
   absl::Status RunWith(ir::Kernel& kernel, Analyses& analyses) override {
     RemoveDeadRegisters(kernel, analyses);
     return absl::OkStatus();

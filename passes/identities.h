@@ -34,6 +34,7 @@ class IdentitiesPass : public Pass {
     SimplifyIdentities(kernel);
     return absl::OkStatus();
   }
+  uint8_t reads() const override { return analysis::kValues; }
   absl::Status RunWith(ir::Kernel& kernel, Analyses& analyses) override {
     SimplifyIdentities(kernel, analyses);
     return absl::OkStatus();

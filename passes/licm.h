@@ -56,6 +56,7 @@ class LicmPass : public Pass {
     HoistLoopInvariants(kernel);
     return absl::OkStatus();
   }
+  uint8_t reads() const override { return analysis::kAll; }
   absl::Status RunWith(ir::Kernel& kernel, Analyses& analyses) override {
     HoistLoopInvariants(kernel, analyses);
     return absl::OkStatus();

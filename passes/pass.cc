@@ -129,9 +129,16 @@ absl::Status Pass::RunWith(ir::Kernel& kernel, Analyses& analyses) {
 
 absl::Status Pipeline::Run(ir::Kernel& kernel) const {
   Analyses analyses(kernel);
-  for (const auto& p : passes_) {
+  // What the passes from each one on read: each pass runs with the
+  // analyses told what the passes after it read.
+  std::vector<uint8_t> read_from(passes_.size() + 1, 0);
+  for (size_t i = passes_.size(); i-- > 0;) read_from[i] = read_from[i + 1] | passes_[i]->reads();
+  for (size_t i = 0; i < passes_.size(); ++i) {
+    const std::unique_ptr<Pass>& p = passes_[i];
+    analyses.SetReadLater(read_from[i + 1]);
     absl::Status s = p->RunWith(kernel, analyses);
     if (!s.ok()) return s;
+    analyses.Trim();
     if (verify_each_) {
       if (absl::Status v = ir::VerifyKernel(kernel); !v.ok()) {
         return absl::Status(v.code(), StrCat("after pass ", p->name(), ": ", v.message()));

@@ -2,6 +2,7 @@
 #ifndef PTXFORGE_PASSES_PASS_H_
 #define PTXFORGE_PASSES_PASS_H_
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <span>
@@ -17,6 +18,15 @@ namespace ptxforge::passes {
 
 class Analyses;  // passes/analyses.h
 
+// The shared analyses a pass reads (Pass::reads()), as a set of these bits.
+namespace analysis {
+inline constexpr uint8_t kCfg = 1;         // Analyses::cfg()
+inline constexpr uint8_t kDominators = 2;  // Analyses::idom()
+inline constexpr uint8_t kLoops = 4;       // Analyses::loops()
+inline constexpr uint8_t kValues = 8;      // Analyses::values()
+inline constexpr uint8_t kAll = 15;
+}  // namespace analysis
+
 class Pass {
  public:
   virtual ~Pass() = default;
@@ -29,6 +39,12 @@ class Pass {
   // does not know them may have changed anything; the standard passes
   // override it to use them and to say what they changed.
   virtual absl::Status RunWith(ir::Kernel& kernel, Analyses& analyses);
+  // Which shared analyses RunWith reads (analysis::k* bits; the body
+  // summary is always kept). Pipeline::Run drops those that no pass after
+  // the current one reads, instead of following edits with them and
+  // holding them (passes/analyses.h, SetReadLater). A wrong answer costs
+  // time only: what is dropped is built again when asked for. All by default.
+  virtual uint8_t reads() const { return analysis::kAll; }
 };
 
 // Which optimisations Pipeline::Standard runs (each on by default) and

@@ -39,6 +39,7 @@ class Pow2DivisionPass : public Pass {
   }
   // It rewrites instructions in place, keeping their registers, guards and
   // places: the pipeline's shared analyses (passes/analyses.h) stay true.
+  uint8_t reads() const override { return 0; }
   absl::Status RunWith(ir::Kernel& kernel, Analyses& analyses) override {
     ReducePow2Division(kernel, analyses);
     return absl::OkStatus();

@@ -43,6 +43,7 @@ class ReassociatePass : public Pass {
     Reassociate(kernel);
     return absl::OkStatus();
   }
+  uint8_t reads() const override { return analysis::kValues; }
   absl::Status RunWith(ir::Kernel& kernel, Analyses& analyses) override {
     Reassociate(kernel, analyses);
     return absl::OkStatus();

@@ -34,6 +34,7 @@ class RegisterCountPass : public Pass {
     kernel.stats = CountRegisters(kernel);
     return absl::OkStatus();
   }
+  uint8_t reads() const override { return analysis::kCfg; }
   absl::Status RunWith(ir::Kernel& kernel, Analyses& analyses) override {
     kernel.stats = CountRegisters(kernel, analyses);
     return absl::OkStatus();

@@ -321,16 +321,22 @@ class Reducer {
   // analyses follow the edit (the pointers are new mutable registers, the
   // reduced values' registers lose their definitions).
   void Rebuild() {
-    Renaming renaming(kernel_.regs.size());
-    for (auto [from, to] : renamed_) renaming.Set(ir::Reg{from}, ir::Reg{to});
     BodyEdit& edit = Edit();
-    for (uint32_t i = 0; i < n_; ++i) {
-      if (deleted_[i]) {
-        edit.Drop(i);
-      } else if (!renamed_.empty()) {
-        renaming.Apply(kernel_.body[i]);
+    {
+      // Freed before the edit grows the body (the codegen's peak on small
+      // kernels of loops).
+      Renaming renaming(kernel_.regs.size());
+      for (auto [from, to] : renamed_) renaming.Set(ir::Reg{from}, ir::Reg{to});
+      for (uint32_t i = 0; i < n_; ++i) {
+        if (deleted_[i]) {
+          edit.Drop(i);
+        } else if (!renamed_.empty()) {
+          renaming.Apply(kernel_.body[i]);
+        }
       }
     }
+    std::vector<bool>().swap(deleted_);
+    std::vector<std::pair<uint32_t, uint32_t>>().swap(renamed_);
     analyses_.ApplyEdit(edit, kernel_);
   }
 

@@ -59,6 +59,7 @@ class StrengthReductionPass : public Pass {
     ReduceAddressStrength(kernel);
     return absl::OkStatus();
   }
+  uint8_t reads() const override { return analysis::kAll; }
   absl::Status RunWith(ir::Kernel& kernel, Analyses& analyses) override {
     ReduceAddressStrength(kernel, analyses);
     return absl::OkStatus();

@@ -23,6 +23,7 @@ class VerifierPass : public Pass {
   // verified again.
   absl::Status Run(ir::Kernel& kernel) override { return ir::VerifyKernelOnce(kernel); }
   // Changes nothing the shared analyses describe.
+  uint8_t reads() const override { return 0; }
   absl::Status RunWith(ir::Kernel& kernel, Analyses&) override { return Run(kernel); }
 };
 

@@ -1224,6 +1224,17 @@ TEST_CASE("an edit keeps the shared analyses only while the blocks keep their sh
     CHECK(analyses.has_values() == c.kept);
     CHECK(Msg(analyses.Check()) == "OK");
   }
+  // What no later pass reads is dropped first, not followed.
+  ir::Kernel k = shapes;
+  passes::Analyses analyses(k);
+  analyses.values();
+  analyses.idom();
+  analyses.SetReadLater(passes::analysis::kCfg);
+  passes::BodyEdit edit(k.body.size());
+  edit.Drop(8);
+  analyses.ApplyEdit(edit, k);
+  CHECK((analyses.has_cfg() && !analyses.has_dominators() && !analyses.has_values()));
+  CHECK(Msg(analyses.Check()) == "OK");
 }
 
 TEST_CASE("strength: what is not reduced", "[strength]") {
@@ -1536,6 +1547,48 @@ TEST_CASE("verify_each names a pass that leaves the shared analyses stale", "[pi
     REQUIRE(RunWithVerifyEach(k, std::make_unique<passes::CsePass>(), std::make_unique<SneakyPass>(shared)) ==
             (shared ? "after pass sneaky: the shared control-flow graph is stale (the pass did not invalidate it)" : "OK"));
   }
+}
+
+// A pass that changes nothing, reads what it is told it reads, and writes
+// down which shared analyses it found at hand.
+class ProbePass : public passes::Pass {
+ public:
+  ProbePass(std::string name, uint8_t reads, std::string* seen) : name_(std::move(name)), reads_(reads), seen_(seen) {}
+  std::string_view name() const override { return name_; }
+  absl::Status Run(ir::Kernel&) override { return absl::OkStatus(); }
+  absl::Status RunWith(ir::Kernel&, passes::Analyses& analyses) override {
+    *seen_ += StrCat(name_, ":", analyses.has_cfg() ? " cfg" : "", analyses.has_dominators() ? " dominators" : "",
+                     analyses.has_loops() ? " loops" : "", analyses.has_values() ? " values" : "", "\n");
+    return absl::OkStatus();
+  }
+  uint8_t reads() const override { return reads_; }
+
+ private:
+  std::string name_;
+  uint8_t reads_;
+  std::string* seen_;
+};
+
+TEST_CASE("the pipeline drops the shared analyses that no later pass reads", "[pipeline]") {
+  KernelBuilder b("trim");
+  Value<U64> out = b.CvtaToGlobal(b.Param<U64>("out"));
+  Value<U32> n = b.Param<U32>("n");
+  b.ForRange<U32>(0u, n, 1u, [&](Value<U32> i) { b.Store(StateSpace::kGlobal, out, b.Add(i, n)); });
+  ir::Kernel k = Finished(b);
+  std::string seen;
+  passes::Pipeline p;
+  p.Add(std::make_unique<passes::LicmPass>());  // builds the CFG, the dominators, the loops and the values
+  p.Add(std::make_unique<ProbePass>("all", passes::analysis::kAll, &seen));
+  p.Add(std::make_unique<ProbePass>("values", passes::analysis::kValues, &seen));
+  p.Add(std::make_unique<ProbePass>("cfg", passes::analysis::kCfg, &seen));
+  p.Add(std::make_unique<ProbePass>("none", 0, &seen));
+  p.VerifyEach();
+  REQUIRE(Msg(p.Run(k)) == "OK");
+  CHECK(seen ==
+        "all: cfg dominators loops values\n"  // the next passes read the values and the CFG
+        "values: cfg values\n"
+        "cfg: cfg\n"
+        "none:\n");
 }
 
 // A pass that turns the kernel's first add into a sub in place, keeping the
