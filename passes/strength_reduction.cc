@@ -1,6 +1,7 @@
 // Strength reduction of `base + i * C` in loops to stepped registers.
 #include "passes/strength_reduction.h"
 
+#include <algorithm>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -51,6 +52,16 @@ struct Candidate {
   uint32_t group;  // its pointer
   bool renamed;    // x's uses can read p (x's definition goes)
   bool frees_y;    // y = iv*C is read only by x, so it goes too
+  uint32_t uses_end;  // when renamed: one past x's last use (all in x's block)
+  uint32_t block_begin;  // x's block's first instruction
+};
+
+// A reduced x whose definition goes and whose uses read p: they are all in
+// body[begin, end) (x's block up to its last use).
+struct Renamed {
+  uint32_t from, to;
+  uint32_t index;  // x's definition
+  uint32_t begin, end;
 };
 
 class Reducer {
@@ -255,7 +266,8 @@ class Reducer {
     // x's uses can read p when they all follow x in its block, no step of iv between.
     const uint32_t x = inst.dsts[0].id;
     const bool renamed = use_block_[x] == block_ && !SteppedBetween(iv, i, last_use_[x] + 1);
-    candidates_.push_back({i, group, renamed, y_def != kNone && use_count_[kernel_.body[y_def].dsts[0].id] == 1});
+    candidates_.push_back(
+        {i, group, renamed, y_def != kNone && use_count_[kernel_.body[y_def].dsts[0].id] == 1, last_use_[x] + 1, block_begin_});
   }
 
   // Reduces the candidates of each pointer that removes more instructions
@@ -273,7 +285,7 @@ class Reducer {
       if (p == kNone) continue;
       ir::Instruction& inst = kernel_.body[c.index];
       if (c.renamed) {
-        renamed_.push_back({inst.dsts[0].id, p});
+        renamed_.push_back({inst.dsts[0].id, p, c.index, c.block_begin, std::max(c.uses_end, c.index + 1)});
         deleted_[c.index] = true;
       } else {
         MakeMove(kernel_, inst, ir::Operand(ir::Reg{p}));
@@ -324,19 +336,25 @@ class Reducer {
     BodyEdit& edit = Edit();
     {
       // Freed before the edit grows the body (the codegen's peak on small
-      // kernels of loops).
+      // kernels of loops). Only the ranges that hold a renamed register's
+      // uses are read (at a million instructions, renaming over the whole
+      // body read all of it from memory once more).
       Renaming renaming(kernel_.regs.size());
-      for (auto [from, to] : renamed_) renaming.Set(ir::Reg{from}, ir::Reg{to});
-      for (uint32_t i = 0; i < n_; ++i) {
-        if (deleted_[i]) {
-          edit.Drop(i);
-        } else if (!renamed_.empty()) {
-          renaming.Apply(kernel_.body[i]);
+      for (const Renamed& r : renamed_) {
+        renaming.Set(ir::Reg{r.from}, ir::Reg{r.to});
+        edit.Drop(r.index);
+      }
+      std::sort(renamed_.begin(), renamed_.end(), [](const Renamed& a, const Renamed& b) { return a.begin < b.begin; });
+      uint32_t done = 0;  // renamed up to here
+      for (const Renamed& r : renamed_) {
+        for (uint32_t i = std::max(done, r.begin); i < r.end; ++i) {
+          if (!deleted_[i]) renaming.Apply(kernel_.body[i]);
         }
+        done = std::max(done, r.end);
       }
     }
     std::vector<bool>().swap(deleted_);
-    std::vector<std::pair<uint32_t, uint32_t>>().swap(renamed_);
+    std::vector<Renamed>().swap(renamed_);
     analyses_.ApplyEdit(edit, kernel_);
   }
 
@@ -355,7 +373,7 @@ class Reducer {
   std::optional<BodyEdit> edit_;    // made at the first insertion
   std::vector<ir::ScalarType> pointer_types_;  // of the registers MakePointer numbered, not yet in the kernel
   std::vector<bool> deleted_;
-  std::vector<std::pair<uint32_t, uint32_t>> renamed_;
+  std::vector<Renamed> renamed_;
   size_t reduced_ = 0;
 };
 
