@@ -56,8 +56,13 @@ class Hoister {
     entries_.erase(std::unique(entries_.begin(), entries_.end()), entries_.end());
     planted_.resize(entries_.size());
     for (uint32_t k = 0; k < entries_.size(); ++k) entries_[k].second = k;
+    slot_of_block_.assign(forest.cfg.blocks.size(), kNone);
+    for (const Loop& loop : forest.loops) {
+      if (loop.entry_point != Loop::kNone) slot_of_block_[loop.header] = Slot(loop.entry_point);
+    }
     for (uint32_t l = 0; l < forest.loops.size(); ++l) {
       const Loop& loop = forest.loops[l];
+      PrefetchNextLoop(kernel_, forest, l);
       if (loop.entry_point != Loop::kNone) HoistFrom(forest, loop, l);
     }
     if (moved_ == 0) return 0;
@@ -69,7 +74,8 @@ class Hoister {
   ir::Instruction& Item(uint32_t id) { return id < n_ ? kernel_.body[id] : clones_[id - n_]; }
 
   // The list of items planted in front of body index i; kNone when i is
-  // not a loop's entry point.
+  // not a loop's entry point. (A binary search: slot_of_block_ has the
+  // answer for each loop's header without one.)
   uint32_t Slot(uint32_t i) const {
     auto it = std::lower_bound(entries_.begin(), entries_.end(), std::pair<uint32_t, uint32_t>(i, 0));
     return it != entries_.end() && it->first == i ? it->second : kNone;
@@ -90,8 +96,8 @@ class Hoister {
   // into it, which comes earlier in reverse post order), unless
   // skip_planted, then bb's own instructions that were not moved.
   template <typename F>
-  void ForEachItem(const ir::BasicBlock& bb, bool skip_planted, F&& f) {
-    if (const uint32_t slot = skip_planted ? kNone : Slot(bb.begin); slot != kNone) {
+  void ForEachItem(uint32_t b, const ir::BasicBlock& bb, bool skip_planted, F&& f) {
+    if (const uint32_t slot = skip_planted ? kNone : slot_of_block_[b]; slot != kNone) {
       const std::vector<uint32_t>& p = planted_[slot];
       for (size_t k = 0; k < p.size(); ++k) {  // f may append to another list, never to this one
         if (Dest(p[k]) == bb.begin) f(p[k]);
@@ -124,15 +130,16 @@ class Hoister {
 
   void HoistFrom(const LoopForest& forest, const Loop& loop, uint32_t l) {
     const uint32_t entry = loop.entry_point;
+    const uint32_t slot = slot_of_block_[loop.header];
 
     // Registers the loop defines.
     for (uint32_t b : loop.blocks) {
-      ForEachItem(forest.cfg.blocks[b], b == loop.header, [&](uint32_t id) {
+      ForEachItem(b, forest.cfg.blocks[b], b == loop.header, [&](uint32_t id) {
         for (ir::Reg d : Item(id).dsts) Stamp(d.id) = l;
       });
     }
     for (uint32_t b : loop.blocks) {
-      ForEachItem(forest.cfg.blocks[b], b == loop.header, [&](uint32_t id) {
+      ForEachItem(b, forest.cfg.blocks[b], b == loop.header, [&](uint32_t id) {
         ir::Instruction& inst = Item(id);
         if (Cheap(inst) || !Hoistable(inst)) return;
         // Every operand defined outside the loop, or by a cheap value inside it.
@@ -144,12 +151,12 @@ class Hoister {
         ForEachUseId(inst, [&](uint32_t& r) {
           if (Stamp(r) == l) {
             if (Uses(r) < kMany) --Uses(r);
-            r = CloneInto(r, entry, l);
+            r = CloneInto(r, entry, slot, l);
             if (Uses(r) < kMany) ++Uses(r);
           }
         });
         Dest(id) = entry;
-        planted_[Slot(entry)].push_back(id);
+        planted_[slot].push_back(id);
         for (ir::Reg d : inst.dsts) Stamp(d.id) = kNone;
         ++moved_;
       });
@@ -172,8 +179,9 @@ class Hoister {
   }
   int Units(uint32_t r) const { return std::max(1, ir::TypeBits(kernel_.regs[r].type) / 32); }
 
-  // A copy at `entry` of the cheap instruction defining r (one per loop).
-  uint32_t CloneInto(uint32_t r, uint32_t entry, uint32_t l) {
+  // A copy at `entry` (planted in list `slot`) of the cheap instruction
+  // defining r (one per loop).
+  uint32_t CloneInto(uint32_t r, uint32_t entry, uint32_t slot, uint32_t l) {
     auto [it, added] = clone_of_.try_emplace(r, kNone, kNone);
     if (!added && it->second.second == l) return it->second.first;
     ir::Instruction copy = Item(DefItem(r));
@@ -184,7 +192,7 @@ class Hoister {
     const uint32_t id = n_ + static_cast<uint32_t>(clones_.size());
     clones_.push_back(std::move(copy));
     clone_dest_.push_back(entry);
-    planted_[Slot(entry)].push_back(id);
+    planted_[slot].push_back(id);
     clone_regs_.push_back(CloneReg{kNone, id, 0});
     it->second = {reg, l};
     return reg;
@@ -225,6 +233,7 @@ class Hoister {
   std::vector<uint32_t> clone_dest_;  // the same by clone
   std::vector<std::pair<uint32_t, uint32_t>> entries_;  // (loop entry point, its list in planted_), sorted
   std::vector<std::vector<uint32_t>> planted_;  // items moved in front of an entry point, in order
+  std::vector<uint32_t> slot_of_block_;  // by block: its list in planted_ when it is a loop's header with an entry point
   std::vector<uint32_t> stamp_;   // by register: the loop being scanned that defines it
   std::vector<uint8_t> use_count_;  // by register: operand slots reading it, up to kMany
   std::vector<CloneReg> clone_regs_;  // by clone register - nregs_

@@ -116,4 +116,28 @@ void FindLoopsIn(const ir::Kernel& kernel, const std::vector<uint32_t>& idom, Lo
   });
 }
 
+namespace {
+
+// The body indices a loop's blocks span: [first, last).
+std::pair<uint32_t, uint32_t> Span(const LoopForest& forest, const Loop& loop) {
+  uint32_t first = UINT32_MAX, last = 0;
+  for (uint32_t b : loop.blocks) {
+    first = std::min(first, forest.cfg.blocks[b].begin);
+    last = std::max(last, forest.cfg.blocks[b].end);
+  }
+  return {first, last};
+}
+
+}  // namespace
+
+void PrefetchNextLoop(const ir::Kernel& kernel, const LoopForest& forest, size_t l) {
+  if (l + 1 >= forest.loops.size()) return;
+  const auto [first, last] = Span(forest, forest.loops[l + 1]);
+  const auto [now_first, now_last] = Span(forest, forest.loops[l]);
+  // The next loop less the one in the caches now: the part before it and
+  // the part after it (a loop around the current one), or all of it.
+  kernel.body.Prefetch(first, std::min(last, now_first));
+  kernel.body.Prefetch(std::max(first, now_last), last);
+}
+
 }  // namespace ptxforge::passes

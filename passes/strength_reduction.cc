@@ -98,6 +98,7 @@ class Reducer {
     }
     deleted_.assign(n_, false);
     for (uint32_t l = 0; l < forest.loops.size(); ++l) {
+      PrefetchNextLoop(kernel_, forest, l);
       if (forest.loops[l].entry_point != Loop::kNone) ReduceIn(forest, forest.loops[l], l);
     }
     // The scan's tables are done with: freed before the pointers' registers
