@@ -3,6 +3,7 @@
 
 #include <iterator>
 
+#include "absl/container/inlined_vector.h"
 #include "ir/strings.h"
 #include "passes/analyses.h"
 #include "passes/const_fold.h"
@@ -131,7 +132,7 @@ absl::Status Pipeline::Run(ir::Kernel& kernel) const {
   Analyses analyses(kernel);
   // What the passes from each one on read: each pass runs with the
   // analyses told what the passes after it read.
-  std::vector<uint8_t> read_from(passes_.size() + 1, 0);
+  absl::InlinedVector<uint8_t, 16> read_from(passes_.size() + 1, 0);  // no allocation on the cold path
   for (size_t i = passes_.size(); i-- > 0;) read_from[i] = read_from[i + 1] | passes_[i]->reads();
   for (size_t i = 0; i < passes_.size(); ++i) {
     const std::unique_ptr<Pass>& p = passes_[i];
