@@ -843,7 +843,7 @@ TEST_CASE("IncreasingRank counts as a binary search does in whatever order it is
   passes::IncreasingRank rank(v);
   std::vector<uint32_t> asks;
   for (uint32_t q = 0; q < x + 5; q += 3) asks.push_back(q);             // up
-  for (uint32_t q = x + 5; q > 0; q -= 7) asks.push_back(q);             // down
+  for (uint32_t q = x + 5; q >= 7; q -= 7) asks.push_back(q);            // down
   for (int k = 0; k < 500; ++k) asks.push_back((next() >> 8) % (x + 10));  // anywhere
   for (uint32_t q : {0u, 1u, v[0], v[0] + 1, v.back(), v.back() + 1, UINT32_MAX}) asks.push_back(q);
   int wrong = 0;
