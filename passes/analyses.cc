@@ -113,7 +113,7 @@ void Analyses::Invalidate() {
 void Analyses::Trim() {
   if (!(read_later_ & analysis::kValues)) values_.reset();
   if (!(read_later_ & analysis::kDominators)) idom_.reset();
-  if (!(read_later_ & analysis::kLoops) && has_loops_) {
+  if (!(read_later_ & analysis::kLoops)) {
     has_loops_ = false;
     std::vector<uint32_t>().swap(forest_.rank);  // freed (assigning {} keeps the capacity)
     std::vector<Loop>().swap(forest_.loops);
@@ -179,6 +179,12 @@ bool Analyses::RemapBlocks(const EditMoves& moves) {
     if (p == old_n || (!at.Dropped(p) && body[before + inserted].op == ir::Opcode::kLabel)) ok = false;
     return before;
   };
+  // What went in front of body[0] joins block 0, unless body[0] is a
+  // label: then it is a block of its own (a block starts at index 0 and at
+  // every label after it).
+  if (const uint32_t first = at.InsertedAt(0); first > 0 && !at.Dropped(0) && body[first].op == ir::Opcode::kLabel) {
+    return false;
+  }
   uint32_t begin = 0;
   for (size_t b = 0; b < blocks.size() && ok; ++b) {
     uint32_t end = static_cast<uint32_t>(body.size());
@@ -196,7 +202,10 @@ bool Analyses::RemapBlocks(const EditMoves& moves) {
 }
 
 void Analyses::RemapAfterRemoval(const std::vector<uint32_t>& dead, bool cfg_ok, bool values_ok) {
-  has_loops_ = false;  // loops name body indices (entry points): found again from the CFG when asked
+  // Loops name body indices (entry points): found again from the CFG when asked.
+  has_loops_ = false;
+  std::vector<uint32_t>().swap(forest_.rank);
+  std::vector<Loop>().swap(forest_.loops);
   if (dead.empty()) return;
   if (has_cfg_ && cfg_ok) {
     // Only straight-line instructions go: each block keeps its place in

@@ -91,10 +91,14 @@ class Analyses {
   // instruction is straight-line code (no label, branch or terminator), no
   // block is left empty, and nothing is inserted where it would start a
   // block of its own (after a block's branch or terminator and in front of
-  // a label, or after the last block's). Then the blocks shift, the
+  // a label, in front of a label at index 0, or after the last block's).
+  // Then the blocks shift, the
   // dominators stay, the loops keep their blocks and their entry points
   // shift, and the value table and summary take the edit in
-  // (Values::AfterEdit says what the edit may do to definitions).
+  // (Values::AfterEdit says what the edit may do to definitions: each
+  // dropped instruction's definitions must be values it was the one
+  // definition of, as RemoveMarked checks for itself, and no inserted
+  // instruction may define a register a kept one defines).
   // Otherwise everything is dropped. At a million instructions licm and
   // strength reduction each made the passes after them build the CFG, the
   // dominators, the loops and the value table again: three reads of the
@@ -102,10 +106,14 @@ class Analyses {
   void ApplyEdit(BodyEdit& edit, ir::Kernel& kernel);
   // What the passes after the current one read (analysis::k* bits,
   // passes/pass.h; all unless told). Pipeline::Run tells it before each
-  // pass. ApplyEdit and BeforeRemoval, which a pass calls when it is done
-  // reading, first drop the analyses no later pass reads instead of
-  // following the edit with them (Trim), and the pipeline trims after each
-  // pass: after strength reduction the loops, the dominators and the value
+  // pass. ApplyEdit and BeforeRemoval (RemoveMarked), which a pass calls
+  // when it is done reading, first drop the analyses no later pass reads
+  // instead of following the edit with them (Trim), and the pipeline trims
+  // after each pass. So references to analyses taken before those calls
+  // must not be used after them (as before, when a deletion could not be
+  // followed), and a pass that reads again after one gets what was dropped
+  // built again (dead branches' later steps, when licm and strength
+  // reduction are off): after strength reduction the loops, the dominators and the value
   // table went on being updated and held through dce and register counting
   // (at a thousand instructions of nested loops, 19 bytes per instruction
   // more at register counting's peak).

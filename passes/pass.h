@@ -43,7 +43,9 @@ class Pass {
   // summary is always kept). Pipeline::Run drops those that no pass after
   // the current one reads, instead of following edits with them and
   // holding them (passes/analyses.h, SetReadLater). A wrong answer costs
-  // time only: what is dropped is built again when asked for. All by default.
+  // time only: what is dropped is built again when asked for (references
+  // taken before an ApplyEdit or RemoveMarked call are not used after it).
+  // All by default.
   virtual uint8_t reads() const { return analysis::kAll; }
 };
 

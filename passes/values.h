@@ -66,9 +66,11 @@ class Values {
   // registers are defined nowhere now, the others' definitions move up.
   void AfterRemoval(const std::vector<uint32_t>& dead);
   // After a BodyEdit (`moves`: what it did) that dropped and inserted
-  // instructions, where no inserted instruction defines a register that a
-  // kept one defines (licm moves a definition, or copies one into a new
-  // register; strength reduction's steps define new registers): the kept
+  // instructions, where each dropped instruction's definitions were values
+  // it was the one definition of, and no inserted instruction defines a
+  // register that a kept one defines (licm moves a definition, or copies
+  // one into a new register; strength reduction drops reduced values and
+  // its steps define new registers): the kept
   // definitions move to their new indices, dropped ones go, and each
   // register that inserted instructions define is a value of its one
   // definition there if it has one. `inserted` holds those definitions

@@ -1155,6 +1155,16 @@ ir::Kernel EditShapes() {
   return Finished(b);
 }
 
+// `mov.u32 %new, 7` into a new register of k.
+ir::Instruction MovSeven(ir::Kernel& k) {
+  ir::Instruction inst;
+  inst.op = ir::Opcode::kMov;
+  inst.mods.type = ir::ScalarType::kU32;
+  inst.dsts = {k.AddReg(ir::ScalarType::kU32)};
+  inst.srcs = {ir::Operand::Imm(ir::ScalarType::kU32, 7)};
+  return inst;
+}
+
 TEST_CASE("an edit keeps the shared analyses only while the blocks keep their shape", "[loops]") {
   const ir::Kernel shapes = EditShapes();
   REQUIRE(DumpIr(shapes) ==
@@ -1210,10 +1220,7 @@ TEST_CASE("an edit keeps the shared analyses only while the blocks keep their sh
       if (c.moves_add) {
         inst = std::move(k.body[5]);
       } else {
-        inst.op = ir::Opcode::kMov;
-        inst.mods.type = ir::ScalarType::kU32;
-        inst.dsts = {k.AddReg(ir::ScalarType::kU32)};
-        inst.srcs = {ir::Operand::Imm(ir::ScalarType::kU32, 7)};
+        inst = MovSeven(k);
       }
       edit.InsertBefore(c.insert_before, std::move(inst));
     }
@@ -1222,6 +1229,18 @@ TEST_CASE("an edit keeps the shared analyses only while the blocks keep their sh
     CHECK(analyses.has_cfg() == c.kept);
     CHECK(analyses.has_dominators() == c.kept);
     CHECK(analyses.has_values() == c.kept);
+    CHECK(Msg(analyses.Check()) == "OK");
+  }
+  // In front of a label at index 0: a block of its own.
+  {
+    ir::Kernel k = shapes;
+    k.body.erase(k.body.begin(), k.body.begin() + 7);  // from $L1_mid on
+    passes::Analyses analyses(k);
+    analyses.values();
+    passes::BodyEdit edit(k.body.size());
+    edit.InsertBefore(0, MovSeven(k));
+    analyses.ApplyEdit(edit, k);
+    CHECK(!analyses.has_cfg());
     CHECK(Msg(analyses.Check()) == "OK");
   }
   // What no later pass reads is dropped first, not followed.
