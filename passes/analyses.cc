@@ -160,7 +160,9 @@ void Analyses::ApplyEdit(BodyEdit& edit, ir::Kernel& kernel) {
 bool Analyses::RemapBlocks(const EditMoves& moves) {
   std::vector<ir::BasicBlock>& blocks = forest_.cfg.blocks;
   if (blocks.empty()) return moves.inserted.empty();
-  const ir::InstructionList& body = kernel_->body;  // as edited
+  // As edited. It is read only where something was inserted: with drops
+  // alone this also serves before they are carried out (RemapAfterRemoval).
+  const ir::InstructionList& body = kernel_->body;
   const uint32_t old_n = blocks.back().end;
   EditCursor at(moves);
   // Whether the old body[p - 1] (p > 0) ends a block: the dropped ones
@@ -187,11 +189,12 @@ bool Analyses::RemapBlocks(const EditMoves& moves) {
   }
   uint32_t begin = 0;
   for (size_t b = 0; b < blocks.size() && ok; ++b) {
-    uint32_t end = static_cast<uint32_t>(body.size());
+    uint32_t end = 0;
     if (b + 1 < blocks.size()) {
       end = start(blocks[b].end);
     } else {
       start(old_n);  // whether what went at the end can join the last block
+      end = at.Before(old_n) + at.InsertedAt(old_n);  // the new size
     }
     if (end <= begin) return false;  // every instruction of the block was dropped
     blocks[b].begin = begin;
@@ -201,36 +204,21 @@ bool Analyses::RemapBlocks(const EditMoves& moves) {
   return ok;
 }
 
-void Analyses::RemapAfterRemoval(const std::vector<uint32_t>& dead, bool cfg_ok, bool values_ok) {
+void Analyses::RemapAfterRemoval(const EditMoves& moves, bool values_ok) {
   // Loops name body indices (entry points): found again from the CFG when asked.
   has_loops_ = false;
   std::vector<uint32_t>().swap(forest_.rank);
   std::vector<Loop>().swap(forest_.loops);
-  if (dead.empty()) return;
-  if (has_cfg_ && cfg_ok) {
-    // Only straight-line instructions go: each block keeps its place in
-    // the graph and shrinks by its dead instructions, unless it empties
-    // (then the block numbering changes).
-    size_t k = 0;
-    uint32_t removed = 0;
-    for (ir::BasicBlock& bb : forest_.cfg.blocks) {
-      const uint32_t removed_before = removed;
-      while (k < dead.size() && dead[k] < bb.end) ++k, ++removed;
-      if (removed - removed_before == bb.end - bb.begin) {
-        cfg_ok = false;
-        break;
-      }
-      bb.begin -= removed_before;
-      bb.end -= removed;
-    }
-  }
-  if (has_cfg_ && !cfg_ok) {
+  if (moves.dropped.empty()) return;
+  // A deletion is an edit with drops only: the same remapping as ApplyEdit's.
+  if (has_cfg_ && !(moves.straight && RemapBlocks(moves))) {
     has_cfg_ = false;
     forest_ = LoopForest();
     idom_.reset();
   }
   if (values_ && values_ok) {
-    values_->AfterRemoval(dead);
+    std::vector<std::pair<uint32_t, uint32_t>> none;
+    values_->AfterEdit(moves, none, kernel_->regs.size());
   } else {
     values_.reset();
   }

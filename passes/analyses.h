@@ -137,7 +137,9 @@ class Analyses {
   absl::Status Check() const;
 
  private:
-  void RemapAfterRemoval(const std::vector<uint32_t>& dead_positions, bool cfg_ok, bool values_ok);
+  // After a deletion (BeforeRemoval): `moves` holds the dead instructions as
+  // drops, its `straight` whether the CFG can follow.
+  void RemapAfterRemoval(const EditMoves& moves, bool values_ok);
   // The CFG's blocks after an edit (ApplyEdit); false when its shape changed.
   bool RemapBlocks(const EditMoves& moves);
 
@@ -163,11 +165,11 @@ void Analyses::BeforeRemoval(F&& is_dead) {
   // table when each one's definitions were values it defined.
   const ir::Kernel& kernel = *kernel_;
   const uint32_t n = static_cast<uint32_t>(kernel.body.size());
-  std::vector<uint32_t> dead;
+  EditMoves moves;  // the dead instructions as drops; straight: the CFG can follow
   bool cfg_ok = has_cfg_, values_ok = values_.has_value();
   for (uint32_t i = 0; i < n; ++i) {
     if (!is_dead(i)) continue;
-    dead.push_back(i);
+    moves.dropped.push_back(i);
     const ir::Instruction& inst = kernel.body[i];
     if (cfg_ok && (inst.op == ir::Opcode::kLabel || ir::EndsBlock(inst))) {
       cfg_ok = false;
@@ -176,7 +178,8 @@ void Analyses::BeforeRemoval(F&& is_dead) {
       for (ir::Reg d : inst.dsts) values_ok &= values_->Def(d) == i;
     }
   }
-  RemapAfterRemoval(dead, cfg_ok, values_ok);
+  moves.straight = cfg_ok;
+  RemapAfterRemoval(moves, values_ok);
 }
 
 }  // namespace ptxforge::passes

@@ -63,15 +63,6 @@ Values::Values(const ir::Kernel& kernel, BodySummary* summary, ir::CfgBuilder* c
   }
 }
 
-void Values::AfterRemoval(const std::vector<uint32_t>& dead) {
-  IncreasingRank rank(dead);  // definitions mostly come in body order: no binary search each
-  for (uint32_t& d : def_) {
-    if (d == kNotAValue) continue;
-    const uint32_t below = rank.Less(d);
-    d = below < dead.size() && dead[below] == d ? kNotAValue : d - below;
-  }
-}
-
 void Values::AddDefinitions(const ir::Kernel& kernel, uint32_t index, const ir::Instruction& inst,
                             std::vector<std::pair<uint32_t, uint32_t>>& defs) {
   const bool ok = !inst.guarded() && inst.op != ir::Opcode::kRaw;

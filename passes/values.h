@@ -61,10 +61,6 @@ class Values {
   // The index of r's one definition; kNotAValue when r is not a value.
   uint32_t Def(ir::Reg r) const { return r.id < def_.size() ? def_[r.id] : kNotAValue; }
   bool IsValue(ir::Reg r) const { return Def(r) != kNotAValue; }
-  // After the instructions at body indices `dead` (increasing) were deleted,
-  // each of which defined only values it was the one definition of: those
-  // registers are defined nowhere now, the others' definitions move up.
-  void AfterRemoval(const std::vector<uint32_t>& dead);
   // After a BodyEdit (`moves`: what it did) that dropped and inserted
   // instructions, where each dropped instruction's definitions were values
   // it was the one definition of, and no inserted instruction defines a
