@@ -51,7 +51,7 @@ struct Candidate {
   uint32_t index;  // x's definition
   uint32_t group;  // its pointer
   bool renamed;    // x's uses can read p (x's definition goes)
-  bool frees_y;    // y = iv*C is read only by x, so it goes too
+  uint32_t y;      // y = iv*C's definition when only x reads it (it goes with x); kNone otherwise
   uint32_t uses_end;  // when renamed: one past x's last use (all in x's block)
   uint32_t block_begin;  // x's block's first instruction
 };
@@ -268,14 +268,15 @@ class Reducer {
     const uint32_t x = inst.dsts[0].id;
     const bool renamed = use_block_[x] == block_ && !SteppedBetween(iv, i, last_use_[x] + 1);
     candidates_.push_back(
-        {i, group, renamed, y_def != kNone && use_count_[kernel_.body[y_def].dsts[0].id] == 1, last_use_[x] + 1, block_begin_});
+        {i, group, renamed, y_def != kNone && use_count_[kernel_.body[y_def].dsts[0].id] == 1 ? y_def : kNone,
+         last_use_[x] + 1, block_begin_});
   }
 
   // Reduces the candidates of each pointer that removes more instructions
   // from the loop than its steps add.
   void Apply(const Loop& loop) {
     std::vector<int> gain(pointers_.size(), 0);
-    for (const Candidate& c : candidates_) gain[c.group] += (c.renamed ? 1 : 0) + (c.renamed && c.frees_y ? 1 : 0);
+    for (const Candidate& c : candidates_) gain[c.group] += (c.renamed ? 1 : 0) + (c.renamed && c.y != kNone ? 1 : 0);
     for (uint32_t g = 0; g < pointers_.size(); ++g) {
       int steps = 0;
       for (const Step& s : steps_) steps += s.reg == pointers_[g].iv;
@@ -288,6 +289,15 @@ class Reducer {
       if (c.renamed) {
         renamed_.push_back({inst.dsts[0].id, p, c.index, c.block_begin, std::max(c.uses_end, c.index + 1)});
         deleted_[c.index] = true;
+        if (c.y != kNone) {
+          // y is dead once x goes: dropped in the same edit, so that the
+          // body keeps its size where a pointer's start and step replace x
+          // and y, and the edit moves only the instructions between them
+          // (left to dce, the body grew by two per loop here and every
+          // instruction after the first loop moved, twice).
+          deleted_[c.y] = true;
+          Edit().Drop(c.y);
+        }
       } else {
         MakeMove(kernel_, inst, ir::Operand(ir::Reg{p}));
         analyses_.NoteOpcode(ir::Opcode::kMov);

@@ -1012,15 +1012,18 @@ TEST_CASE("strength: base + i*size in the induction variable's width becomes a s
     Value<U64> again = b.Add(out, b.Shl(i, 2u));     // the same address: the same register
     Value<U32> i32 = b.Cvt<U32>(i);
     b.Store(StateSpace::kGlobal, at, b.Add(b.Load<U32>(StateSpace::kGlobal, again), i32));
+    Value<U64> y = b.Shl(i, 2u);                    // read by the address and by the value stored: stays
+    b.Store(StateSpace::kGlobal, b.Add(out, y), b.Cvt<U32>(y));
     b.If(b.Lt(i32, 32u), [&] {
       b.Store(StateSpace::kShared, b.Add(t, b.Mul(i32, 12u)), i32);  // i32 is no induction variable: stays
     });
   });
   ir::Kernel k = Finished(b);
   ir::Kernel plain = k;
-  REQUIRE(passes::ReduceAddressStrength(k) == 2);
+  REQUIRE(passes::ReduceAddressStrength(k) == 3);
   RequireVerifies(k);
-  passes::RemoveDeadRegisters(k);
+  // The reduced addresses go, and the shifts only they read go with them:
+  // nothing is left for dce.
   REQUIRE(DumpIr(k) ==
           "kernel strength target sm_80\n"
           "  param u64 out\n"
@@ -1034,27 +1037,31 @@ TEST_CASE("strength: base + i*size in the induction variable's width becomes a s
           "  %4:u32 = mov.u32 %tid.x\n"
           "  %5:u64 = cvt.u64.u32 %4\n"
           "  %6:u64 = mov.u64 %5  // i mutable\n"
-          "  %19:u64 = mad.lo.u64 %6, 4, %2  // addr mutable\n"
+          "  %22:u64 = mad.lo.u64 %6, 4, %2  // addr mutable\n"
           "$L0_loop:\n"
           "  %7:pred = setp.ge.u64 %6, %0\n"
           "  @%7 bra $L1_endloop\n"
-          "  %10:u32 = ld.global.u32 [%19]\n"
+          "  %10:u32 = ld.global.u32 [%22]\n"
           "  %11:u32 = cvt.u32.u64 %6\n"
           "  %12:u32 = add.u32 %10, %11\n"
-          "  st.global.u32 [%19], %12\n"
-          "  %15:pred = setp.lt.u32 %11, 32\n"
-          "  @!%15 bra $L2_endif\n"
-          "  %16:u32 = mul.lo.u32 %11, 12\n"
-          "  %17:u32 = add.u32 %3, %16\n"
-          "  st.shared.u32 [%17], %11\n"
+          "  st.global.u32 [%22], %12\n"
+          "  %15:u64 = shl.b64 %6, 2\n"
+          "  %16:u32 = cvt.u32.u64 %15\n"
+          "  st.global.u32 [%22], %16\n"
+          "  %18:pred = setp.lt.u32 %11, 32\n"
+          "  @!%18 bra $L2_endif\n"
+          "  %19:u32 = mul.lo.u32 %11, 12\n"
+          "  %20:u32 = add.u32 %3, %19\n"
+          "  st.shared.u32 [%20], %11\n"
           "$L2_endif:\n"
-          "  %18:u64 = add.u64 %6, 32\n"
-          "  %6:u64 = mov.u64 %18  // i mutable\n"
-          "  %19:u64 = add.u64 %19, 128  // addr mutable\n"
+          "  %21:u64 = add.u64 %6, 32\n"
+          "  %6:u64 = mov.u64 %21  // i mutable\n"
+          "  %22:u64 = add.u64 %22, 128  // addr mutable\n"
           "  bra $L0_loop\n"
           "$L1_endloop:\n"
           "  ret\n"
           "}\n");
+  CHECK(passes::RemoveDeadRegisters(k) == 0);
   // Same results, including a count that is not a multiple of the step.
   passes::RemoveDeadRegisters(plain);
   for (uint64_t count : {0, 5, 100}) {
