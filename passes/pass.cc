@@ -13,6 +13,7 @@
 #include "passes/dead_register_removal.h"
 #include "passes/identities.h"
 #include "passes/licm.h"
+#include "passes/loop_rotation.h"
 #include "passes/pow2_division.h"
 #include "passes/reassociate.h"
 #include "passes/register_count.h"
@@ -23,7 +24,7 @@ namespace ptxforge::passes {
 
 namespace {
 
-constexpr std::string_view kOptimizations[] = {"constfold", "pow2div", "identities", "reassoc", "copyprop", "cse", "branches", "licm", "strength"};
+constexpr std::string_view kOptimizations[] = {"constfold", "pow2div", "identities", "reassoc", "copyprop", "cse", "branches", "licm", "strength", "rotate"};
 
 }  // namespace
 
@@ -45,6 +46,7 @@ bool PipelineOptions::Set(std::string_view name, bool on) {
                 : name == "branches"   ? &branches
                 : name == "licm"       ? &licm
                 : name == "strength"   ? &strength
+                : name == "rotate"     ? &rotate
                                        : nullptr;
   if (field == nullptr) return false;
   *field = on;
@@ -93,6 +95,7 @@ Pipeline Pipeline::Standard(const PipelineOptions& options) {
   if (options.branches) p.Add(std::make_unique<DeadBranchPass>());
   if (options.licm) p.Add(std::make_unique<LicmPass>());
   if (options.strength) p.Add(std::make_unique<StrengthReductionPass>());
+  if (options.rotate) p.Add(std::make_unique<LoopRotationPass>());
   p.Add(std::make_unique<DeadRegisterRemovalPass>());
   p.Add(std::make_unique<RegisterCountPass>());
   p.VerifyEach(options.verify_each);

@@ -61,6 +61,7 @@ struct PipelineOptions {
   bool branches = true;    // constant guards and unreachable blocks (passes/dead_branches.h)
   bool licm = true;        // loop-invariant code motion (passes/licm.h)
   bool strength = true;    // strength reduction of address arithmetic in loops (passes/strength_reduction.h)
+  bool rotate = true;      // innermost loops test at their end (passes/loop_rotation.h)
   // Runs ir::VerifyKernel after every pass; an error names the pass that
   // broke the kernel. Tests turn it on.
   bool verify_each = false;
@@ -88,7 +89,7 @@ class Pipeline {
   Pipeline& operator=(Pipeline&&) = default;
 
   // verify -> constfold -> pow2div -> identities -> reassoc -> copyprop -> cse -> branches -> licm
-  // -> strength -> dce -> regcount, without the optimisations `options` turns off: what
+  // -> strength -> rotate -> dce -> regcount, without the optimisations `options` turns off: what
   // ptx-dump and the kernel library run.
   static Pipeline Standard(const PipelineOptions& options = {});
 

@@ -21,6 +21,7 @@
 #include "passes/dead_register_removal.h"
 #include "passes/identities.h"
 #include "passes/licm.h"
+#include "passes/loop_rotation.h"
 #include "passes/body_edit.h"
 #include "passes/loops.h"
 #include "passes/pass.h"
@@ -1292,6 +1293,236 @@ TEST_CASE("strength: what is not reduced", "[strength]") {
   RequireUnchanged(k, passes::ReduceAddressStrength);
 }
 
+// ---- loop rotation
+
+TEST_CASE("rotate: innermost loops test at their end with a guard in front unless they surely run", "[rotate]") {
+  KernelBuilder b("rotate");
+  Value<U64> out = b.CvtaToGlobal(b.Param<U64>("out"));
+  Value<U32> n = b.Param<U32>("n");
+  Value<U32> tid = b.TidX();
+  Var<U32> acc = b.Mutable<U32>(0u, "acc");
+  // The start is the thread's: the guard stays.
+  b.ForRange<U32>(tid, n, 32u, [&](Value<U32> i) { b.Assign(acc, b.Add(Value<U32>(acc), i)); });
+  // 0 < 10: the loop surely runs, no guard.
+  b.ForRange<U32>(0u, 10u, 3u, [&](Value<U32> i) { b.Assign(acc, b.Xor(Value<U32>(acc), i)); });
+  // 5 >= 5: the loop never runs; the guard stays and leaves.
+  b.ForRange<U32>(5u, 5u, 1u, [&](Value<U32> i) { b.Assign(acc, b.Add(Value<U32>(acc), i)); });
+  // While branches on the test's negation (@!p): the test at the end branches on p.
+  Var<U32> j = b.Mutable<U32>(tid, "j");
+  b.While([&] { return b.Lt(Value<U32>(j), n); }, [&] { b.Assign(j, b.Add(Value<U32>(j), 7u)); });
+  b.Store(StateSpace::kGlobal, b.ElementAddr<U32>(out, tid), b.Add(Value<U32>(acc), Value<U32>(j)));
+  ir::Kernel k = Finished(b);
+  ir::Kernel plain = k;
+  REQUIRE(passes::RotateLoops(k) == 4);
+  RequireVerifies(k);
+  REQUIRE(DumpIr(k) ==
+          "kernel rotate target sm_80\n"
+          "  param u64 out\n"
+          "  param u32 n\n"
+          "{\n"
+          "  %0:u32 = mov.u32 %tid.x\n"
+          "  %1:u32 = ld.param.u32 [n]  // n\n"
+          "  %2:u64 = ld.param.u64 [out]  // out\n"
+          "  %3:u64 = cvta.to.global.u64 %2\n"
+          "  %4:u32 = mov.u32 0  // acc mutable\n"
+          "  %5:u32 = mov.u32 %0  // i mutable\n"
+          "  %6:pred = setp.ge.u32 %5, %1  // mutable\n"
+          "  @%6 bra $L1_endloop\n"
+          "$L0_loop:\n"
+          "  %7:u32 = add.u32 %4, %5\n"
+          "  %4:u32 = mov.u32 %7  // acc mutable\n"
+          "  %8:u32 = add.u32 %5, 32\n"
+          "  %5:u32 = mov.u32 %8  // i mutable\n"
+          "  %6:pred = setp.ge.u32 %5, %1  // mutable\n"
+          "  @!%6 bra $L0_loop\n"
+          "$L1_endloop:\n"
+          "  %9:u32 = mov.u32 0  // i mutable\n"
+          "$L2_loop:\n"
+          "  %11:u32 = xor.b32 %4, %9\n"
+          "  %4:u32 = mov.u32 %11  // acc mutable\n"
+          "  %12:u32 = add.u32 %9, 3\n"
+          "  %9:u32 = mov.u32 %12  // i mutable\n"
+          "  %10:pred = setp.ge.u32 %9, 10  // mutable\n"
+          "  @!%10 bra $L2_loop\n"
+          "$L3_endloop:\n"
+          "  %13:u32 = mov.u32 5  // i mutable\n"
+          "  %14:pred = setp.ge.u32 %13, 5  // mutable\n"
+          "  @%14 bra $L5_endloop\n"
+          "$L4_loop:\n"
+          "  %15:u32 = add.u32 %4, %13\n"
+          "  %4:u32 = mov.u32 %15  // acc mutable\n"
+          "  %16:u32 = add.u32 %13, 1\n"
+          "  %13:u32 = mov.u32 %16  // i mutable\n"
+          "  %14:pred = setp.ge.u32 %13, 5  // mutable\n"
+          "  @!%14 bra $L4_loop\n"
+          "$L5_endloop:\n"
+          "  %17:u32 = mov.u32 %0  // j mutable\n"
+          "  %18:pred = setp.lt.u32 %17, %1  // mutable\n"
+          "  @!%18 bra $L7_endwhile\n"
+          "$L6_while:\n"
+          "  %19:u32 = add.u32 %17, 7\n"
+          "  %17:u32 = mov.u32 %19  // j mutable\n"
+          "  %18:pred = setp.lt.u32 %17, %1  // mutable\n"
+          "  @%18 bra $L6_while\n"
+          "$L7_endwhile:\n"
+          "  %20:u32 = add.u32 %4, %17\n"
+          "  %21:u64 = mul.wide.u32 %0, 4\n"
+          "  %22:u64 = add.u64 %3, %21\n"
+          "  st.global.u32 [%22], %20\n"
+          "  ret\n"
+          "}\n");
+  // Same results for trip counts of 0, 1 and several, and one branch less per iteration.
+  for (uint32_t count : {0u, 1u, 5u, 40u, 100u}) {
+    INFO(count);
+    CHECK(RunWithOutput(k, 32, 32, {count}) == RunWithOutput(plain, 32, 32, {count}));
+  }
+}
+
+TEST_CASE("rotate: a loop whose body reads its test keeps the guard", "[rotate]") {
+  KernelBuilder b("rotate_reads");
+  Value<U64> out = b.CvtaToGlobal(b.Param<U64>("out"));
+  Var<U32> j = b.Mutable<U32>(0u, "j");
+  Var<U32> acc = b.Mutable<U32>(0u, "acc");
+  Value<Pred> go;
+  // 0 < 4 is known, but the body reads the test's predicate: without the
+  // guard it would have no value in the first iteration.
+  b.While([&] { return go = b.Lt(Value<U32>(j), 4u); },
+          [&] {
+            b.Assign(acc, b.Add(Value<U32>(acc), b.Select(go, Value<U32>(j), 100u)));
+            b.Assign(j, b.Add(Value<U32>(j), 1u));
+          });
+  b.Store(StateSpace::kGlobal, out, Value<U32>(acc));
+  ir::Kernel k = Finished(b);
+  ir::Kernel plain = k;
+  REQUIRE(passes::RotateLoops(k) == 1);
+  RequireVerifies(k);
+  REQUIRE(DumpIr(k) ==
+          "kernel rotate_reads target sm_80\n"
+          "  param u64 out\n"
+          "{\n"
+          "  %0:u64 = ld.param.u64 [out]  // out\n"
+          "  %1:u64 = cvta.to.global.u64 %0\n"
+          "  %2:u32 = mov.u32 0  // j mutable\n"
+          "  %3:u32 = mov.u32 0  // acc mutable\n"
+          "  %4:pred = setp.lt.u32 %2, 4  // mutable\n"
+          "  @!%4 bra $L1_endwhile\n"
+          "$L0_while:\n"
+          "  %5:u32 = selp.u32 %2, 100, %4\n"
+          "  %6:u32 = add.u32 %3, %5\n"
+          "  %3:u32 = mov.u32 %6  // acc mutable\n"
+          "  %7:u32 = add.u32 %2, 1\n"
+          "  %2:u32 = mov.u32 %7  // j mutable\n"
+          "  %4:pred = setp.lt.u32 %2, 4  // mutable\n"
+          "  @%4 bra $L0_while\n"
+          "$L1_endwhile:\n"
+          "  st.global.u32 [%1], %3\n"
+          "  ret\n"
+          "}\n");
+  CHECK(RunWithOutput(k, 1, 1, {}) == std::vector<uint32_t>{6});
+  CHECK(RunWithOutput(plain, 1, 1, {}) == std::vector<uint32_t>{6});
+}
+
+TEST_CASE("rotate: what is not rotated", "[rotate]") {
+  KernelBuilder b("rotate_not");
+  Value<U64> out = b.CvtaToGlobal(b.Param<U64>("out"));
+  Value<U32> n = b.Param<U32>("n");
+  Var<U32> acc = b.Mutable<U32>(0u, "acc");
+  // A header that computes more than its test.
+  Var<U32> j = b.Mutable<U32>(0u, "j");
+  b.While([&] { return b.Lt(b.Add(Value<U32>(j), 1u), n); }, [&] { b.Assign(j, b.Add(Value<U32>(j), 1u)); });
+  // A loop of more than 64 instructions.
+  b.ForRange<U32>(0u, n, 1u, [&](Value<U32> i) {
+    for (int k = 0; k < 31; ++k) b.Assign(acc, b.Add(Value<U32>(acc), i));
+  });
+  // Two edges back into the header: a `continue` before the end.
+  ir::Label head = b.NewLabel("head");
+  ir::Label done = b.NewLabel("done");
+  Var<U32> t = b.Mutable<U32>(0u, "t");
+  b.Bind(head);
+  b.BraIf(b.Ge(Value<U32>(t), n), done);
+  b.Assign(t, b.Add(Value<U32>(t), 1u));
+  b.BraIf(b.Lt(Value<U32>(t), 3u), head);
+  b.Assign(acc, b.Add(Value<U32>(acc), Value<U32>(t)));
+  b.Bra(head);
+  b.Bind(done);
+  // The exit is not right after the latch.
+  ir::Label top = b.NewLabel("top");
+  ir::Label out_of = b.NewLabel("out_of");
+  ir::Label latch = b.NewLabel("latch");
+  Var<U32> u = b.Mutable<U32>(0u, "u");
+  b.Bra(latch);
+  b.Bind(out_of);
+  b.Store(StateSpace::kGlobal, out, b.Add(Value<U32>(acc), b.Add(Value<U32>(j), Value<U32>(u))));
+  b.Ret();
+  b.Bind(latch);
+  b.Bind(top);
+  b.BraIf(b.Ge(Value<U32>(u), n), out_of);
+  b.Assign(u, b.Add(Value<U32>(u), 2u));
+  b.Bra(top);
+  ir::Kernel k = Finished(b);
+  RequireUnchanged(k, passes::RotateLoops);
+}
+
+TEST_CASE("rotate: of nested loops only the innermost, in a pipeline after strength reduction", "[rotate]") {
+  KernelBuilder b("rotate_nest");
+  Value<U64> out = b.CvtaToGlobal(b.Param<U64>("out"));
+  Value<U32> n = b.Param<U32>("n");
+  Var<U32> acc = b.Mutable<U32>(0u, "acc");
+  b.ForRange<U32>(0u, n, 1u, [&](Value<U32> i) {
+    b.ForRange<U32>(i, n, 1u, [&](Value<U32> k) {
+      b.Assign(acc, b.Add(b.Add(Value<U32>(acc), k), b.Load<U32>(StateSpace::kGlobal, b.ElementAddr<U32>(out, k))));
+    });
+  });
+  b.Store(StateSpace::kGlobal, out, Value<U32>(acc));
+  ir::Kernel k = Finished(b);
+  ir::Kernel plain = k;
+  passes::PipelineOptions options;
+  options.verify_each = true;
+  REQUIRE(Msg(passes::Pipeline::Standard(options).Run(k)) == "OK");
+  REQUIRE(DumpIr(k) ==
+          "kernel rotate_nest target sm_80\n"
+          "  param u64 out\n"
+          "  param u32 n\n"
+          "{\n"
+          "  %0:u32 = ld.param.u32 [n]  // n\n"
+          "  %1:u64 = ld.param.u64 [out]  // out\n"
+          "  %2:u64 = cvta.to.global.u64 %1\n"
+          "  %3:u32 = mov.u32 0  // acc mutable\n"
+          "  %4:u32 = mov.u32 0  // i mutable\n"
+          "$L0_loop:\n"
+          "  %5:pred = setp.ge.u32 %4, %0\n"
+          "  @%5 bra $L1_endloop\n"
+          "  %6:u32 = mov.u32 %4  // i mutable\n"
+          "  %7:pred = setp.ge.u32 %6, %0  // mutable\n"
+          "  @%7 bra $L3_endloop\n"
+          "$L2_loop:\n"
+          "  %8:u32 = add.u32 %3, %6\n"
+          "  %9:u64 = mul.wide.u32 %6, 4\n"
+          "  %10:u64 = add.u64 %2, %9\n"
+          "  %11:u32 = ld.global.u32 [%10]\n"
+          "  %12:u32 = add.u32 %8, %11\n"
+          "  %3:u32 = mov.u32 %12  // acc mutable\n"
+          "  %13:u32 = add.u32 %6, 1\n"
+          "  %6:u32 = mov.u32 %13  // i mutable\n"
+          "  %7:pred = setp.ge.u32 %6, %0  // mutable\n"
+          "  @!%7 bra $L2_loop\n"
+          "$L3_endloop:\n"
+          "  %14:u32 = add.u32 %4, 1\n"
+          "  %4:u32 = mov.u32 %14  // i mutable\n"
+          "  bra $L0_loop\n"
+          "$L1_endloop:\n"
+          "  st.global.u32 [%2], %3\n"
+          "  ret\n"
+          "}\n");
+  for (uint32_t count : {0u, 1u, 7u}) {
+    INFO(count);
+    const std::vector<uint32_t> got = RunWithOutput(k, 8, 1, {count});
+    // The buffer starts zeroed: the sum over i <= k < count of k, k(k + 1) over k < count.
+    CHECK(got[0] == (count == 0 ? 0 : (count - 1) * count * (count + 1) / 3));
+    CHECK(got == RunWithOutput(plain, 8, 1, {count}));
+  }
+}
+
 // ---- division by a power of two
 
 TEST_CASE("pow2div: u16 division and the largest powers of two of each width", "[pow2div]") {
@@ -1458,13 +1689,13 @@ TEST_CASE("branches: constant conditions resolved, unreachable blocks removed", 
 
 TEST_CASE("the pipeline runs the optimisations the options leave on", "[pipeline]") {
   REQUIRE(StrJoin(passes::Pipeline::Standard().PassNames(), ",") ==
-          "verify,constfold,pow2div,identities,reassoc,copyprop,cse,branches,licm,strength,dce,regcount");
+          "verify,constfold,pow2div,identities,reassoc,copyprop,cse,branches,licm,strength,rotate,dce,regcount");
   REQUIRE(StrJoin(passes::Pipeline::Standard(passes::PipelineOptions::None()).PassNames(), ",") == "verify,dce,regcount");
   passes::PipelineOptions o;
   o.cse = false;
   o.constfold = false;
   o.strength = false;
-  REQUIRE(StrJoin(passes::Pipeline::Standard(o).PassNames(), ",") == "verify,pow2div,identities,reassoc,copyprop,branches,licm,dce,regcount");
+  REQUIRE(StrJoin(passes::Pipeline::Standard(o).PassNames(), ",") == "verify,pow2div,identities,reassoc,copyprop,branches,licm,rotate,dce,regcount");
 }
 
 std::string Parsed(std::string_view spec) {
@@ -1474,15 +1705,16 @@ std::string Parsed(std::string_view spec) {
 }
 
 TEST_CASE("PipelineOptions::Parse reads --passes values", "[pipeline]") {
-  CHECK(Parsed("all") == "verify,constfold,pow2div,identities,reassoc,copyprop,cse,branches,licm,strength,dce,regcount");
+  CHECK(Parsed("all") == "verify,constfold,pow2div,identities,reassoc,copyprop,cse,branches,licm,strength,rotate,dce,regcount");
   CHECK(Parsed("none") == "verify,dce,regcount");
   CHECK(Parsed("cse,constfold") == "verify,constfold,cse,dce,regcount");
-  CHECK(Parsed("-cse,-constfold") == "verify,pow2div,identities,reassoc,copyprop,branches,licm,strength,dce,regcount");
+  CHECK(Parsed("-cse,-constfold") == "verify,pow2div,identities,reassoc,copyprop,branches,licm,strength,rotate,dce,regcount");
   CHECK(Parsed("licm,strength") == "verify,licm,strength,dce,regcount");
-  CHECK(Parsed("-licm") == "verify,constfold,pow2div,identities,reassoc,copyprop,cse,branches,strength,dce,regcount");
-  CHECK(Parsed("-cse,+cse") == "verify,constfold,pow2div,identities,reassoc,copyprop,cse,branches,licm,strength,dce,regcount");
+  CHECK(Parsed("-licm") == "verify,constfold,pow2div,identities,reassoc,copyprop,cse,branches,strength,rotate,dce,regcount");
+  CHECK(Parsed("-cse,+cse") == "verify,constfold,pow2div,identities,reassoc,copyprop,cse,branches,licm,strength,rotate,dce,regcount");
   CHECK(Parsed("+copyprop") == "verify,copyprop,dce,regcount");
-  const std::string names = "(constfold, pow2div, identities, reassoc, copyprop, cse, branches, licm, strength; or all, none)";
+  CHECK(Parsed("-rotate") == "verify,constfold,pow2div,identities,reassoc,copyprop,cse,branches,licm,strength,dce,regcount");
+  const std::string names = "(constfold, pow2div, identities, reassoc, copyprop, cse, branches, licm, strength, rotate; or all, none)";
   CHECK(Parsed("fold") == "unknown optimisation 'fold' " + names);
   CHECK(Parsed("-dce") == "unknown optimisation 'dce' " + names);
   CHECK(Parsed("cse,,constfold") == "empty optimisation name in 'cse,,constfold' " + names);
@@ -1742,21 +1974,23 @@ TEST_CASE("every registry kernel gives bit-identical emulator results with the o
     absl::StatusOr<kernels::TestProblem> problem = family->MakeProblem(*config, 7);
     REQUIRE(problem.ok());
     std::vector<std::vector<uint8_t>> outputs[2];
-    size_t instructions[2] = {0, 0};
+    uint64_t executed[2] = {0, 0};  // thread-instructions of the test problem's launch
     for (int optimized = 0; optimized < 2; ++optimized) {
       absl::StatusOr<ir::Kernel> kernel = family->Build(*config, ir::Target::kSm80);
       REQUIRE(kernel.ok());
       passes::PipelineOptions options = optimized ? passes::PipelineOptions{} : passes::PipelineOptions::None();
       options.verify_each = true;
       REQUIRE(Msg(passes::Pipeline::Standard(options).Run(*kernel)) == "OK");
-      instructions[optimized] = kernel->body.size();
       absl::StatusOr<kernels::ProblemResult> result = kernels::RunProblem(*emu, *kernel, *problem);
       REQUIRE(Msg(result.status()) == "OK");
+      executed[optimized] = emu->last_counters().instructions;
       INFO(result->Report());
       CHECK(result->ok());
       for (const kernels::OutputResult& o : result->outputs) outputs[optimized].push_back(o.data);
     }
-    CHECK(instructions[1] <= instructions[0]);
+    // Fewer instructions run (not always fewer in the body: a rotated loop
+    // has its test twice, and runs one branch less per iteration).
+    CHECK(executed[1] < executed[0]);
     REQUIRE(outputs[0].size() == outputs[1].size());
     for (size_t i = 0; i < outputs[0].size(); ++i) CHECK(outputs[0][i] == outputs[1][i]);
   }

@@ -92,7 +92,7 @@ TEST_CASE("ptx-dump --run=emulator --profile prints the profile and its top inst
   // excess sectors, no bank conflicts; the grid-stride tail splits warps.
   CHECK(r.out.substr(r.out.find("profile:")) ==
         "profile: global: 165 requests, 3.84 sectors/request, 0 excess sectors (633 ideal), 165 lines; shared: 360 "
-        "requests, 0 bank conflicts (360 wavefronts); branches: 797 warp executions, 49 splits; 30.88 active "
+        "requests, 0 bank conflicts (360 wavefronts); branches: 797 warp executions, 49 splits; 30.85 active "
         "lanes/instruction\n"
         "top instructions by excess sectors: none\n"
         "top instructions by bank conflicts: none\n");

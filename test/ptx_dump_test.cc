@@ -156,7 +156,7 @@ TEST_CASE("ptx-dump --dump-after prints the IR after a pass on stderr", "[ptx_du
   REQUIRE(all.err.find("// IR after dce\n") != std::string::npos);
   REQUIRE(all.err.substr(all.err.find("// IR after regcount\n")) == "// IR after regcount\n" + Golden("reduce_sum.ir"));
   RequireError({"vector_add", "--dump-after=fold"}, 2,
-               "--dump-after: unknown pass 'fold'; passes: verify, constfold, pow2div, identities, reassoc, copyprop, cse, branches, licm, strength, dce, "
+               "--dump-after: unknown pass 'fold'; passes: verify, constfold, pow2div, identities, reassoc, copyprop, cse, branches, licm, strength, rotate, dce, "
                "regcount, all");
 }
 
@@ -173,17 +173,17 @@ std::string PassesRun(const std::string& err) {
 TEST_CASE("ptx-dump --passes chooses the optimisations", "[ptx_dump]") {
   Result all = Dump({"vector_add", "--dump-after=all", "--emit=stats"});
   REQUIRE(all.code == 0);
-  REQUIRE(PassesRun(all.err) == "verify,constfold,pow2div,identities,reassoc,copyprop,cse,branches,licm,strength,dce,regcount");
+  REQUIRE(PassesRun(all.err) == "verify,constfold,pow2div,identities,reassoc,copyprop,cse,branches,licm,strength,rotate,dce,regcount");
   Result none = Dump({"vector_add", "--passes=none", "--dump-after=all", "--emit=stats"});
   REQUIRE(none.code == 0);
   REQUIRE(PassesRun(none.err) == "verify,dce,regcount");
   REQUIRE(PassesRun(Dump({"vector_add", "--passes=-cse,-constfold", "--dump-after=all"}).err) ==
-          "verify,pow2div,identities,reassoc,copyprop,branches,licm,strength,dce,regcount");
+          "verify,pow2div,identities,reassoc,copyprop,branches,licm,strength,rotate,dce,regcount");
   REQUIRE(PassesRun(Dump({"vector_add", "--passes", "cse", "--dump-after=all"}).err) == "verify,cse,dce,regcount");
   REQUIRE(PassesRun(Dump({"vector_add", "--passes=-pow2div", "--dump-after=all"}).err) ==
-          "verify,constfold,identities,reassoc,copyprop,cse,branches,licm,strength,dce,regcount");
+          "verify,constfold,identities,reassoc,copyprop,cse,branches,licm,strength,rotate,dce,regcount");
   REQUIRE(PassesRun(Dump({"vector_add", "--passes=-licm,-strength", "--dump-after=all"}).err) ==
-          "verify,constfold,pow2div,identities,reassoc,copyprop,cse,branches,dce,regcount");
+          "verify,constfold,pow2div,identities,reassoc,copyprop,cse,branches,rotate,dce,regcount");
   // vector_add computes its element offset once per array; CSE shares it.
   REQUIRE(all.out != none.out);
   REQUIRE(Dump({"vector_add", "--passes=all"}).out == Dump({"vector_add"}).out);
@@ -340,9 +340,9 @@ TEST_CASE("ptx-dump usage errors exit 2 with one line", "[ptx_dump]") {
   // Item 15: an empty --dump-after is an error, not "no dump".
   RequireError({"vector_add", "--dump-after="}, 2,
                "--dump-after needs a pass name (verify, constfold, pow2div, identities, reassoc, copyprop, cse, branches, licm, strength, "
-               "dce, regcount or all)");
+               "rotate, dce, regcount or all)");
   // --passes: the whole message of a bad value.
-  const std::string names = "(constfold, pow2div, identities, reassoc, copyprop, cse, branches, licm, strength; or all, none)";
+  const std::string names = "(constfold, pow2div, identities, reassoc, copyprop, cse, branches, licm, strength, rotate; or all, none)";
   RequireError({"vector_add", "--passes=fold"}, 2, "--passes: unknown optimisation 'fold' " + names);
   RequireError({"vector_add", "--passes=-cse,-dce"}, 2, "--passes: unknown optimisation 'dce' " + names);
   RequireError({"vector_add", "--passes=cse,,constfold"}, 2,
@@ -379,7 +379,7 @@ TEST_CASE("ptx-dump errors stay one line: newlines escaped, long input cut", "[p
                       ir::SupportedTargetList()));
   RequireError({"vector_add", StrCat("--dump-after=", x)}, 2,
                StrCat("--dump-after: unknown pass '", x64, "... (100000 characters)'; passes: verify, constfold, "
-                      "pow2div, identities, reassoc, copyprop, cse, branches, licm, strength, dce, regcount, all"));
+                      "pow2div, identities, reassoc, copyprop, cse, branches, licm, strength, rotate, dce, regcount, all"));
 }
 
 // Item 15: an output that cannot be written fails the run.

@@ -53,7 +53,8 @@ Builds the library kernel NAME with ptxforge and prints its PTX.
                        cse (common subexpressions), branches (constant
                        branches, unreachable blocks), licm (loop-invariant
                        code motion), strength (address arithmetic in loops
-                       stepped instead of recomputed)
+                       stepped instead of recomputed), rotate (innermost
+                       loops test at their end)
   --dump-after=PASS    also print the IR to stderr after PASS (verify, an
                        optimisation's name, dce, regcount, or all)
   -o FILE, --output=FILE
@@ -198,7 +199,7 @@ std::string ParseArgs(std::span<const std::string> args, Options& o) {
       if (!v) return error;
       if (v->empty()) {
         return "--dump-after needs a pass name (verify, constfold, pow2div, identities, reassoc, copyprop, cse, branches, licm, "
-               "strength, dce, regcount or all)";
+               "strength, rotate, dce, regcount or all)";
       }
       o.dump_after = *v;
     } else if (a == "-o" || is("--output")) {
