@@ -31,8 +31,8 @@ namespace ptxforge::passes {
 // One branch per iteration fewer. Measured with ptxas 13.0 on the registry
 // kernels in every element type they take, on sm_75, sm_80, sm_86, sm_89,
 // sm_90, sm_100 and sm_120 (README "PTX that ptxas allocates well"):
-// reduce 17-20 -> 13-15 registers, rmsnorm 22-24 -> 16-19, softmax 27-30 ->
-// 18-21, moe.topk_gating and conv2d.direct 1-6 fewer on some targets; one
+// reduce 17-20 -> 13-15 registers, rmsnorm 22-24 -> 16-19, softmax 26-30 ->
+// 17-21, moe.topk_gating and conv2d.direct 1-6 fewer on some targets; one
 // row more (conv2d.pointwise f16 on sm_80, 40 -> 44). Only innermost loops
 // of at most 64 instructions are rotated: rotating the loop around
 // conv2d.direct's unrolled window cost it 1-2 registers on sm_75, sm_86,
