@@ -86,7 +86,8 @@ class Rotator {
       return false;
     }
     if (!edit_) edit_.emplace(body.size());
-    const bool guard = !(EntersSurely(loop.entry_point, test, leave.guard_negated) && !LoopReads(cfg, loop, p));
+    const bool guard =
+        !(EntersSurely(loop.entry_point, test, leave.guard_negated) && !LoopReads(cfg, loop, p) && OnlyExit(cfg, loop));
     if (guard) {
       edit_->InsertBefore(loop.entry_point, test);
       edit_->InsertBefore(loop.entry_point, leave);
@@ -94,6 +95,7 @@ class Rotator {
     edit_->Drop(at);
     edit_->Drop(at + 1);
     ir::Instruction again = jump;
+    again.mods.uni = false;  // p need not be uniform
     again.guard = p;
     again.guard_negated = !leave.guard_negated;
     edit_->InsertBefore(bra, test);
@@ -147,6 +149,19 @@ class Rotator {
       }
     }
     return std::nullopt;
+  }
+
+  // Whether the header's branch is the loop's only way out. Without the
+  // guard, p is first defined by the test at the end: a break out of the
+  // body before it would reach $E (or elsewhere) with p undefined.
+  static bool OnlyExit(const ir::Cfg& cfg, const Loop& loop) {
+    for (uint32_t b : loop.blocks) {
+      if (b == loop.header) continue;
+      for (uint32_t s : cfg.blocks[b].succs) {
+        if (!InLoop(loop, s)) return false;
+      }
+    }
+    return true;
   }
 
   // Whether an instruction of the loop other than its test and branch reads p.

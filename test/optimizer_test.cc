@@ -1483,6 +1483,56 @@ TEST_CASE("rotate: a loop whose body reads its test keeps the guard", "[rotate]"
   CHECK(RunWithOutput(plain, 1, 1, {}) == std::vector<uint32_t>{6});
 }
 
+TEST_CASE("rotate: a loop that can be left from its body keeps the guard", "[rotate]") {
+  KernelBuilder b("rotate_break");
+  Value<U64> out = b.CvtaToGlobal(b.Param<U64>("out"));
+  Value<U32> tid = b.TidX();
+  Var<U32> j = b.Mutable<U32>(0u, "j");
+  // 0 < 4 is known, but a thread leaves from the body when j reaches its
+  // index, before any test at the end, and reads the test's predicate after
+  // the loop: without the guard it would have no value there.
+  ir::Label head = b.NewLabel("head");
+  ir::Label done = b.NewLabel("done");
+  b.Bind(head);
+  Value<Pred> go = b.Lt(Value<U32>(j), 4u);
+  b.BraIfNot(go, done);
+  b.BraIf(b.Eq(Value<U32>(j), tid), done);
+  b.Assign(j, b.Add(Value<U32>(j), 1u));
+  b.Bra(head);
+  b.Bind(done);
+  b.Store(StateSpace::kGlobal, b.ElementAddr<U32>(out, tid), b.Select(go, Value<U32>(j), 100u));
+  ir::Kernel k = Finished(b);
+  ir::Kernel plain = k;
+  REQUIRE(passes::RotateLoops(k) == 1);
+  RequireVerifies(k);
+  REQUIRE(DumpIr(k) ==
+          "kernel rotate_break target sm_80\n"
+          "  param u64 out\n"
+          "{\n"
+          "  %0:u32 = mov.u32 %tid.x\n"
+          "  %1:u64 = ld.param.u64 [out]  // out\n"
+          "  %2:u64 = cvta.to.global.u64 %1\n"
+          "  %3:u32 = mov.u32 0  // j mutable\n"
+          "  %4:pred = setp.lt.u32 %3, 4  // mutable\n"
+          "  @!%4 bra $L1_done\n"
+          "$L0_head:\n"
+          "  %5:pred = setp.eq.u32 %3, %0\n"
+          "  @%5 bra $L1_done\n"
+          "  %6:u32 = add.u32 %3, 1\n"
+          "  %3:u32 = mov.u32 %6  // j mutable\n"
+          "  %4:pred = setp.lt.u32 %3, 4  // mutable\n"
+          "  @%4 bra $L0_head\n"
+          "$L1_done:\n"
+          "  %7:u32 = selp.u32 %3, 100, %4\n"
+          "  %8:u64 = mul.wide.u32 %0, 4\n"
+          "  %9:u64 = add.u64 %2, %8\n"
+          "  st.global.u32 [%9], %7\n"
+          "  ret\n"
+          "}\n");
+  CHECK(RunWithOutput(k, 8, 8, {}) == std::vector<uint32_t>{0, 1, 2, 3, 100, 100, 100, 100});
+  CHECK(RunWithOutput(plain, 8, 8, {}) == std::vector<uint32_t>{0, 1, 2, 3, 100, 100, 100, 100});
+}
+
 TEST_CASE("rotate: what is not rotated", "[rotate]") {
   KernelBuilder b("rotate_not");
   Value<U64> out = b.CvtaToGlobal(b.Param<U64>("out"));
@@ -2050,8 +2100,19 @@ TEST_CASE("every registry kernel gives bit-identical emulator results with the o
       for (const kernels::OutputResult& o : result->outputs) outputs[optimized].push_back(o.data);
     }
     // Fewer instructions run (not always fewer in the body: a rotated loop
-    // has its test twice, and runs one branch less per iteration).
+    // has its test twice, and runs one branch less per iteration), and
+    // without rotation the body is no larger.
     CHECK(executed[1] < executed[0]);
+    {
+      absl::StatusOr<ir::Kernel> plain = family->Build(*config, ir::Target::kSm80);
+      absl::StatusOr<ir::Kernel> unrotated = family->Build(*config, ir::Target::kSm80);
+      REQUIRE((plain.ok() && unrotated.ok()));
+      passes::PipelineOptions options;
+      options.rotate = false;
+      REQUIRE(Msg(passes::Pipeline::Standard(passes::PipelineOptions::None()).Run(*plain)) == "OK");
+      REQUIRE(Msg(passes::Pipeline::Standard(options).Run(*unrotated)) == "OK");
+      CHECK(unrotated->body.size() <= plain->body.size());
+    }
     REQUIRE(outputs[0].size() == outputs[1].size());
     for (size_t i = 0; i < outputs[0].size(); ++i) CHECK(outputs[0][i] == outputs[1][i]);
   }
