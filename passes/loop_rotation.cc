@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/container/inlined_vector.h"
+#include "ir/register_numbering.h"
 #include "passes/body_edit.h"
 #include "passes/const_fold.h"
 #include "passes/loops.h"
@@ -62,9 +63,7 @@ class Rotator {
     if (body[head.begin].op != ir::Opcode::kLabel || body[head.begin].srcs.empty()) return false;
     if (test.op != ir::Opcode::kSetp || test.guarded() || test.dsts.size() != 1) return false;
     const ir::Reg p = test.dsts[0];
-    for (const ir::Operand& op : test.srcs) {
-      if (op.reads_reg() && op.id == p.id) return false;
-    }
+    if (Reads(test, p)) return false;
     if (leave.op != ir::Opcode::kBra || leave.guard != p || leave.srcs.empty() || leave.srcs[0].kind != ir::OperandKind::kLabel) {
       return false;
     }
@@ -72,8 +71,9 @@ class Rotator {
     // and one block of the loop.
     std::span<const uint32_t> preds = cfg.preds(loop.header);
     if (preds.size() != 2) return false;
-    const uint32_t latch = InLoop(loop, preds[0]) ? preds[0] : preds[1];
-    if (!InLoop(loop, latch) || InLoop(loop, preds[0]) == InLoop(loop, preds[1]) || latch == loop.header) return false;
+    const bool first_in = InLoop(loop, preds[0]);
+    if (first_in == InLoop(loop, preds[1])) return false;
+    const uint32_t latch = first_in ? preds[0] : preds[1];
     const ir::BasicBlock& back = cfg.blocks[latch];
     const uint32_t bra = back.end - 1;
     const ir::Instruction& jump = body[bra];
@@ -103,6 +103,12 @@ class Rotator {
     edit_->Drop(bra);
     kernel_.regs[p.id].is_mutable = true;
     return true;
+  }
+
+  static bool Reads(const ir::Instruction& inst, ir::Reg r) {
+    bool reads = false;
+    ir::ForEachUse(inst, [&](ir::Reg u) { reads |= u == r; });
+    return reads;
   }
 
   static bool InLoop(const Loop& loop, uint32_t b) {
@@ -169,11 +175,7 @@ class Rotator {
     for (uint32_t b : loop.blocks) {
       if (b == loop.header) continue;
       for (uint32_t i = cfg.blocks[b].begin; i < cfg.blocks[b].end; ++i) {
-        const ir::Instruction& inst = kernel_.body[i];
-        if (inst.guard == p) return true;
-        for (const ir::Operand& op : inst.srcs) {
-          if (op.reads_reg() && op.id == p.id) return true;
-        }
+        if (Reads(kernel_.body[i], p)) return true;
       }
     }
     return false;

@@ -55,8 +55,9 @@ namespace ptxforge::passes {
 // setp then keeps the thread in the loop (EvaluateConstant,
 // passes/const_fold.h); not when the loop's blocks read p or the loop has
 // another way out than the header's branch (before the test at the end, p
-// would have no value there). The branch at the end never keeps `.uni`. Linear in the sum of the loops' sizes
-// plus one edit of the body. Returns the number of loops rotated.
+// would have no value there). The branch at the end never keeps `.uni`.
+// Linear in the sum of the loops' sizes plus one edit of the body. Returns
+// the number of loops rotated.
 size_t RotateLoops(ir::Kernel& kernel);
 // The same with the analyses a pipeline run shares (passes/analyses.h),
 // dropped when a loop is rotated (branches move).
