@@ -314,10 +314,11 @@ class RegList {
   friend bool operator==(const RegList& a, const RegList& b) {
     return std::equal(a.begin(), a.end(), b.begin(), b.end());
   }
+  // Whether the registers are on the heap (more than two were held).
+  bool on_heap() const { return capacity_ > kInline; }
 
  private:
   static constexpr uint32_t kInline = 2;
-  bool on_heap() const { return capacity_ > kInline; }
   void Reserve(size_t n) {
     if (n <= capacity_) return;
     Reg* heap = new Reg[n];
@@ -355,6 +356,14 @@ struct Instruction {
   const OpInfo& info() const { return GetOpInfo(op); }
   bool guarded() const { return guard.valid(); }
 };
+
+// Whether `inst` holds storage of its own on the heap: more definitions or
+// operands than its lists keep inline. One that does not has a destructor
+// that does nothing (passes/body_edit.cc builds over such instructions
+// without destroying them).
+inline bool OwnsHeapStorage(const Instruction& inst) {
+  return inst.dsts.on_heap() || inst.srcs.capacity() > decltype(Instruction::srcs)().capacity();
+}
 
 // Whether `inst` ends a basic block: a branch, or an instruction that ends
 // the thread (the table's kBranch and kTerminator flags; guarded or not).

@@ -2,6 +2,9 @@
 #include "passes/body_edit.h"
 
 #include <algorithm>
+#include <cassert>
+#include <memory>
+#include <new>
 
 namespace ptxforge::passes {
 
@@ -29,41 +32,55 @@ uint32_t IncreasingRank::Gallop(uint32_t x) {
   return static_cast<uint32_t>(at_);
 }
 
+namespace {
+
+// Moves the instruction out of `from` into slot `to`, which holds one that
+// owns no heap storage (moved from, dropped with what it owned freed, or
+// made by resize): built there without destroying it, since its destructor
+// does nothing, so the slot is written without being read. Move assignment
+// reads the destination first (to free what it owns), and at a million
+// instructions that read missed the caches once per instruction moved: the
+// slot is one that the backward pass read as a source megabytes earlier.
+void MoveInto(ir::Instruction& to, ir::Instruction&& from) { new (&to) ir::Instruction(std::move(from)); }
+
+}  // namespace
+
+BodyEdit::~BodyEdit() {
+  // Not applied: the inserted instructions are live.
+  for (size_t k = 0; k < keys_.size(); ++k) std::destroy_at(&Inserted(k));
+}
+
+ir::Instruction& BodyEdit::Inserted(size_t k) {
+  return *std::launder(reinterpret_cast<ir::Instruction*>(blocks_[k / kBlock][k % kBlock].bytes));
+}
+
+void BodyEdit::Add(uint32_t pos, uint32_t phase, ir::Instruction inst) {
+  straight_ &= IsStraight(inst);
+  const size_t k = keys_.size();
+  if (k % kBlock == 0) blocks_.push_back(std::make_unique<Slot[]>(kBlock));
+  keys_.push_back({pos, phase, static_cast<uint32_t>(k)});
+  new (blocks_[k / kBlock][k % kBlock].bytes) ir::Instruction(std::move(inst));
+}
+
 void BodyEdit::Apply(ir::InstructionList& body, EditMoves* moves,
                      std::optional<absl::FunctionRef<void(uint32_t, const ir::Instruction&)>> placed) {
+  assert(&body == body_ && body.size() == drop_.size());
   if (moves != nullptr) *moves = EditMoves();
   if (empty()) return;
   const uint32_t n = static_cast<uint32_t>(body.size());
-  // The insertions in body order, as indices into inserts_ (sorting the
-  // instructions themselves moved 128 bytes per swap and took a buffer of
-  // half of them); equal positions keep the order they were made in.
-  const size_t ni = inserts_.size();
-  // Sorted on compact keys (position, phase, index), and the positions kept
-  // in an array of their own: the passes below read one per instruction
-  // moved, and reading them from inserts_ (128 bytes apart) missed the
-  // caches once per insertion at a million instructions.
-  struct Key {
-    uint32_t pos, phase;
-    uint32_t k;
-    bool operator<(const Key& o) const { return pos != o.pos ? pos < o.pos : phase != o.phase ? phase < o.phase : k < o.k; }
-  };
-  std::vector<Key> keys(ni);
-  for (uint32_t k = 0; k < ni; ++k) keys[k] = {inserts_[k].pos, inserts_[k].phase, k};
-  if (!std::is_sorted(keys.begin(), keys.end())) std::sort(keys.begin(), keys.end());
-  std::vector<uint32_t> order(ni), at(ni);
-  for (size_t k = 0; k < ni; ++k) {
-    order[k] = keys[k].k;
-    at[k] = keys[k].pos;
-  }
-  std::vector<Key>().swap(keys);
+  // What dropped instructions own is freed first: every slot written below
+  // then holds an instruction that owns nothing (MoveInto).
+  for (uint32_t i : owning_) body[i] = ir::Instruction();
+  // The insertions in body order; equal positions keep the order they were
+  // made in.
+  const size_t ni = keys_.size();
+  if (!std::is_sorted(keys_.begin(), keys_.end())) std::sort(keys_.begin(), keys_.end());
+  std::vector<uint32_t> at(ni);
+  for (size_t k = 0; k < ni; ++k) at[k] = keys_[k].pos;
   auto pos = [&](size_t k) { return at[k]; };
   if (moves != nullptr) {
-    moves->inserted.resize(ni);
-    for (size_t k = 0; k < ni; ++k) {
-      const ir::Instruction& inst = inserts_[order[k]].inst;
-      moves->inserted[k] = pos(k);
-      moves->straight &= inst.op != ir::Opcode::kLabel && !ir::EndsBlock(inst);
-    }
+    moves->inserted = at;
+    moves->straight = straight_;
     moves->dropped.reserve(dropped_);
   }
   const size_t m = n - dropped_ + ni;
@@ -71,46 +88,55 @@ void BodyEdit::Apply(ir::InstructionList& body, EditMoves* moves,
   // Each kept instruction's final index f(i) grows with i. Those moving
   // towards the front go first, front to back: the slot f(i) < i they take
   // held a dropped instruction or one that moved to the front already.
-  // Then those moving towards the back, back to front, symmetrically. The
-  // inserted instructions fill the slots left, last.
+  // Then those moving towards the back, back to front, symmetrically.
   size_t k = 0, out = 0;
   for (uint32_t i = 0; i < n; ++i) {
     while (k < ni && pos(k) <= i) ++k, ++out;
     if (drop_[i]) {
-      if (moves != nullptr) {
-        // Only its opcode is read (which moving it out left).
-        moves->dropped.push_back(i);
-        moves->straight &= body[i].op != ir::Opcode::kLabel && !ir::EndsBlock(body[i]);
-      }
+      if (moves != nullptr) moves->dropped.push_back(i);
       continue;
     }
-    if (out < i) body[out] = std::move(body[i]);
+    if (out < i) MoveInto(body[out], std::move(body[i]));
     ++out;
   }
-  k = ni;
+  // The inserted instructions go in during the second walk, each as soon
+  // as its slot s is free: once the walk is at i <= s, every old
+  // instruction after i has moved (the one at s cannot stay: s is the
+  // insertion's), and old body[i] itself either moved to the front, was
+  // dropped, or goes after the insertion (then s > i). So each goes in
+  // while that part of the body is in the caches (a third walk putting
+  // them in missed the caches once per insertion at a million
+  // instructions).
+  std::vector<uint32_t> slot(ni);
+  size_t next = ni;  // the insertions from `next` on have their slots
+  size_t put = ni;   // and those from `put` on are in
+  auto put_from = [&](uint32_t lowest) {
+    while (put > next && slot[put - 1] >= lowest) {
+      --put;
+      ir::Instruction& inst = Inserted(keys_[put].k);
+      // Told from where it is read (the slot it goes to is not in the caches).
+      if (placed) (*placed)(slot[put], inst);
+      MoveInto(body[slot[put]], std::move(inst));
+    }
+  };
   out = m;
   for (uint32_t i = n; i-- > 0;) {
-    while (k > 0 && pos(k - 1) > i) --k, --out;
+    while (next > 0 && pos(next - 1) > i) slot[--next] = static_cast<uint32_t>(--out);
+    put_from(i);
     if (drop_[i]) continue;
     --out;
-    if (out > i) body[out] = std::move(body[i]);
+    if (out > i) MoveInto(body[out], std::move(body[i]));
   }
-  k = 0;
-  out = 0;
-  for (uint32_t i = 0; i <= n; ++i) {
-    while (k < ni && pos(k) <= i) {
-      body[out] = std::move(inserts_[order[k++]].inst);
-      if (placed) (*placed)(static_cast<uint32_t>(out), body[out]);
-      ++out;
-    }
-    if (i < n && !drop_[i]) ++out;
-  }
+  while (next > 0) slot[--next] = static_cast<uint32_t>(--out);  // in front of body[0]
+  put_from(0);
   if (m < n) body.resize(m);
   body.shrink_to_fit();
-  inserts_.clear();
+  keys_.clear();
+  std::vector<std::unique_ptr<Slot[]>>().swap(blocks_);
   std::fill(drop_.begin(), drop_.end(), false);
   dropped_ = 0;
+  straight_ = true;
+  owning_.clear();
 }
-
 
 }  // namespace ptxforge::passes

@@ -4,7 +4,7 @@
 #define PTXFORGE_PASSES_BODY_EDIT_H_
 
 #include <cstdint>
-#include <deque>
+#include <memory>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -88,42 +88,78 @@ class EditCursor {
 // at 1M than at 1k).
 class BodyEdit {
  public:
-  // For a body of n instructions; indices name them as they are before Apply.
-  explicit BodyEdit(size_t n) : drop_(n, false) {}
-  // Drops body[i]. Only its opcode is read again (by Apply with `moves`): it
-  // may be moved from.
+  // For `body` as it is now; indices name its instructions as they are
+  // before Apply, which is given the same body.
+  explicit BodyEdit(const ir::InstructionList& body) : body_(&body), drop_(body.size(), false) {}
+  BodyEdit(const BodyEdit&) = delete;
+  BodyEdit& operator=(const BodyEdit&) = delete;
+  ~BodyEdit();
+  // Drops body[i]. It is read here (the caller has it at hand) and not
+  // again: afterwards it may be moved from, not given storage of its own
+  // (what it owns now is freed by Apply).
   void Drop(uint32_t i) {
-    if (!drop_[i]) ++dropped_;
+    if (drop_[i]) return;
     drop_[i] = true;
+    ++dropped_;
+    const ir::Instruction& inst = (*body_)[i];
+    straight_ &= IsStraight(inst);
+    if (ir::OwnsHeapStorage(inst)) owning_.push_back(i);
   }
   // Puts inst in front of body[i] (i == body size: at the end), after what
   // was put there before.
-  void InsertBefore(uint32_t i, ir::Instruction inst) { inserts_.push_back({i, 1, std::move(inst)}); }
+  void InsertBefore(uint32_t i, ir::Instruction inst) { Add(i, 1, std::move(inst)); }
   // Puts inst right after body[i], before what is put in front of body[i + 1].
-  void InsertAfter(uint32_t i, ir::Instruction inst) { inserts_.push_back({i + 1, 0, std::move(inst)}); }
-  bool empty() const { return dropped_ == 0 && inserts_.empty(); }
+  void InsertAfter(uint32_t i, ir::Instruction inst) { Add(i + 1, 0, std::move(inst)); }
+  bool empty() const { return dropped_ == 0 && keys_.empty(); }
   // The body becomes, for each i in order: what was inserted after body[i - 1],
   // what was inserted before body[i], then body[i] unless dropped. Linear in
   // the body (plus sorting the insertions' indices). `moves`, when given,
   // gets what the edit did, and `placed`, when given, is called with each
-  // inserted instruction and its new index as it is put in (while it is in
-  // the caches). The edit is empty afterwards.
+  // inserted instruction and its new index right before it is put there
+  // (while it is in the caches; the reference is not valid afterwards). The
+  // edit is empty afterwards.
   void Apply(ir::InstructionList& body, EditMoves* moves = nullptr,
              std::optional<absl::FunctionRef<void(uint32_t, const ir::Instruction&)>> placed = std::nullopt);
 
  private:
-  struct Insert {
+  // An insertion's place, in an array of its own: Apply sorts these
+  // (position, phase, which insertion) and reads one per instruction it
+  // moves; reading them from beside the instructions (128 bytes apart)
+  // missed the caches once per insertion at a million instructions.
+  struct Key {
     uint32_t pos;    // in front of body[pos]
     uint32_t phase;  // 0: after body[pos - 1]; 1: before body[pos]
-    ir::Instruction inst;
+    uint32_t k;      // the k-th insertion made
+    bool operator<(const Key& o) const { return pos != o.pos ? pos < o.pos : phase != o.phase ? phase < o.phase : k < o.k; }
   };
+  static constexpr size_t kBlock = 64;  // inserted instructions per block of storage
+  struct alignas(ir::Instruction) Slot {
+    unsigned char bytes[sizeof(ir::Instruction)];
+  };
+  static bool IsStraight(const ir::Instruction& inst) { return inst.op != ir::Opcode::kLabel && !ir::EndsBlock(inst); }
+  void Add(uint32_t pos, uint32_t phase, ir::Instruction inst);
+  ir::Instruction& Inserted(size_t k);
+
+  const ir::InstructionList* body_;
   std::vector<bool> drop_;
   size_t dropped_ = 0;
-  // A deque: growing it never holds two copies of the inserted
-  // instructions, as a vector's doubling does (strength reduction inserts
-  // two per loop: at a million instructions of loops that doubling was the
-  // codegen's peak heap).
-  std::deque<Insert> inserts_;
+  // Whether every instruction dropped and inserted so far is straight-line
+  // code (EditMoves::straight), told as each is given: Apply reading the
+  // dropped ones again missed the caches once each at a million
+  // instructions.
+  bool straight_ = true;
+  // The dropped instructions that owned heap storage when dropped (few:
+  // most instructions hold their operands inline).
+  std::vector<uint32_t> owning_;
+  std::vector<Key> keys_;  // one per insertion, in the order made
+  // The inserted instructions, in the order made, in blocks that never
+  // move: growing never holds two copies of them, as a vector's doubling
+  // would (strength reduction inserts two per loop: at a million
+  // instructions of loops that doubling was the codegen's peak heap).
+  // Apply moves each into the body and frees the blocks without
+  // destroying what it moved from, which owns nothing (its destructor
+  // would do nothing): destroying them read every one from memory again.
+  std::vector<std::unique_ptr<Slot[]>> blocks_;
 };
 
 }  // namespace ptxforge::passes

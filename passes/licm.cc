@@ -204,7 +204,7 @@ class Hoister {
   // the edit (the CFG keeps its shape, the value table its values, with
   // the clones' registers as new ones).
   void Rebuild() {
-    BodyEdit edit(n_);
+    BodyEdit edit(kernel_.body);
     for (const auto& [i, slot] : entries_) {
       for (uint32_t id : planted_[slot]) {
         if (Dest(id) != i) continue;

@@ -85,7 +85,7 @@ class Rotator {
         body[back.end].srcs[0].id != exit_label) {
       return false;
     }
-    if (!edit_) edit_.emplace(body.size());
+    if (!edit_) edit_.emplace(body);
     const bool guard =
         !(EntersSurely(loop.entry_point, test, leave.guard_negated) && !LoopReads(cfg, loop, p) && OnlyExit(cfg, loop));
     if (guard) {

@@ -138,7 +138,7 @@ class Reducer {
   // into the edit at the end, held every inserted instruction twice, and at
   // a million instructions of loops that was the codegen's peak heap).
   BodyEdit& Edit() {
-    if (!edit_) edit_.emplace(n_);
+    if (!edit_) edit_.emplace(kernel_.body);
     return *edit_;
   }
 
@@ -289,6 +289,7 @@ class Reducer {
       if (c.renamed) {
         renamed_.push_back({inst.dsts[0].id, p, c.index, c.block_begin, std::max(c.uses_end, c.index + 1)});
         deleted_[c.index] = true;
+        Edit().Drop(c.index);  // while it is in the caches
         if (c.y != kNone) {
           // y is dead once x goes: dropped in the same edit, so that the
           // body keeps its size where a pointer's start and step replace x
@@ -351,10 +352,7 @@ class Reducer {
       // uses are read (at a million instructions, renaming over the whole
       // body read all of it from memory once more).
       Renaming renaming(kernel_.regs.size());
-      for (const Renamed& r : renamed_) {
-        renaming.Set(ir::Reg{r.from}, ir::Reg{r.to});
-        edit.Drop(r.index);
-      }
+      for (const Renamed& r : renamed_) renaming.Set(ir::Reg{r.from}, ir::Reg{r.to});
       std::sort(renamed_.begin(), renamed_.end(), [](const Renamed& a, const Renamed& b) { return a.begin < b.begin; });
       uint32_t done = 0;  // renamed up to here
       for (const Renamed& r : renamed_) {

@@ -762,7 +762,7 @@ TEST_CASE("BodyEdit drops and inserts in place, moving instructions both ways", 
   };
   ir::InstructionList body;
   for (uint64_t k = 0; k < 8; ++k) body.push_back(numbered(k));
-  passes::BodyEdit edit(body.size());
+  passes::BodyEdit edit(body);
   // 6 and 7 move in front of 1 (as licm hoists), 3 goes, 100 and 101 come
   // after 4 but before what goes in front of 5, 200 at the end.
   edit.InsertBefore(5, numbered(102));
@@ -794,19 +794,19 @@ TEST_CASE("BodyEdit drops and inserts in place, moving instructions both ways", 
   CHECK(inserted == "1 2 6 7 8 10 ");
   CHECK(before == "0+0 1+2 4+0 5+0 5+0 6+3 10+0 10+0 10+1 ");
   // Only growth at the front: everything moves towards the back.
-  passes::BodyEdit grow(body.size());
+  passes::BodyEdit grow(body);
   grow.InsertBefore(0, numbered(9));
   grow.InsertBefore(0, numbered(8));
   grow.Apply(body);
   CHECK(order(body) == "9 8 0 6 7 1 2 4 100 101 102 5 200 ");
   // Only drops: everything moves towards the front.
-  passes::BodyEdit shrink(body.size());
+  passes::BodyEdit shrink(body);
   shrink.Drop(0);
   shrink.Drop(5);
   shrink.Drop(12);
   shrink.Apply(body);
   CHECK(order(body) == "8 0 6 7 2 4 100 101 102 5 ");
-  passes::BodyEdit none(body.size());
+  passes::BodyEdit none(body);
   none.Apply(body, &moves);  // an empty edit changes nothing
   CHECK(order(body) == "8 0 6 7 2 4 100 101 102 5 ");
   CHECK((moves.inserted.empty() && moves.dropped.empty() && moves.straight));
@@ -843,7 +843,7 @@ TEST_CASE("BodyEdit moves instructions that own heap storage across chunks", "[l
   for (int round = 0; round < 40; ++round) {
     INFO(round);
     const uint32_t n = static_cast<uint32_t>(body.size());
-    passes::BodyEdit edit(n);
+    passes::BodyEdit edit(body);
     std::vector<bool> drop(n, false);
     std::vector<std::vector<uint32_t>> before(n + 1);  // what goes in front of each index
     // Rounds of mostly insertions, mostly drops, and both.
@@ -885,7 +885,7 @@ TEST_CASE("BodyEdit tells whether what it dropped and inserted is straight-line 
   for (int k = 0; k < 6; ++k) {
     INFO(k);
     ir::InstructionList copy = body;
-    passes::BodyEdit edit(copy.size());
+    passes::BodyEdit edit(copy);
     if (k < 4) {
       edit.Drop(static_cast<uint32_t>(k));
     } else {
@@ -1283,7 +1283,7 @@ TEST_CASE("an edit keeps the shared analyses only while the blocks keep their sh
     passes::Analyses analyses(k);
     analyses.values();
     analyses.idom();
-    passes::BodyEdit edit(k.body.size());
+    passes::BodyEdit edit(k.body);
     if (c.insert_before != kNone) {
       ir::Instruction inst;
       if (c.moves_add) {
@@ -1306,7 +1306,7 @@ TEST_CASE("an edit keeps the shared analyses only while the blocks keep their sh
     k.body.erase(k.body.begin(), k.body.begin() + 7);  // from $L1_mid on
     passes::Analyses analyses(k);
     analyses.values();
-    passes::BodyEdit edit(k.body.size());
+    passes::BodyEdit edit(k.body);
     edit.InsertBefore(0, MovSeven(k));
     analyses.ApplyEdit(edit, k);
     CHECK(!analyses.has_cfg());
@@ -1318,7 +1318,7 @@ TEST_CASE("an edit keeps the shared analyses only while the blocks keep their sh
   analyses.values();
   analyses.idom();
   analyses.SetReadLater(passes::analysis::kCfg);
-  passes::BodyEdit edit(k.body.size());
+  passes::BodyEdit edit(k.body);
   edit.Drop(8);
   analyses.ApplyEdit(edit, k);
   CHECK((analyses.has_cfg() && !analyses.has_dominators() && !analyses.has_values()));
