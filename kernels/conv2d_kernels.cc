@@ -1,5 +1,6 @@
 // conv2d kernels written with the builder: tiling, launch shapes and the five kernel bodies.
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <type_traits>
 #include <vector>
@@ -602,6 +603,21 @@ void BackwardDataBody(KernelBuilder& b, const Geo& g, const Conv2dTiling& t) {
       b.Store<A>(kShared, SharedElement<A>(b, w_base, b.Mad(b.Mad(ocl, g.taps, tap), ict, j)), v);
     });
     b.BarSync();
+    // Where a tap's ict weights make no 16-byte vector (ict 3 by default) but
+    // the tile does, the whole weight tile is read first as 16-byte vectors, as
+    // nvcc's twin reads it, and each product takes its element. ptxas then
+    // accumulates into the vectors' registers as they die; with FmaRow's
+    // per-tap loads (the same LDS.128s after ptxas merges them) its peak was a
+    // register higher and its allocation spread further (sm_90: 29 live, R29
+    // used; 28 live, R27 with the whole tile): sm_86-89 39 -> 38, sm_90/90a
+    // 32 -> 30, sm_100/100a 32 -> 30, sm_120/120a 40 -> 38. Not with a
+    // stride: its taps are conditional, and vectors read before the branches
+    // all live through them (stride 2, 7 channels: 30 -> 200 registers).
+    const bool whole_tile = size_a == 4 && VectorWidth<A>(ict) < 4 && w_count % 4 == 0 && g.sh == 1 && g.sw == 1;
+    std::vector<std::array<Value<A>, 4>> w_vec;
+    for (uint32_t v = 0; whole_tile && v < w_count / 4; ++v) {
+      w_vec.push_back(b.LoadVec<A, 4>(kShared, Address(w_tile, v * 16)));
+    }
     for (uint32_t ocl = 0; ocl < ocb; ++ocl) {
       for (uint32_t ky = 0; ky < g.kh; ++ky) {
         auto row = [&] {
@@ -609,7 +625,12 @@ void BackwardDataBody(KernelBuilder& b, const Geo& g, const Conv2dTiling& t) {
             auto tap = [&] {
               const uint32_t at = (ocl * gh + ay.offset[ky]) * gw + ax.offset[kx];
               Value<A> x = b.Load<A>(kShared, Address(corner, at * size_a));
-              FmaRow(b, acc, x, w_tile, (ocl * g.taps + ky * g.kw + kx) * ict);
+              const uint32_t w_at = (ocl * g.taps + ky * g.kw + kx) * ict;
+              if (whole_tile) {
+                for (uint32_t j = 0; j < ict; ++j) b.Assign(acc[j], b.Fma(x, w_vec[(w_at + j) / 4][(w_at + j) % 4], acc[j]));
+              } else {
+                FmaRow(b, acc, x, w_tile, w_at);
+              }
             };
             if (g.sw > 1) {
               b.If(take_x[kx], tap);
@@ -628,11 +649,15 @@ void BackwardDataBody(KernelBuilder& b, const Geo& g, const Conv2dTiling& t) {
     b.BarSync();
   });
 
-  b.If(b.And(b.Lt(px.y, in_h), b.Lt(px.x, in_w)), [&] {
+  // The thread's pixel again, from fresh %tid.x and %ctaid.x reads (CSE
+  // shares neither): px.y and px.x from the start lived through the loop
+  // beside the halo origins (sm_75 53 -> 52, sm_80 31 -> 30 registers).
+  PixelTile out_px = TileOf(b, t, b.TidX(), in_w);
+  b.If(b.And(b.Lt(out_px.y, in_h), b.Lt(out_px.x, in_w)), [&] {
     Value<U32> plane_in = b.Mul(in_h, in_w);
     Value<U32> c0 = b.Mad(c_slice.group, g.cpg, c_slice.first);
     Value<U64> out = PlaneAddr<T>(b, grad_input, b.Mad(n, g.c, c0), plane_in);
-    out = b.ElementAddr<T>(out, b.Mad(px.y, in_w, px.x));
+    out = b.ElementAddr<T>(out, b.Mad(out_px.y, in_w, out_px.x));
     Value<U64> step = b.MulWide(plane_in, static_cast<uint32_t>(ir::TypeSize(T::kType)));
     for (uint32_t j = 0; j < ict; ++j) {
       if (j > 0) out = b.Add(out, step);
