@@ -132,7 +132,7 @@ class BodyEdit {
     uint32_t k;      // the k-th insertion made
     bool operator<(const Key& o) const { return pos != o.pos ? pos < o.pos : phase != o.phase ? phase < o.phase : k < o.k; }
   };
-  static constexpr size_t kBlock = 64;  // inserted instructions per block of storage
+  static constexpr size_t kBlock = 16;  // inserted instructions per block of storage (2 KB)
   struct alignas(ir::Instruction) Slot {
     unsigned char bytes[sizeof(ir::Instruction)];
   };
