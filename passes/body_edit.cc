@@ -5,6 +5,7 @@
 #include <cassert>
 #include <memory>
 #include <new>
+#include <type_traits>
 
 namespace ptxforge::passes {
 
@@ -43,6 +44,12 @@ namespace {
 // slot is one that the backward pass read as a source megabytes earlier.
 void MoveInto(ir::Instruction& to, ir::Instruction&& from) { new (&to) ir::Instruction(std::move(from)); }
 
+// What makes "owns no heap storage" mean "its destructor does nothing", and
+// what makes assigning a default instruction free what one owns: operands
+// that are plain bytes (absl's vector frees its allocation and copies them).
+static_assert(std::is_trivially_copyable_v<ir::Operand> && std::is_trivially_destructible_v<ir::Operand>);
+static_assert(std::is_trivially_copyable_v<ir::Reg> && std::is_trivially_destructible_v<ir::Reg>);
+
 }  // namespace
 
 BodyEdit::~BodyEdit() {
@@ -57,7 +64,7 @@ ir::Instruction& BodyEdit::Inserted(size_t k) {
 void BodyEdit::Add(uint32_t pos, uint32_t phase, ir::Instruction inst) {
   straight_ &= IsStraight(inst);
   const size_t k = keys_.size();
-  if (k % kBlock == 0) blocks_.push_back(std::make_unique<Slot[]>(kBlock));
+  if (k % kBlock == 0) blocks_.push_back(std::make_unique_for_overwrite<Slot[]>(kBlock));
   keys_.push_back({pos, phase, static_cast<uint32_t>(k)});
   new (blocks_[k / kBlock][k % kBlock].bytes) ir::Instruction(std::move(inst));
 }
@@ -75,7 +82,9 @@ void BodyEdit::Apply(ir::InstructionList& body, EditMoves* moves,
   // made in.
   const size_t ni = keys_.size();
   if (!std::is_sorted(keys_.begin(), keys_.end())) std::sort(keys_.begin(), keys_.end());
-  std::vector<uint32_t> at(ni);
+  // Allocated before anything moves (an allocation failing halfway would
+  // leave the body half moved).
+  std::vector<uint32_t> at(ni), slot(ni);
   for (size_t k = 0; k < ni; ++k) at[k] = keys_[k].pos;
   auto pos = [&](size_t k) { return at[k]; };
   if (moves != nullptr) {
@@ -99,15 +108,15 @@ void BodyEdit::Apply(ir::InstructionList& body, EditMoves* moves,
     if (out < i) MoveInto(body[out], std::move(body[i]));
     ++out;
   }
-  // The inserted instructions go in during the second walk, each as soon
-  // as its slot s is free: once the walk is at i <= s, every old
-  // instruction after i has moved (the one at s cannot stay: s is the
-  // insertion's), and old body[i] itself either moved to the front, was
-  // dropped, or goes after the insertion (then s > i). So each goes in
-  // while that part of the body is in the caches (a third walk putting
-  // them in missed the caches once per insertion at a million
-  // instructions).
-  std::vector<uint32_t> slot(ni);
+  // The inserted instructions go in during the second walk, while that
+  // part of the body is in the caches (a third walk putting them in missed
+  // the caches once per insertion at a million instructions). An
+  // insertion's slot s is free once it is known, at the walk's i = pos - 1:
+  // if s > i, the old instruction at s has been moved back or was dropped
+  // (it cannot stay: s is the insertion's); if s <= i, it comes before the
+  // insertion, so it was dropped or moved to the front in the first walk.
+  // Each still waits until the walk reaches s, which keeps the writes near
+  // the walk's.
   size_t next = ni;  // the insertions from `next` on have their slots
   size_t put = ni;   // and those from `put` on are in
   auto put_from = [&](uint32_t lowest) {

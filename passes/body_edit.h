@@ -116,8 +116,8 @@ class BodyEdit {
   // the body (plus sorting the insertions' indices). `moves`, when given,
   // gets what the edit did, and `placed`, when given, is called with each
   // inserted instruction and its new index right before it is put there
-  // (while it is in the caches; the reference is not valid afterwards). The
-  // edit is empty afterwards.
+  // (while it is in the caches; the reference is not valid afterwards), in
+  // no particular order. The edit is empty afterwards.
   void Apply(ir::InstructionList& body, EditMoves* moves = nullptr,
              std::optional<absl::FunctionRef<void(uint32_t, const ir::Instruction&)>> placed = std::nullopt);
 

@@ -345,6 +345,14 @@ TEST_CASE("conv2d.backward_data matches its reference on the emulator") {
   // The default channels (3 in, 64 out) with stride 1: the weight tile is
   // read whole as 16-byte vectors (f32), on an image that is not whole tiles.
   RunAllTypes("conv2d.backward_data", {{{"in_h", "9"}, {"in_w", "37"}}});
+  // More weight tiles read whole: 6 channels with dilation, 2 with a 1x1
+  // kernel, 7 with a 6x6 kernel, and 10 in two groups.
+  RunAllTypes("conv2d.backward_data",
+              {{{"in_channels", "6"}, {"out_channels", "8"}, {"dilation_h", "2"}, {"pad_h", "2"}, {"in_h", "7"}, {"in_w", "19"}},
+               {{"in_channels", "2"}, {"out_channels", "16"}, {"kernel_h", "1"}, {"kernel_w", "1"}, {"in_h", "5"}, {"in_w", "9"}},
+               {{"in_channels", "7"}, {"out_channels", "4"}, {"kernel_h", "6"}, {"kernel_w", "6"}, {"pad_h", "2"}, {"pad_w", "3"},
+                {"in_h", "8"}, {"in_w", "11"}},
+               {{"in_channels", "10"}, {"out_channels", "12"}, {"groups", "2"}, {"in_h", "6"}, {"in_w", "7"}}});
 }
 TEST_CASE("conv2d.backward_filter matches its reference on the emulator") {
   RunAllTypes("conv2d.backward_filter", WindowConfigs());
