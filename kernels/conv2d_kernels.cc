@@ -9,6 +9,7 @@
 #include "ir/strings.h"
 #include "kernels/conv2d.h"
 #include "kernels/conv2d_tiling.h"
+#include "kernels/kernel_math.h"
 #include "kernels/type_dispatch.h"
 
 namespace ptxforge::kernels {
@@ -118,6 +119,10 @@ std::vector<Var<A>> Accumulators(KernelBuilder& b, uint32_t count) {
 
 // tile[ch][r][c] = src[ch·plane + (y0 + r)·w + x0 + c] widened to A, zero
 // outside [0, h) × [0, w). Every thread of the block takes part (tid of threads).
+// magic_divide: the index splits into (ch, r, c) by mul.hi with magic
+// constants (DivByConstant, exact for every index the loop produces) instead
+// of div.u32, which ptxas expands around a reciprocal it computes before the
+// loop and keeps live through it.
 struct HaloLoad {
   Value<U64> src;  // global address of channel 0's plane
   Value<U32> plane;
@@ -126,17 +131,23 @@ struct HaloLoad {
   uint32_t channels, rows, cols;
 };
 template <ScalarTag T, ScalarTag A>
-void LoadHalo(KernelBuilder& b, Symbol<A> tile, const HaloLoad& l, Value<U32> tid, uint32_t threads) {
+void LoadHalo(KernelBuilder& b, Symbol<A> tile, const HaloLoad& l, Value<U32> tid, uint32_t threads,
+              bool magic_divide = false) {
   const uint32_t per_channel = l.rows * l.cols;
+  const uint32_t count = l.channels * per_channel;
+  // i < count in the body, and rem < per_channel.
+  auto div = [&](Value<U32> n, uint32_t d, uint32_t max_n) {
+    return magic_divide ? DivByConstant(b, n, d, max_n) : b.Div(n, d);
+  };
   Value<U32> tile_base = b.SymbolAddr(tile);
-  b.ForRange<U32>(tid, l.channels * per_channel, threads, [&](Value<U32> i) {
+  b.ForRange<U32>(tid, count, threads, [&](Value<U32> i) {
     Value<U32> rem = i;
     Value<U32> ch;
     if (l.channels > 1) {
-      ch = b.Div(i, per_channel);
+      ch = div(i, per_channel, count - 1);
       rem = b.Sub(i, b.Mul(ch, per_channel));
     }
-    Value<U32> r = b.Div(rem, l.cols);
+    Value<U32> r = div(rem, l.cols, per_channel - 1);
     Value<U32> c = b.Sub(rem, b.Mul(r, l.cols));
     Value<U32> y = AsUnsigned(b, b.Add(l.y0, AsSigned(b, r)));
     Value<U32> x = AsUnsigned(b, b.Add(l.x0, AsSigned(b, c)));
@@ -679,6 +690,12 @@ void BackwardFilterBody(KernelBuilder& b, const Geo& g, const Conv2dTiling& t) {
   const uint32_t ict = t.per_thread, rows = t.rows;
   const uint32_t hh = static_cast<uint32_t>(t.halo_h), hw = static_cast<uint32_t>(t.halo_w);
   const uint32_t sums = ict * rows * g.kw;
+  // The halo index splits by mul.hi with magic constants from sm_80 on: ptxas
+  // 13.0 keeps div.u32's reciprocal live through the loop (f16/f32: 47-48 ->
+  // 40 registers on sm_80-sm_120, f64 unchanged), but on sm_75 the magic
+  // multiply costs one (62 -> 63). conv2d.direct and .backward_data keep
+  // div.u32: the same change leaves their registers as they are.
+  const bool magic_halo = ir::GetTargetInfo(b.target()).sm >= 80;
   b.SetRequiredThreads(t.threads);
   if constexpr (std::is_same_v<A, F64>) {
     // f64 accumulators need about 74 registers; left to itself ptxas 13.0
@@ -732,7 +749,7 @@ void BackwardFilterBody(KernelBuilder& b, const Geo& g, const Conv2dTiling& t) {
     Value<S32> ix0 = b.Sub(AsSigned(b, b.Mul(ox0, g.sw)), static_cast<int32_t>(g.pw));
     LoadHalo<T, A>(b, in_tile,
                    {PlaneAddr<T>(b, input, b.Mad(n, g.c, c0), plane_in), plane_in, iy0, ix0, in_h, in_w, ict, hh, hw},
-                   tid, t.threads);
+                   tid, t.threads, magic_halo);
     b.BarSync();
     for (uint32_t j = 0; j < ict; ++j) {
       for (uint32_t r = 0; r < rows; ++r) {
