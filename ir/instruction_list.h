@@ -180,21 +180,30 @@ class InstructionList {
   // n, for a caller that knows a small kernel's size); beyond that only the
   // chunk table grows (chunks are allocated as they fill).
   void reserve(size_t n);
-  // Asks the processor to start fetching instructions [first, last) into
-  // the caches (a hint: no effect on the contents). For a pass that knows
-  // which instructions it reads next while it works on others: at a million
-  // instructions the body is far larger than the caches.
-  void Prefetch(size_t first, size_t last) const {
+  // Reads one byte of each cache line that instructions [first, last)
+  // span (no effect on the contents), so that a pass that then reads them
+  // in another order finds them in the caches: independent loads in
+  // address order, which the processor's stream prefetcher follows. For a
+  // pass that jumps between blocks: at a million instructions the body is
+  // far larger than the caches, and each jump missed them. (Prefetch hints,
+  // __builtin_prefetch of the same lines, changed nothing measurable here:
+  // strength reduction on a million instructions of loop nests took as
+  // long with them as without, and 14% less with these reads.)
+  void Touch(size_t first, size_t last) const {
     last = std::min(last, size_);
+    unsigned char sum = 0;
     for (size_t i = first; i < last;) {
       const Instruction* chunk = chunks_[i >> kChunkShift];
       const size_t end = std::min(last, (i | (kChunkSize - 1)) + 1);  // this chunk's part
-      // Cache lines of 64 bytes, from the one holding the first byte.
-      const uintptr_t from = reinterpret_cast<uintptr_t>(chunk + (i & (kChunkSize - 1))) & ~uintptr_t{63};
+      // The first byte, then the first byte of each further cache line of
+      // 64 bytes (never a byte outside the instructions).
+      const uintptr_t from = reinterpret_cast<uintptr_t>(chunk + (i & (kChunkSize - 1)));
       const uintptr_t to = reinterpret_cast<uintptr_t>(chunk + ((end - 1) & (kChunkSize - 1)) + 1);
-      for (uintptr_t p = from; p < to; p += 64) __builtin_prefetch(reinterpret_cast<const void*>(p));
+      sum ^= *reinterpret_cast<const volatile unsigned char*>(from);
+      for (uintptr_t p = (from | 63) + 1; p < to; p += 64) sum ^= *reinterpret_cast<const volatile unsigned char*>(p);
       i = end;
     }
+    asm volatile("" : : "r"(sum));
   }
   // Frees the chunks past the last instruction and cuts the last chunk to
   // the instructions it holds (moving them) when it has room for

@@ -60,9 +60,10 @@ class Hoister {
     for (const Loop& loop : forest.loops) {
       if (loop.entry_point != Loop::kNone) slot_of_block_[loop.header] = Slot(loop.entry_point);
     }
+    LoopReadAhead read_ahead(kernel_, forest);
     for (uint32_t l = 0; l < forest.loops.size(); ++l) {
       const Loop& loop = forest.loops[l];
-      PrefetchNextLoop(kernel_, forest, l);
+      read_ahead.Before(l);
       if (loop.entry_point != Loop::kNone) HoistFrom(forest, loop, l);
     }
     if (moved_ == 0) return 0;

@@ -130,14 +130,12 @@ std::pair<uint32_t, uint32_t> Span(const LoopForest& forest, const Loop& loop) {
 
 }  // namespace
 
-void PrefetchNextLoop(const ir::Kernel& kernel, const LoopForest& forest, size_t l) {
-  if (l + 1 >= forest.loops.size()) return;
-  const auto [first, last] = Span(forest, forest.loops[l + 1]);
-  const auto [now_first, now_last] = Span(forest, forest.loops[l]);
-  // The next loop less the one in the caches now: the part before it and
-  // the part after it (a loop around the current one), or all of it.
-  kernel.body.Prefetch(first, std::min(last, now_first));
-  kernel.body.Prefetch(std::max(first, now_last), last);
+void LoopReadAhead::Before(size_t l) {
+  if (read_ >= kernel_.body.size()) return;
+  const auto [first, last] = Span(forest_, forest_.loops[l]);
+  const size_t from = std::max<size_t>(read_, first), to = size_t{last} + kAhead;
+  if (from < to) kernel_.body.Touch(from, to);
+  read_ = std::max(read_, to);
 }
 
 }  // namespace ptxforge::passes

@@ -97,8 +97,9 @@ class Reducer {
       });
     }
     deleted_.assign(n_, false);
+    LoopReadAhead read_ahead(kernel_, forest);
     for (uint32_t l = 0; l < forest.loops.size(); ++l) {
-      PrefetchNextLoop(kernel_, forest, l);
+      read_ahead.Before(l);
       if (forest.loops[l].entry_point != Loop::kNone) ReduceIn(forest, forest.loops[l], l);
     }
     // The scan's tables are done with: freed before the pointers' registers

@@ -70,6 +70,26 @@ TEST_CASE("InstructionList keeps order and contents across chunks", "[layout]") 
   CHECK(Ids(list) == Iota(0, 5));
 }
 
+// Touch reads the cache lines a range of instructions spans and nothing
+// else: ranges past the end, empty ones, and ones crossing chunks or ending
+// in a last chunk cut to fit (shrink_to_fit) leave the list as it was. In
+// the ASan build (.ci/run) a read outside the chunks fails this test.
+TEST_CASE("InstructionList::Touch reads only the instructions it is given", "[layout]") {
+  const uint32_t n = 2 * InstructionList::kChunkSize + 3;
+  InstructionList list;
+  for (uint32_t i = 0; i < n; ++i) list.push_back(Numbered(i));
+  list.shrink_to_fit();
+  for (auto [first, last] : std::vector<std::pair<size_t, size_t>>{
+           {0, n}, {0, n + 1000}, {n, n}, {n, n + 5}, {n - 1, n}, {7, 3}, {InstructionList::kChunkSize - 1, InstructionList::kChunkSize + 1},
+           {2 * InstructionList::kChunkSize, n}}) {
+    list.Touch(first, last);
+  }
+  CHECK(Ids(list) == Iota(0, n));
+  InstructionList empty;
+  empty.Touch(0, 10);
+  CHECK(empty.size() == 0);
+}
+
 // As with a vector, appending one of the list's own instructions is fine even
 // when the first chunk grows (and moves them) to make room: the new one is
 // built before the move. ASan reports a read of the freed chunk otherwise.
