@@ -182,6 +182,8 @@ class Numbering {
     };
     std::vector<Frame> stack;
     record_undo_ = false;
+    visited_.assign(nb, false);
+    visited_[0] = true;
     VisitBlock(cfg.blocks[0]);
     stack.push_back({0, child_begin[0], undo_.size(), true});
     while (!stack.empty()) {
@@ -191,6 +193,7 @@ class Numbering {
         const bool last_path = f.last_path && f.next_child == child_begin[f.block + 1];
         UndoTo(f.own_end);
         record_undo_ = !last_path;
+        visited_[c] = true;
         VisitBlock(cfg.blocks[c]);
         stack.push_back({c, child_begin[c], undo_.size(), last_path});
         continue;
@@ -198,7 +201,20 @@ class Numbering {
       stack.pop_back();
     }
     if (removed_ == 0) return 0;
-    for (ir::Instruction& inst : kernel_.body) renaming_.Apply(inst);  // blocks the walk did not reach too
+    // The walk renamed every instruction it visited at its turn, with every
+    // renaming that could apply to it: a removed value's uses are in
+    // blocks its definition dominates, which the preorder visits after it.
+    // What it did not visit (blocks the entry cannot reach, instructions
+    // after a block's exit) is renamed here; renaming the whole body again
+    // read all of it from memory once more at a million instructions.
+    uint32_t i = 0;
+    for (uint32_t b = 0; b < nb; ++b) {
+      if (visited_[b]) {
+        for (; i < cfg.blocks[b].begin; ++i) renaming_.Apply(kernel_.body[i]);
+        i = cfg.blocks[b].end;
+      }
+    }
+    for (; i < kernel_.body.size(); ++i) renaming_.Apply(kernel_.body[i]);
     return RemoveMarked(kernel_, dead_, &analyses_);
   }
 
@@ -454,6 +470,7 @@ class Numbering {
   const Values& values_;
   Renaming renaming_;
   std::vector<bool> dead_;           // by instruction; made at the first merge
+  std::vector<bool> visited_;        // by block: the walk visited it
   std::vector<uint32_t> shadowed_;  // by instruction (Shadowed); made when first needed
   std::vector<uint32_t> last_def_;  // by register that is not a value: the last definition visited (body index); kNone; grown as needed
   ExprTable table_;

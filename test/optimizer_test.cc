@@ -695,6 +695,41 @@ TEST_CASE("cse: dominating expressions are reused, across blocks too", "[cse]") 
           "}\n");
 }
 
+TEST_CASE("cse: code the entry cannot reach reads the value that stays", "[cse]") {
+  // The dominator-tree walk never visits the block after the bra: its read
+  // of the removed value is renamed all the same.
+  KernelBuilder b("cse_unreached");
+  Value<U64> out = b.CvtaToGlobal(b.Param<U64>("out"));
+  Value<U32> x = b.Param<U32>("x");
+  b.Store(StateSpace::kGlobal, out, b.Mul(x, 4u));
+  Value<U32> again = b.Mul(x, 4u);
+  b.Store(StateSpace::kGlobal, Address(out, 4), again);
+  ir::Label end = b.NewLabel("end");
+  b.Bra(end);
+  b.Store(StateSpace::kGlobal, Address(out, 8), b.Add(again, 1u));
+  b.Bind(end);
+  ir::Kernel k = Finished(b);
+  REQUIRE(passes::EliminateCommonSubexpressions(k) == 1);
+  RequireVerifies(k);
+  REQUIRE(DumpIr(k) ==
+          "kernel cse_unreached target sm_80\n"
+          "  param u64 out\n"
+          "  param u32 x\n"
+          "{\n"
+          "  %0:u32 = ld.param.u32 [x]  // x\n"
+          "  %1:u32 = mul.lo.u32 %0, 4\n"
+          "  %2:u64 = ld.param.u64 [out]  // out\n"
+          "  %3:u64 = cvta.to.global.u64 %2\n"
+          "  st.global.u32 [%3], %1\n"
+          "  st.global.u32 [%3+4], %1\n"
+          "  bra $L0_end\n"
+          "  %5:u32 = add.u32 %1, 1\n"
+          "  st.global.u32 [%3+8], %5\n"
+          "$L0_end:\n"
+          "  ret\n"
+          "}\n");
+}
+
 TEST_CASE("cse: expressions reading a mutable register are reused in its block until it is assigned", "[cse]") {
   KernelBuilder b("csemut");
   Value<U64> out = b.CvtaToGlobal(b.Param<U64>("out"));
