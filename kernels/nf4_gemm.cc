@@ -7,6 +7,7 @@
 
 #include "builder/kernel_builder.h"
 #include "ir/strings.h"
+#include "ir/target.h"
 #include "kernels/accumulate.h"
 
 namespace ptxforge::kernels {
@@ -34,15 +35,16 @@ Value<U32> SharedCodebook(KernelBuilder& b, Value<U32> tid) {
 }
 
 // scale * codebook[bits 4e..4e+3 of `word`], for e in 0..7, each stored at
-// `dst` + byte_offset(e).
+// `dst` + byte_offset(e). With `scale_first` the product reads the scale
+// first, so canonical order makes (loads) the scale before the codebook entry.
 template <typename Offset>
 void DecodeWord(KernelBuilder& b, Value<U32> word, Value<F32> scale, Value<U32> codebook, Value<U32> dst,
-                Offset byte_offset) {
+                Offset byte_offset, bool scale_first = false) {
   for (uint32_t e = 0; e < 8; ++e) {
     Value<U32> nibble = b.Bfe(word, 4 * e, 4u);
     Value<U32> entry = b.Mad(nibble, 4u, codebook);
     Value<F32> code = b.Load<F32>(kShared, entry);
-    Value<F32> value = b.Mul(code, scale);
+    Value<F32> value = scale_first ? b.Mul(scale, code) : b.Mul(code, scale);
     b.Store(kShared, Address(dst, byte_offset(e)), value);
   }
 }
@@ -160,8 +162,13 @@ void BuildGemm(KernelBuilder& b, const Nf4GemmSpec& s) {
         std::array<Value<U32>, 2> words = b.LoadVec<U32, 2>(kGlobal, data_ptr[i], kReadOnly);
         Value<F32> scale = b.Load<F32>(kGlobal, scale_ptr[i], kReadOnly);
         for (uint32_t w = 0; w < 2; ++w) {
-          DecodeWord(b, words[w], scale, codebook, b_store,
-                     [&](uint32_t e) { return int64_t{4} * ((w * 8 + e) * sb + 64 * i); });
+          // The scale is loaded before the first codebook entry, as in
+          // nvcc's twin: with the tail below, sm_75 64x64 74 -> 73 and
+          // 32x128 68 -> 66, sm_86/89 32x128 76 -> 74; no other of the 13
+          // tile shapes on 8 targets changed.
+          DecodeWord(
+              b, words[w], scale, codebook, b_store,
+              [&](uint32_t e) { return int64_t{4} * ((w * 8 + e) * sb + 64 * i); }, /*scale_first=*/true);
         }
         b.Assign(data_ptr[i], b.Add<U64>(data_ptr[i], uint64_t{kNf4BlockBytes}));
         b.Assign(scale_ptr[i], b.Add<U64>(scale_ptr[i], uint64_t{4}));
@@ -180,6 +187,21 @@ void BuildGemm(KernelBuilder& b, const Nf4GemmSpec& s) {
   });
 
   // C[m0 + ty + 16i][n0 + tx + 16j]: 16 threads store 64 contiguous bytes.
+  // On sm_75 the thread's coordinates and n0 are read afresh here, not kept
+  // through the K loop (as nf4.gemm_transpose does on every target): with
+  // the scale loaded before the codebook entries, ptxas registers 75 -> 73
+  // in the default 64x64 tiles (nvcc's twin 73), and none of the 13 tile
+  // shapes gains one (16x32 55 -> 48, 16x128 87 -> 79, 128x16 97 -> 89).
+  // m0 afresh too cost up to 6 (128x16 89 -> 95, 32x16 49 -> 53, 64x32
+  // 65 -> 68; 16x16 won one). On sm_80 and later afresh costs 1-3 in 64x64
+  // (sm_80 63 -> 64, sm_86/89 65 -> 68, sm_90/100 47 -> 48), so they are
+  // kept there.
+  if (ir::GetTargetInfo(b.target()).sm < 80) {
+    Value<U32> c_tid = b.TidX();
+    tx = b.And(c_tid, 15u);
+    ty = b.Shr(c_tid, 4u);
+    n0 = b.Mul(b.CtaidX(), s.tile_n);
+  }
   Value<U32> col0 = b.Add(n0, tx);
   Value<U64> c_col = b.ElementAddr<F32>(c, col0);
   Value<U32> c_row_bytes = b.Shl(n, 2u);

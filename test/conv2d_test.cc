@@ -281,7 +281,8 @@ TEST_CASE("conv2d references are adjoint: <conv(x, w), gy> = <x, dx(gy, w)> = <w
 // ---- emulator numerics
 
 // Runs the family's test problem for `overrides` in every type on the emulator.
-void RunAllTypes(std::string_view family_name, const std::vector<Overrides>& configs) {
+void RunAllTypes(std::string_view family_name, const std::vector<Overrides>& configs,
+                 ir::Target target = ir::Target::kSm80) {
   const kernels::KernelFamily* family = kernels::FindFamily(family_name);
   REQUIRE(family != nullptr);
   auto emu = runtime::MakeEmulator();
@@ -294,7 +295,7 @@ void RunAllTypes(std::string_view family_name, const std::vector<Overrides>& con
       INFO(family_name << text);
       absl::StatusOr<kernels::Config> config = family->MakeConfig(overrides);
       REQUIRE(Msg(config) == "OK");
-      absl::StatusOr<ir::Kernel> kernel = family->Build(*config, ir::Target::kSm80);
+      absl::StatusOr<ir::Kernel> kernel = family->Build(*config, target);
       REQUIRE(Msg(kernel) == "OK");
       REQUIRE(Msg(passes::Pipeline::Standard().Run(*kernel)) == "OK");
       absl::StatusOr<kernels::TestProblem> problem = family->MakeProblem(*config, 7);
@@ -356,6 +357,18 @@ TEST_CASE("conv2d.backward_data matches its reference on the emulator") {
 }
 TEST_CASE("conv2d.backward_filter matches its reference on the emulator") {
   RunAllTypes("conv2d.backward_filter", WindowConfigs());
+}
+// On sm_75 the tile loop and the reduction find the thread's and the block's
+// coordinates again from fresh reads: blocks over output channels, channel
+// slices (groups) and kernel rows, several tiles and images per block.
+TEST_CASE("conv2d.backward_filter built for sm_75 matches its reference on the emulator") {
+  RunAllTypes("conv2d.backward_filter",
+              {{{"in_channels", "8"}, {"out_channels", "6"}, {"groups", "2"}, {"kernel_h", "8"}, {"kernel_w", "5"},
+                {"pad_h", "3"}, {"pad_w", "2"}, {"batch", "2"}, {"in_h", "12"}, {"in_w", "20"}},
+               {{"in_channels", "12"}, {"out_channels", "20"}, {"kernel_h", "7"}, {"kernel_w", "7"}, {"pad_h", "3"},
+                {"pad_w", "3"}, {"batch", "2"}, {"in_h", "6"}, {"in_w", "40"}},
+               {{"in_h", "9"}, {"in_w", "37"}}},
+              ir::Target::kSm75);
 }
 TEST_CASE("conv2d.pointwise matches its reference on the emulator") {
   RunAllTypes("conv2d.pointwise",
