@@ -204,9 +204,9 @@ class Numbering {
     // The walk renamed every instruction it visited at its turn, with every
     // renaming that could apply to it: a removed value's uses are in
     // blocks its definition dominates, which the preorder visits after it.
-    // What it did not visit (blocks the entry cannot reach, instructions
-    // after a block's exit) is renamed here; renaming the whole body again
-    // read all of it from memory once more at a million instructions.
+    // What it did not visit (blocks the entry cannot reach) is renamed
+    // here; renaming the whole body again read all of it from memory once
+    // more at a million instructions.
     uint32_t i = 0;
     for (uint32_t b = 0; b < nb; ++b) {
       if (visited_[b]) {

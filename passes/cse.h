@@ -34,7 +34,9 @@ namespace ptxforge::passes {
 // add, mul, and, or, xor, min and max in a fixed order). Linear in the
 // body; the table is only looked up, never iterated, so the output does not
 // depend on hashing (a hash only finds candidates, which are compared in
-// full). Returns the number of instructions removed.
+// full). Returns the number of instructions removed. The kernel must pass
+// the verifier (every read of a value dominated by its definition, outside
+// code the entry cannot reach): reads are renamed as the walk reaches them.
 size_t EliminateCommonSubexpressions(ir::Kernel& kernel);
 // The same with the analyses a pipeline run shares (passes/analyses.h), kept
 // up to date for what it changes.

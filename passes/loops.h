@@ -52,8 +52,9 @@ void FindLoopsIn(const ir::Kernel& kernel, const std::vector<uint32_t>& idom, Lo
 
 // Brings the body into the caches ahead of a pass that visits the loops in
 // order: Before(l), called before the pass works on forest.loops[l], reads
-// (InstructionList::Touch) every instruction up to kAhead past the end of
-// that loop's span that it has not read yet. Loops are visited innermost
+// (InstructionList::Touch) the instructions from the start of that loop's
+// span (or where the last read stopped, if later) up to kAhead past its
+// end. Loops are visited innermost
 // first, so a pass's own reads jump backwards within each nest, from one
 // dependent load to the next, and at a million instructions each jump
 // missed the caches: on nests of three loops a third of strength
