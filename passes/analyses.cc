@@ -236,7 +236,7 @@ absl::Status Analyses::Check() const {
     BodySummary fresh;
     Values unused(kernel, &fresh);
     if (!summary_->Covers(fresh)) {
-      return absl::InternalError("the shared body summary is stale (an opcode was made without NoteOpcode)");
+      return absl::InternalError("the shared body summary is stale (an instruction was rewritten without NoteOpcode or NoteMade)");
     }
   }
   if (has_loops_ && !SameLoops(forest_, FindLoops(kernel))) {

@@ -256,6 +256,7 @@ size_t FoldConstants(ir::Kernel& kernel, Analyses& analyses) {
   std::vector<uint64_t> value;
   size_t nk = 0;
   size_t changed = 0;
+  BodySummary made;  // what the rewritten instructions are now
   absl::InlinedVector<uint64_t, 4> vals;
   for (ir::Instruction& inst : kernel.body) {
     if (!TakesImmediates(inst) && inst.op != Opcode::kCvt) continue;
@@ -277,10 +278,12 @@ size_t FoldConstants(ir::Kernel& kernel, Analyses& analyses) {
         known[inst.srcs[2].id]) {
       const ir::Operand chosen = inst.srcs[(vals[2] & 1) ? 0 : 1];
       MakeMove(kernel, inst, chosen);
+      made.Note(kernel, inst);
       ++changed;
     } else if (all_known && inst.op != Opcode::kMov) {
       if (std::optional<uint64_t> r = EvaluateConstant(kernel, inst, vals)) {
         MakeMove(kernel, inst, ir::Operand::Imm(kernel.type_of(inst.dsts[0]), *r));
+        made.Note(kernel, inst);
         ++changed;
         done = true;
       }
@@ -303,6 +306,7 @@ size_t FoldConstants(ir::Kernel& kernel, Analyses& analyses) {
         op = ir::Operand::Imm(slots[s].type, sem::Truncate(value[op.id], ir::TypeBits(slots[s].type)));
         any = true;
       }
+      if (any) made.Note(kernel, inst);
       changed += any;
     }
     // What this instruction makes known.
@@ -320,7 +324,7 @@ size_t FoldConstants(ir::Kernel& kernel, Analyses& analyses) {
       }
     }
   }
-  if (changed != 0) analyses.NoteOpcode(Opcode::kMov);
+  analyses.NoteMade(made);
   return changed;
 }
 

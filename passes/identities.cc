@@ -179,7 +179,7 @@ bool MadOfZero(ir::Instruction& inst, Copies& copies) {
 // Whether the last run rewrote a mad as a mul (its caller notes the opcode).
 struct Counts {
   size_t changed = 0;
-  bool made_mul = false;
+  BodySummary made;  // what the rewritten instructions are now
 };
 
 Counts Simplify(ir::Kernel& kernel, const Values& values) {
@@ -195,7 +195,7 @@ Counts Simplify(ir::Kernel& kernel, const Values& values) {
     std::optional<Operand> r = Reduce(kernel, inst, copies);
     if (!r) {
       if (MadOfZero(inst, copies)) {
-        counts.made_mul = true;
+        counts.made.Note(kernel, inst);
         ++changed;
       }
       continue;
@@ -209,6 +209,7 @@ Counts Simplify(ir::Kernel& kernel, const Values& values) {
     }
     copies.Record(inst.dsts[0], *r);
     MakeMove(kernel, inst, *r);
+    counts.made.Note(kernel, inst);
     ++changed;
   }
   return counts;
@@ -222,8 +223,7 @@ size_t SimplifyIdentities(ir::Kernel& kernel) { return Simplify(kernel, Values(k
 // guard): the shared analyses stay true.
 size_t SimplifyIdentities(ir::Kernel& kernel, Analyses& analyses) {
   const Counts counts = Simplify(kernel, analyses.values());
-  if (counts.changed != 0) analyses.NoteOpcode(Opcode::kMov);
-  if (counts.made_mul) analyses.NoteOpcode(Opcode::kMul);
+  analyses.NoteMade(counts.made);
   return counts.changed;
 }
 

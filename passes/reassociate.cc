@@ -170,7 +170,7 @@ class Expander {
 // What the pass made, for the shared summary.
 struct Made {
   size_t changed = 0;
-  bool mov = false, add = false, sub = false;
+  BodySummary summary;  // what the rewritten instructions are now
 };
 
 // Rewrites `inst` (whose sum is `sum`) as one instruction reading the terms,
@@ -185,15 +185,12 @@ bool Rewrite(const ir::Kernel& kernel, Instruction& inst, const Sum& sum, Made& 
   auto set = [&](Opcode op, Operand a, Operand b) {
     inst.op = op;
     inst.srcs = {a, b};
-    (op == Opcode::kAdd ? made.add : made.sub) = true;
   };
   if (sum.n == 0) {
     MakeMove(kernel, inst, Operand::Imm(kernel.type_of(inst.dsts[0]), sum.c));
-    made.mov = true;
   } else if (sum.n == 1 && sum.terms[0].coef == 1) {
     if (sum.c == 0) {
       MakeMove(kernel, inst, reg(sum.terms[0]));
-      made.mov = true;
     } else {
       set(Opcode::kAdd, reg(sum.terms[0]), Operand::Imm(t, sum.c));
     }
@@ -208,6 +205,7 @@ bool Rewrite(const ir::Kernel& kernel, Instruction& inst, const Sum& sum, Made& 
   } else {
     return false;
   }
+  made.summary.Note(kernel, inst);
   ++made.changed;
   return true;
 }
@@ -235,9 +233,7 @@ size_t Reassociate(ir::Kernel& kernel, Analyses& analyses) {
     return 0;
   }
   const Made made = Run(kernel, analyses.values());
-  if (made.mov) analyses.NoteOpcode(Opcode::kMov);
-  if (made.add) analyses.NoteOpcode(Opcode::kAdd);
-  if (made.sub) analyses.NoteOpcode(Opcode::kSub);
+  analyses.NoteMade(made.summary);
   return made.changed;
 }
 

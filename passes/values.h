@@ -36,6 +36,16 @@ struct BodySummary {
   // Adds what `inst`, an instruction of `kernel`, says, except early_end
   // (which depends on where it is).
   void Note(const ir::Kernel& kernel, const ir::Instruction& inst);
+  // Adds what `other` says.
+  void Add(const BodySummary& other) {
+    ops |= other.ops;
+    any_guard |= other.any_guard;
+    early_end |= other.early_end;
+    mov_to_pred |= other.mov_to_pred;
+    mov_to_fixed |= other.mov_to_fixed;
+    mov_imm_to_fixed |= other.mov_imm_to_fixed;
+    imm_sources |= other.imm_sources;
+  }
   // Whether this says at least what `fresh` (of the same body) says.
   bool Covers(const BodySummary& fresh) const {
     return (fresh.ops & ~ops).none() && (any_guard || !fresh.any_guard) && (early_end || !fresh.early_end) &&

@@ -2055,7 +2055,7 @@ TEST_CASE("verify_each names a pass that makes an opcode the shared body summary
     INFO("notes " << notes);
     // Constant folding builds the value table and the summary.
     REQUIRE(RunWithVerifyEach(k, std::make_unique<passes::ConstantFoldingPass>(), std::make_unique<AddToSubPass>(notes)) ==
-            (notes ? "OK" : "after pass addtosub: the shared body summary is stale (an opcode was made without NoteOpcode)"));
+            (notes ? "OK" : "after pass addtosub: the shared body summary is stale (an instruction was rewritten without NoteOpcode or NoteMade)"));
   }
 }
 
