@@ -133,6 +133,18 @@ std::pair<uint32_t, uint32_t> Span(const LoopForest& forest, const Loop& loop) {
 void LoopReadAhead::Before(size_t l) {
   if (read_ >= kernel_.body.size()) return;
   const auto [first, last] = Span(forest_, forest_.loops[l]);
+  // Only in a nest: a loop that is not in another and holds none is read
+  // in address order by the pass itself, which the processor's prefetcher
+  // follows (reading ahead of sequential loops cost licm 5 and strength
+  // reduction 4 ns per instruction at a million instructions). Loops come
+  // innermost first, nest by nest: a neighbour in the list holding l, or
+  // held by it, says whether l is in a nest.
+  auto holds = [](std::pair<uint32_t, uint32_t> outer, std::pair<uint32_t, uint32_t> inner) {
+    return outer.first <= inner.first && inner.second <= outer.second;
+  };
+  const bool nested = (l + 1 < forest_.loops.size() && holds(Span(forest_, forest_.loops[l + 1]), {first, last})) ||
+                      (l > 0 && holds({first, last}, Span(forest_, forest_.loops[l - 1])));
+  if (!nested) return;
   const size_t from = std::max<size_t>(read_, first), to = size_t{last} + kAhead;
   if (from < to) kernel_.body.Touch(from, to);
   read_ = std::max(read_, to);
