@@ -54,7 +54,7 @@ void FindLoopsIn(const ir::Kernel& kernel, const std::vector<uint32_t>& idom, Lo
 // order: Before(l), called before the pass works on forest.loops[l], reads
 // (InstructionList::Touch) the instructions from the start of that loop's
 // span (or where the last read stopped, if later) up to kAhead past its
-// end. Loops are visited innermost
+// end, when the loop is in a nest (see loops.cc). Loops are visited innermost
 // first, so a pass's own reads jump backwards within each nest, from one
 // dependent load to the next, and at a million instructions each jump
 // missed the caches: on nests of three loops a third of strength
