@@ -80,30 +80,62 @@ absl::StatusOr<PipelineOptions> PipelineOptions::Parse(std::string_view spec) {
   return o;
 }
 
+namespace {
+
+// The standard passes, one instance each for the process: they keep no state
+// (Run reads and writes only the kernel and the analyses it is given), so
+// pipelines on any thread share them, and building the standard pipeline
+// allocates nothing (it was 13 allocations and frees, and as many destructor
+// calls, on the first codegen of a process). Constant-initialized; the union
+// keeps them alive for static destructors that still run pipelines.
+struct StandardPasses {
+  VerifierPass verify;
+  ConstantFoldingPass constfold;
+  Pow2DivisionPass pow2div;
+  IdentitiesPass identities;
+  ReassociatePass reassoc;
+  CopyPropagationPass copyprop;
+  CsePass cse;
+  DeadBranchPass branches;
+  LicmPass licm;
+  StrengthReductionPass strength;
+  LoopRotationPass rotate;
+  DeadRegisterRemovalPass dce;
+  RegisterCountPass regcount;
+};
+union StandardInstances {
+  StandardPasses p;
+  constexpr StandardInstances() : p() {}
+  ~StandardInstances() {}
+};
+constinit StandardInstances g_standard;
+
+}  // namespace
+
 Pipeline Pipeline::Standard(const PipelineOptions& options) {
+  StandardPasses& s = g_standard.p;
   Pipeline p;
-  // The verifier, the optimisations, dce and regcount: one allocation, no
-  // regrowth (the first codegen of a process builds this list).
-  p.passes_.reserve(std::size(kOptimizations) + 3);
-  p.Add(std::make_unique<VerifierPass>());
-  if (options.constfold) p.Add(std::make_unique<ConstantFoldingPass>());
-  if (options.pow2div) p.Add(std::make_unique<Pow2DivisionPass>());
-  if (options.identities) p.Add(std::make_unique<IdentitiesPass>());
-  if (options.reassoc) p.Add(std::make_unique<ReassociatePass>());
-  if (options.copyprop) p.Add(std::make_unique<CopyPropagationPass>());
-  if (options.cse) p.Add(std::make_unique<CsePass>());
-  if (options.branches) p.Add(std::make_unique<DeadBranchPass>());
-  if (options.licm) p.Add(std::make_unique<LicmPass>());
-  if (options.strength) p.Add(std::make_unique<StrengthReductionPass>());
-  if (options.rotate) p.Add(std::make_unique<LoopRotationPass>());
-  p.Add(std::make_unique<DeadRegisterRemovalPass>());
-  p.Add(std::make_unique<RegisterCountPass>());
+  static_assert(std::size(kOptimizations) + 3 <= 16, "the standard passes fit passes_'s inline room");
+  p.passes_.push_back(&s.verify);
+  if (options.constfold) p.passes_.push_back(&s.constfold);
+  if (options.pow2div) p.passes_.push_back(&s.pow2div);
+  if (options.identities) p.passes_.push_back(&s.identities);
+  if (options.reassoc) p.passes_.push_back(&s.reassoc);
+  if (options.copyprop) p.passes_.push_back(&s.copyprop);
+  if (options.cse) p.passes_.push_back(&s.cse);
+  if (options.branches) p.passes_.push_back(&s.branches);
+  if (options.licm) p.passes_.push_back(&s.licm);
+  if (options.strength) p.passes_.push_back(&s.strength);
+  if (options.rotate) p.passes_.push_back(&s.rotate);
+  p.passes_.push_back(&s.dce);
+  p.passes_.push_back(&s.regcount);
   p.VerifyEach(options.verify_each);
   return p;
 }
 
 Pipeline& Pipeline::Add(std::unique_ptr<Pass> pass) {
-  passes_.push_back(std::move(pass));
+  passes_.push_back(pass.get());
+  owned_.push_back(std::move(pass));
   return *this;
 }
 
@@ -138,7 +170,7 @@ absl::Status Pipeline::Run(ir::Kernel& kernel) const {
   absl::InlinedVector<uint8_t, 16> read_from(passes_.size() + 1, 0);  // no allocation on the cold path
   for (size_t i = passes_.size(); i-- > 0;) read_from[i] = read_from[i + 1] | passes_[i]->reads();
   for (size_t i = 0; i < passes_.size(); ++i) {
-    const std::unique_ptr<Pass>& p = passes_[i];
+    Pass* p = passes_[i];
     analyses.SetReadLater(read_from[i + 1]);
     absl::Status s = p->RunWith(kernel, analyses);
     if (!s.ok()) return s;

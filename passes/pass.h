@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "ir/kernel.h"
@@ -110,7 +111,11 @@ class Pipeline {
   std::vector<std::string_view> PassNames() const;
 
  private:
-  std::vector<std::unique_ptr<Pass>> passes_;
+  // The passes in order: Standard's are process-wide instances (they are
+  // stateless), the others are owned_. Inline, so that building the
+  // standard pipeline allocates nothing.
+  absl::InlinedVector<Pass*, 16> passes_;
+  std::vector<std::unique_ptr<Pass>> owned_;
   std::string dump_after_;
   DumpFn dump_;
   bool verify_each_ = false;

@@ -2020,6 +2020,32 @@ TEST_CASE("the pipeline drops the shared analyses that no later pass reads", "[p
         "none:\n");
 }
 
+TEST_CASE("standard pipelines share their passes and run passes added after them", "[pipeline]") {
+  KernelBuilder b("shared");
+  Value<U64> out = b.CvtaToGlobal(b.Param<U64>("out"));
+  Value<U32> n = b.Param<U32>("n");
+  b.Store(StateSpace::kGlobal, out, b.Add(n, 0u));
+  ir::Kernel k = Finished(b);
+  passes::PipelineOptions no_cse;
+  no_cse.cse = false;
+  passes::Pipeline first = passes::Pipeline::Standard();
+  passes::Pipeline second = passes::Pipeline::Standard(no_cse);
+  std::string seen;
+  second.Add(std::make_unique<ProbePass>("probe", 0, &seen));
+  passes::Pipeline moved = std::move(second);  // the added pass moves with it
+  const std::vector<std::string_view> names = moved.PassNames();
+  REQUIRE(names.size() == first.PassNames().size());  // one optimisation fewer, one pass more
+  CHECK(names.front() == "verify");
+  CHECK(names.back() == "probe");
+  ir::Kernel a = k, c = k;
+  REQUIRE(Msg(first.Run(a)) == "OK");
+  REQUIRE(Msg(moved.Run(c)) == "OK");
+  CHECK(seen == "probe:\n");
+  CHECK(emit::PrintIr(a) == emit::PrintIr(c));  // nothing here for CSE to do
+  REQUIRE((a.stats && c.stats));
+  CHECK(a.stats->instructions == c.stats->instructions);
+}
+
 // A pass that turns the kernel's first add into a sub in place, keeping the
 // analyses otherwise true; with `notes` it tells the body summary.
 class AddToSubPass : public passes::Pass {
