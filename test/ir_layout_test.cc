@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstdint>
+#include <cstdio>
 #include <string>
 #include <utility>
 #include <vector>
@@ -290,6 +291,24 @@ TEST_CASE("CompactLoc gives back the file and line it was made from", "[layout]"
   CHECK(std::string(loc2.file_name()) == "elsewhere.cc");
   CHECK(std::string(loc.file_name()) == here.file_name());  // the first is unchanged
   CHECK(std::string(ir::CompactLoc().file_name()).empty());
+}
+
+TEST_CASE("CompactLoc keeps hundreds of files apart", "[layout]") {
+  // Past the first 128 names of a process the table grows: every name keeps
+  // its id, whichever order they come in.
+  static char names[300][16];
+  std::vector<ir::CompactLoc> locs;
+  for (int i = 0; i < 300; ++i) {
+    std::snprintf(names[i], sizeof names[i], "file%d.cc", i);
+    locs.push_back(ir::SourceLoc::current(names[i], i + 1));
+  }
+  for (int i = 299; i >= 0; --i) {
+    INFO("file " << i);
+    CHECK(std::string(locs[i].file_name()) == names[i]);
+    CHECK(locs[i].line() == static_cast<uint32_t>(i + 1));
+    ir::CompactLoc again = ir::SourceLoc::current(names[i], 7);  // interned before: the same name
+    CHECK(std::string(again.file_name()) == names[i]);
+  }
 }
 
 TEST_CASE("hints are interned per kernel and printed as given", "[layout]") {
