@@ -2,7 +2,11 @@
 #include "ir/canonical_order.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cstdint>
+#include <cstring>
+#include <memory>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -51,26 +55,111 @@ bool NextUse(const Instruction& inst, uint32_t& cursor, Reg& r) {
   return false;
 }
 
+// An array of trivially copyable T in memory handed out by the orderer's
+// scratch, with the few vector operations the orderer uses and no growth:
+// every size is bounded before the walk.
+template <typename T>
+class FixedArray {
+ public:
+  void Init(T* data, size_t capacity) {
+    data_ = data;
+    size_ = 0;
+    capacity_ = capacity;
+  }
+  void push_back(const T& v) {
+    assert(size_ < capacity_);
+    data_[size_++] = v;
+  }
+  void pop_back() { --size_; }
+  T& back() { return data_[size_ - 1]; }
+  void clear() { size_ = 0; }
+  bool empty() const { return size_ == 0; }
+  size_t size() const { return size_; }
+  // n elements, each v.
+  void assign(size_t n, const T& v) {
+    assert(n <= capacity_);
+    std::fill_n(data_, n, v);
+    size_ = n;
+  }
+  // n elements; those not there before are left as they are.
+  void resize(size_t n) {
+    assert(n <= capacity_);
+    size_ = n;
+  }
+  T* begin() { return data_; }
+  T* end() { return data_ + size_; }
+  T& operator[](size_t i) { return data_[i]; }
+  const T& operator[](size_t i) const { return data_[i]; }
+
+ private:
+  T* data_ = nullptr;
+  size_t size_ = 0;
+  size_t capacity_ = 0;
+};
+
+// Hands out arrays of one allocation, each aligned for its type.
+class Carver {
+ public:
+  // The bytes to ask for an array of n T.
+  template <typename T>
+  static size_t Bytes(size_t n) {
+    return n * sizeof(T) + alignof(T);
+  }
+  explicit Carver(size_t bytes) : memory_(new std::byte[bytes]), next_(memory_.get()), end_(next_ + bytes) {}
+  template <typename T>
+  T* Take(size_t n) {
+    std::byte* p = next_ + (-reinterpret_cast<uintptr_t>(next_) & (alignof(T) - 1));
+    next_ = p + n * sizeof(T);
+    assert(next_ <= end_);
+    return reinterpret_cast<T*>(p);
+  }
+
+ private:
+  std::unique_ptr<std::byte[]> memory_;
+  std::byte* next_;
+  std::byte* end_;
+};
+
 // Computes the canonical permutation of a kernel body.
 class Orderer {
  public:
+  // The arrays by register and by instruction come from one allocation
+  // (they were four vectors, and the run's arrays nine more: a first codegen
+  // in a fresh process paid for each allocation, its growth and its free).
   explicit Orderer(const Kernel& kernel)
       : kernel_(kernel),
-        def_at_(kernel.regs.size(), kNone),
-        first_use_(kernel.regs.size(), kUnused),
-        readers_(kernel.regs.size(), 0),
-        state_(kernel.body.size(), 0) {}
+        nregs_(kernel.regs.size()),
+        n_(kernel.body.size()),
+        whole_(Carver::Bytes<uint64_t>(nregs_) + Carver::Bytes<uint32_t>(nregs_) + Carver::Bytes<uint8_t>(nregs_) +
+               Carver::Bytes<uint8_t>(n_) + Carver::Bytes<uint32_t>(n_)) {
+    first_use_ = whole_.Take<uint64_t>(nregs_);
+    def_at_ = whole_.Take<uint32_t>(nregs_);
+    readers_ = whole_.Take<uint8_t>(nregs_);
+    state_ = whole_.Take<uint8_t>(n_);
+    order_ = whole_.Take<uint32_t>(n_);
+    // kUnused and kNone are all ones, the counts and states zero; each pair
+    // is adjacent (uint64_t, then uint32_t; then bytes): two memsets.
+    static_assert(kUnused == UINT64_MAX && kNone == UINT32_MAX);
+    std::memset(first_use_, 0xff, reinterpret_cast<std::byte*>(def_at_ + nregs_) - reinterpret_cast<std::byte*>(first_use_));
+    std::memset(readers_, 0, nregs_ + n_);
+  }
 
-  std::vector<uint32_t> Run() && {
+  // The canonical order: body[order[i]] goes to position i. Valid while
+  // the orderer lives.
+  std::span<uint32_t> Run() {
     const auto& body = kernel_.body;
-    const uint32_t n = static_cast<uint32_t>(body.size());
+    const uint32_t n = static_cast<uint32_t>(n_);
     uint32_t run = 0, longest = 0;  // movable instructions in a row
+    size_t uses = 0, most_uses = 0;  // operands and guards of those: a bound on the run's edges
     for (uint32_t i = 0; i < n; ++i) {
       if (Movable(kernel_, body[i])) {
         state_[i] = kMovable;
         longest = std::max(longest, ++run);
+        uses += body[i].srcs.size() + 1;
+        most_uses = std::max(most_uses, uses);
       } else {
         run = 0;
+        uses = 0;
       }
       CountReaders(body[i]);
     }
@@ -78,14 +167,18 @@ class Orderer {
     // instructions between them are ordered last to first: a run's unread
     // results are placed by their first use after the run, which needs the
     // final order of everything after it.
-    order_.resize(n);
-    // Neither holds more than one run's instructions: one allocation each,
-    // no regrowth.
-    stack_.reserve(longest);
-    roots_.reserve(longest);
-    pending_.reserve(longest);
-    position_.reserve(longest);
-    edge_start_.reserve(longest + 1);
+    // None of these holds more than one run's instructions (or its edges):
+    // one allocation for them all, no regrowth.
+    run_ = std::make_unique<Carver>(Carver::Bytes<std::pair<uint64_t, uint32_t>>(longest) +
+                                    Carver::Bytes<Frame>(longest) + 4 * Carver::Bytes<uint32_t>(longest) +
+                                    Carver::Bytes<uint32_t>(longest + 1) + Carver::Bytes<uint32_t>(most_uses));
+    roots_.Init(run_->Take<std::pair<uint64_t, uint32_t>>(longest), longest);
+    stack_.Init(run_->Take<Frame>(longest), longest);
+    pending_.Init(run_->Take<uint32_t>(longest), longest);
+    position_.Init(run_->Take<uint32_t>(longest), longest);
+    ready_.Init(run_->Take<uint32_t>(longest), longest);
+    edge_start_.Init(run_->Take<uint32_t>(longest + 1), longest + 1);
+    edges_.Init(run_->Take<uint32_t>(most_uses), most_uses);
     for (uint32_t end = n; end > 0;) {
       uint32_t begin = end - 1;
       if (state_[begin] & kMovable) {
@@ -98,7 +191,7 @@ class Orderer {
       for (uint32_t k = end; k-- > begin;) NoteUses(order_[k], k);
       end = begin;
     }
-    return std::move(order_);
+    return {order_, n_};
   }
 
  private:
@@ -115,7 +208,7 @@ class Orderer {
 
   // The instruction of the current run, before `j`, that defines r; kNone if none.
   uint32_t Producer(Reg r, uint32_t j) const {
-    if (r.id >= def_at_.size()) return kNone;
+    if (r.id >= nregs_) return kNone;
     uint32_t p = def_at_[r.id];
     return p != kNone && p >= begin_ && p < j ? p : kNone;
   }
@@ -125,7 +218,7 @@ class Orderer {
   void NoteUses(uint32_t inst, uint32_t position) {
     uint64_t slot = 0;
     ForEachUse(kernel_.body[inst], [&](Reg r) {
-      if (r.id < first_use_.size()) {
+      if (r.id < nregs_) {
         uint64_t key = (uint64_t{position} << 16) | std::min<uint64_t>(slot, 0xffff);
         first_use_[r.id] = std::min(first_use_[r.id], key);
       }
@@ -137,7 +230,7 @@ class Orderer {
   uint64_t FirstUseOf(uint32_t inst) const {
     uint64_t key = kUnused;
     for (Reg d : kernel_.body[inst].dsts) {
-      if (d.id < first_use_.size()) key = std::min(key, first_use_[d.id]);
+      if (d.id < nregs_) key = std::min(key, first_use_[d.id]);
     }
     return key;
   }
@@ -156,7 +249,7 @@ class Orderer {
   void CountReaders(const Instruction& inst) {
     uint32_t slot = 0;
     ForEachUse(inst, [&](Reg r) {
-      if (r.id < readers_.size() && readers_[r.id] < 2 && !ReadBefore(inst, r, slot)) ++readers_[r.id];
+      if (r.id < nregs_ && readers_[r.id] < 2 && !ReadBefore(inst, r, slot)) ++readers_[r.id];
       ++slot;
     });
   }
@@ -275,7 +368,7 @@ class Orderer {
     // is the stable sort by key, and needs no buffer).
     roots_.clear();
     for (uint32_t j = begin; j < end; ++j) {
-      if (!(state_[j] & kConsumed)) roots_.emplace_back(FirstUseOf(j), j);
+      if (!(state_[j] & kConsumed)) roots_.push_back({FirstUseOf(j), j});
     }
     std::sort(roots_.begin(), roots_.end());
     for (const auto& [key, j] : roots_) Visit(j);
@@ -327,22 +420,25 @@ class Orderer {
 
   const Kernel& kernel_;
   static constexpr uint64_t kUnused = UINT64_MAX;
+  const size_t nregs_, n_;
+  Carver whole_;               // the arrays below by register and by instruction
+  std::unique_ptr<Carver> run_;  // the run's arrays, made once the longest run is known
 
-  std::vector<uint32_t> def_at_;     // by register: the last instruction seen defining it
-  std::vector<uint64_t> first_use_;  // by register: its earliest use after the runs ordered so far
-  std::vector<uint8_t> readers_;     // by register: instructions reading it, up to 2
-  std::vector<uint8_t> state_;    // by instruction
-  std::vector<uint32_t> order_;
-  std::vector<Frame> stack_;
-  std::vector<std::pair<uint64_t, uint32_t>> roots_;  // (first use, instruction)
+  uint64_t* first_use_;  // by register: its earliest use after the runs ordered so far
+  uint32_t* def_at_;     // by register: the last instruction seen defining it
+  uint8_t* readers_;     // by register: instructions reading it, up to 2
+  uint8_t* state_;       // by instruction
+  uint32_t* order_;      // by position: the instruction placed there
+  FixedArray<Frame> stack_;
+  FixedArray<std::pair<uint64_t, uint32_t>> roots_;  // (first use, instruction)
   // The current run's, by instruction - begin_: uses of the run's results
   // not yet placed, where it was placed, and its readers in the run
   // (edges_[edge_start_[k] .. edge_start_[k + 1])).
-  std::vector<uint32_t> pending_;
-  std::vector<uint32_t> position_;
-  std::vector<uint32_t> edge_start_;
-  std::vector<uint32_t> edges_;
-  std::vector<uint32_t> ready_;  // Place()'s work list
+  FixedArray<uint32_t> pending_;
+  FixedArray<uint32_t> position_;
+  FixedArray<uint32_t> edge_start_;
+  FixedArray<uint32_t> edges_;
+  FixedArray<uint32_t> ready_;  // Place()'s work list
   uint32_t begin_ = 0;
   uint32_t next_ = 0;  // where Visit puts the next instruction of the run
 };
@@ -351,7 +447,7 @@ class Orderer {
 // permutation), by following its cycles: no second array of the items.
 // Uses up `order`: each position placed is marked done as order[j] = j.
 template <typename Items>
-void PermuteInPlace(Items& items, std::vector<uint32_t>& order) {
+void PermuteInPlace(Items& items, std::span<uint32_t> order) {
   using T = typename Items::value_type;
   for (uint32_t start = 0; start < items.size(); ++start) {
     if (order[start] == start) continue;
@@ -371,13 +467,15 @@ void PermuteInPlace(Items& items, std::vector<uint32_t>& order) {
 // Renumbers registers by first appearance in the body.
 void RenumberRegisters(Kernel& kernel) {
   const size_t nregs = kernel.regs.size();
-  std::vector<uint32_t> new_id(nregs, kNone);
-  std::vector<uint32_t> old_of;
-  old_of.reserve(nregs);
+  // By old id the new one, then by new id the old one: one allocation.
+  std::vector<uint32_t> ids(2 * nregs, kNone);
+  uint32_t* new_id = ids.data();
+  const std::span<uint32_t> old_of(ids.data() + nregs, nregs);
+  uint32_t seen = 0;
   auto see = [&](Reg r) {
     if (r.id < nregs && new_id[r.id] == kNone) {
-      new_id[r.id] = static_cast<uint32_t>(old_of.size());
-      old_of.push_back(r.id);
+      new_id[r.id] = seen;
+      old_of[seen++] = r.id;
     }
   };
   for (const Instruction& inst : kernel.body) {
@@ -401,10 +499,13 @@ void RenumberRegisters(Kernel& kernel) {
 }  // namespace
 
 void CanonicalizeOrder(Kernel& kernel) {
-  std::vector<uint32_t> order = Orderer(kernel).Run();
-  bool moved = false;
-  for (uint32_t i = 0; i < order.size() && !moved; ++i) moved = order[i] != i;
-  if (moved) PermuteInPlace(kernel.body, order);
+  {
+    Orderer orderer(kernel);
+    const std::span<uint32_t> order = orderer.Run();
+    bool moved = false;
+    for (uint32_t i = 0; i < order.size() && !moved; ++i) moved = order[i] != i;
+    if (moved) PermuteInPlace(kernel.body, order);
+  }
   RenumberRegisters(kernel);
 }
 
