@@ -110,6 +110,28 @@ union StandardInstances {
 };
 constinit StandardInstances g_standard;
 
+// The optimisations in pipeline order: the option that turns each on and
+// its instance. A loop over this table is one short stretch of code with
+// two branches, where an `if` per optimisation was ten (a first codegen
+// pays for each branch it takes the first time).
+struct Optimization {
+  bool PipelineOptions::*on;
+  Pass* pass;
+};
+constexpr Optimization kInOrder[] = {
+    {&PipelineOptions::constfold, &g_standard.p.constfold},
+    {&PipelineOptions::pow2div, &g_standard.p.pow2div},
+    {&PipelineOptions::identities, &g_standard.p.identities},
+    {&PipelineOptions::reassoc, &g_standard.p.reassoc},
+    {&PipelineOptions::copyprop, &g_standard.p.copyprop},
+    {&PipelineOptions::cse, &g_standard.p.cse},
+    {&PipelineOptions::branches, &g_standard.p.branches},
+    {&PipelineOptions::licm, &g_standard.p.licm},
+    {&PipelineOptions::strength, &g_standard.p.strength},
+    {&PipelineOptions::rotate, &g_standard.p.rotate},
+};
+static_assert(std::size(kInOrder) == std::size(kOptimizations));
+
 }  // namespace
 
 Pipeline Pipeline::Standard(const PipelineOptions& options) {
@@ -117,16 +139,9 @@ Pipeline Pipeline::Standard(const PipelineOptions& options) {
   Pipeline p;
   static_assert(std::size(kOptimizations) + 3 <= 16, "the standard passes fit passes_'s inline room");
   p.passes_.push_back(&s.verify);
-  if (options.constfold) p.passes_.push_back(&s.constfold);
-  if (options.pow2div) p.passes_.push_back(&s.pow2div);
-  if (options.identities) p.passes_.push_back(&s.identities);
-  if (options.reassoc) p.passes_.push_back(&s.reassoc);
-  if (options.copyprop) p.passes_.push_back(&s.copyprop);
-  if (options.cse) p.passes_.push_back(&s.cse);
-  if (options.branches) p.passes_.push_back(&s.branches);
-  if (options.licm) p.passes_.push_back(&s.licm);
-  if (options.strength) p.passes_.push_back(&s.strength);
-  if (options.rotate) p.passes_.push_back(&s.rotate);
+  for (const Optimization& o : kInOrder) {
+    if (options.*o.on) p.passes_.push_back(o.pass);
+  }
   p.passes_.push_back(&s.dce);
   p.passes_.push_back(&s.regcount);
   p.VerifyEach(options.verify_each);
