@@ -1,6 +1,7 @@
 // Pipeline: runs passes in order, dumping after the chosen one.
 #include "passes/pass.h"
 
+#include <array>
 #include <iterator>
 
 #include "absl/container/inlined_vector.h"
@@ -21,64 +22,6 @@
 #include "passes/verifier.h"
 
 namespace ptxforge::passes {
-
-namespace {
-
-constexpr std::string_view kOptimizations[] = {"constfold", "pow2div", "identities", "reassoc", "copyprop", "cse", "branches", "licm", "strength", "rotate"};
-
-}  // namespace
-
-PipelineOptions PipelineOptions::None() {
-  PipelineOptions o;
-  for (std::string_view name : kOptimizations) o.Set(name, false);
-  return o;
-}
-
-std::span<const std::string_view> PipelineOptions::OptimizationNames() { return kOptimizations; }
-
-bool PipelineOptions::Set(std::string_view name, bool on) {
-  bool* field = name == "constfold"    ? &constfold
-                : name == "pow2div"    ? &pow2div
-                : name == "identities" ? &identities
-                : name == "reassoc"    ? &reassoc
-                : name == "copyprop"   ? &copyprop
-                : name == "cse"        ? &cse
-                : name == "branches"   ? &branches
-                : name == "licm"       ? &licm
-                : name == "strength"   ? &strength
-                : name == "rotate"     ? &rotate
-                                       : nullptr;
-  if (field == nullptr) return false;
-  *field = on;
-  return true;
-}
-
-absl::StatusOr<PipelineOptions> PipelineOptions::Parse(std::string_view spec) {
-  const std::string known = StrCat(StrJoin(kOptimizations, ", "), "; or all, none");
-  if (spec == "all") return PipelineOptions{};
-  if (spec == "none") return None();
-  if (spec.empty()) return absl::InvalidArgumentError(StrCat("empty list of optimisations (", known, ")"));
-  PipelineOptions o = spec.front() == '-' ? PipelineOptions{} : None();
-  for (size_t start = 0; start <= spec.size();) {
-    size_t comma = spec.find(',', start);
-    if (comma == std::string_view::npos) comma = spec.size();
-    std::string_view item = spec.substr(start, comma - start);
-    start = comma + 1;
-    bool on = true;
-    std::string_view name = item;
-    if (!name.empty() && (name.front() == '-' || name.front() == '+')) {
-      on = name.front() == '+';
-      name.remove_prefix(1);
-    }
-    if (name.empty()) {
-      return absl::InvalidArgumentError(StrCat("empty optimisation name in '", ForMessage(spec), "' (", known, ")"));
-    }
-    if (!o.Set(name, on)) {
-      return absl::InvalidArgumentError(StrCat("unknown optimisation '", ForMessage(name), "' (", known, ")"));
-    }
-  }
-  return o;
-}
 
 namespace {
 
@@ -110,29 +53,81 @@ union StandardInstances {
 };
 constinit StandardInstances g_standard;
 
-// The optimisations in pipeline order: the option that turns each on and
-// its instance. A loop over this table is one short stretch of code with
-// two branches, where an `if` per optimisation was ten (a first codegen
-// pays for each branch it takes the first time).
+// The optimisations in pipeline order: the name `--passes=` knows each by
+// (its pass's name()), the option that turns it on, and its instance. A
+// loop over this table is one short stretch of code with two branches,
+// where an `if` per optimisation was ten (a first codegen pays for each
+// branch it takes the first time).
 struct Optimization {
+  std::string_view name;
   bool PipelineOptions::*on;
   Pass* pass;
 };
 constexpr Optimization kInOrder[] = {
-    {&PipelineOptions::constfold, &g_standard.p.constfold},
-    {&PipelineOptions::pow2div, &g_standard.p.pow2div},
-    {&PipelineOptions::identities, &g_standard.p.identities},
-    {&PipelineOptions::reassoc, &g_standard.p.reassoc},
-    {&PipelineOptions::copyprop, &g_standard.p.copyprop},
-    {&PipelineOptions::cse, &g_standard.p.cse},
-    {&PipelineOptions::branches, &g_standard.p.branches},
-    {&PipelineOptions::licm, &g_standard.p.licm},
-    {&PipelineOptions::strength, &g_standard.p.strength},
-    {&PipelineOptions::rotate, &g_standard.p.rotate},
+    {"constfold", &PipelineOptions::constfold, &g_standard.p.constfold},
+    {"pow2div", &PipelineOptions::pow2div, &g_standard.p.pow2div},
+    {"identities", &PipelineOptions::identities, &g_standard.p.identities},
+    {"reassoc", &PipelineOptions::reassoc, &g_standard.p.reassoc},
+    {"copyprop", &PipelineOptions::copyprop, &g_standard.p.copyprop},
+    {"cse", &PipelineOptions::cse, &g_standard.p.cse},
+    {"branches", &PipelineOptions::branches, &g_standard.p.branches},
+    {"licm", &PipelineOptions::licm, &g_standard.p.licm},
+    {"strength", &PipelineOptions::strength, &g_standard.p.strength},
+    {"rotate", &PipelineOptions::rotate, &g_standard.p.rotate},
 };
-static_assert(std::size(kInOrder) == std::size(kOptimizations));
+constexpr auto kOptimizations = [] {
+  std::array<std::string_view, std::size(kInOrder)> names;
+  for (size_t i = 0; i < names.size(); ++i) names[i] = kInOrder[i].name;
+  return names;
+}();
 
 }  // namespace
+
+PipelineOptions PipelineOptions::None() {
+  PipelineOptions o;
+  for (const Optimization& opt : kInOrder) o.*opt.on = false;
+  return o;
+}
+
+std::span<const std::string_view> PipelineOptions::OptimizationNames() { return kOptimizations; }
+
+bool PipelineOptions::Set(std::string_view name, bool on) {
+  for (const Optimization& o : kInOrder) {
+    if (o.name == name) {
+      this->*o.on = on;
+      return true;
+    }
+  }
+  return false;
+}
+
+absl::StatusOr<PipelineOptions> PipelineOptions::Parse(std::string_view spec) {
+  const std::string known = StrCat(StrJoin(kOptimizations, ", "), "; or all, none");
+  if (spec == "all") return PipelineOptions{};
+  if (spec == "none") return None();
+  if (spec.empty()) return absl::InvalidArgumentError(StrCat("empty list of optimisations (", known, ")"));
+  PipelineOptions o = spec.front() == '-' ? PipelineOptions{} : None();
+  for (size_t start = 0; start <= spec.size();) {
+    size_t comma = spec.find(',', start);
+    if (comma == std::string_view::npos) comma = spec.size();
+    std::string_view item = spec.substr(start, comma - start);
+    start = comma + 1;
+    bool on = true;
+    std::string_view name = item;
+    if (!name.empty() && (name.front() == '-' || name.front() == '+')) {
+      on = name.front() == '+';
+      name.remove_prefix(1);
+    }
+    if (name.empty()) {
+      return absl::InvalidArgumentError(StrCat("empty optimisation name in '", ForMessage(spec), "' (", known, ")"));
+    }
+    if (!o.Set(name, on)) {
+      return absl::InvalidArgumentError(StrCat("unknown optimisation '", ForMessage(name), "' (", known, ")"));
+    }
+  }
+  return o;
+}
+
 
 Pipeline Pipeline::Standard(const PipelineOptions& options) {
   StandardPasses& s = g_standard.p;
