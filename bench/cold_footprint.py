@@ -12,10 +12,17 @@ time, and prints for each stage:
   first-touch  code and data lines that no earlier code of the process had
                touched (callgrind's last-level misses; its simulated LL is
                larger than the program), i.e. what the stage brings in cold
-The numbers are deterministic, unlike a cold run's wall time, and are what
-decides it: a fresh process pays for each line and each branch the first
-time it runs. The FUNCTIONS (default 15) touching the most code lines in the
-whole codegen follow. Needs valgrind.
+  jcc / call   distinct conditional branches and call instructions of the
+               program itself that the stage executes (objdump tells which
+               executed instructions are branches and calls)
+The numbers are deterministic, unlike a cold run's wall time. What a fresh
+process pays for is mostly the branches: on the machines here a call site
+run for the first time costs about 5 ns and a taken branch about 5 ns more
+than on its next run, a 64-byte line of straight code about 1 ns
+(build/bench/frontend_cost; README, "The first codegen in a fresh process"),
+so the jcc and call columns are the ones to bring down. The FUNCTIONS
+(default 15) touching the most code lines in the whole codegen follow.
+Needs valgrind and objdump.
 """
 import collections
 import os
@@ -36,11 +43,31 @@ STAGES = [
 ]
 
 
-def parse(path):
-    """Distinct code lines and instructions executed per function, and the summary."""
-    names = {}
+def branch_kinds(program):
+    """By address in the program, 'jcc' or 'call' for its conditional branches and calls."""
+    out = subprocess.run(["objdump", "-d", "--no-show-raw-insn", program], check=True, capture_output=True,
+                         text=True).stdout
+    kinds = {}
+    for line in out.splitlines():
+        m = re.match(r"\s+([0-9a-f]+):\s+(\S+)", line)
+        if m is None:
+            continue
+        mnemonic = m.group(2)
+        if mnemonic.startswith("call"):
+            kinds[int(m.group(1), 16)] = "call"
+        elif mnemonic.startswith("j") and not mnemonic.startswith("jmp"):
+            kinds[int(m.group(1), 16)] = "jcc"
+    return kinds
+
+
+def parse(path, program):
+    """Distinct code lines and instructions executed per function, the
+    program's own instructions executed, and the summary."""
+    names, objects = {}, {}
     lines = collections.defaultdict(set)
     ir = collections.Counter()
+    own = set()  # addresses of the program's instructions executed (not the libraries')
+    obj = None
     fn, addr, skip, summary, events = None, 0, False, [], []
     with open(path) as f:
         for raw in f:
@@ -49,7 +76,14 @@ def parse(path):
                 events = line.split()[1:]
             elif line.startswith("summary:"):
                 summary = [int(x) for x in line.split()[1:]]
-            if not line or line.startswith(("ob=", "fl=", "fi=", "fe=", "cob=", "cfi=", "cfl=")):
+            if line.startswith(("ob=", "cob=")):
+                m = re.match(r"c?ob=\((\d+)\)(?: (.*))?", line)
+                if m.group(2) is not None:
+                    objects[m.group(1)] = m.group(2)
+                if line.startswith("ob="):
+                    obj = objects[m.group(1)]
+                continue
+            if not line or line.startswith(("fl=", "fi=", "fe=", "cfi=", "cfl=")):
                 continue
             if line.startswith(("fn=", "cfn=")):
                 m = re.match(r"c?fn=\((\d+)\)(?: (.*))?", line)
@@ -77,19 +111,23 @@ def parse(path):
             if len(parts) > 2 and int(parts[2]):
                 lines[fn].add(addr >> 6)
                 ir[fn] += int(parts[2])
-    return lines, ir, dict(zip(events, summary))
+                if obj is not None and os.path.realpath(obj) == program:
+                    own.add(addr)
+    return lines, ir, own, dict(zip(events, summary))
 
 
 def main():
     if len(sys.argv) < 2 or sys.argv[1].startswith("-"):
         sys.exit(__doc__)
-    program = os.path.join(sys.argv[1], "bench", "cold_bench")
+    program = os.path.realpath(os.path.join(sys.argv[1], "bench", "cold_bench"))
     if not os.access(program, os.X_OK):
         sys.exit("cold_footprint: %s is not there: build the cold_bench target of %s" % (program, sys.argv[1]))
     if shutil.which("valgrind") is None:
         sys.exit("cold_footprint: valgrind is not installed (apt-get install valgrind)")
     top = int(sys.argv[2]) if len(sys.argv) > 2 else 15
-    print("%-22s %8s %11s %6s %18s" % ("stage", "instr", "code lines", "pages", "first-touch c/d"))
+    kinds = branch_kinds(program)
+    print("%-22s %8s %11s %6s %18s %6s %6s" % ("stage", "instr", "code lines", "pages", "first-touch c/d", "jcc",
+                                               "call"))
     whole = None
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "callgrind.out")
@@ -97,10 +135,12 @@ def main():
             subprocess.run(["valgrind", "--tool=callgrind", "--cache-sim=yes", "--demangle=no", "--dump-instr=yes",
                             "--toggle-collect=" + symbol, "--callgrind-out-file=" + out, program, "--child", "first"],
                            check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            lines, ir, s = parse(out)
+            lines, ir, own, s = parse(out, program)
             every = set().union(*lines.values()) if lines else set()
-            print("%-22s %8d %11d %6d %9d / %-6d" % (label, s.get("Ir", 0), len(every), len({x >> 6 for x in every}),
-                                                    s.get("ILmr", 0), s.get("DLmr", 0) + s.get("DLmw", 0)))
+            sites = collections.Counter(kinds[a] for a in own if a in kinds)
+            print("%-22s %8d %11d %6d %9d / %-6d %6d %6d" % (label, s.get("Ir", 0), len(every), len({x >> 6 for x in every}),
+                                                          s.get("ILmr", 0), s.get("DLmr", 0) + s.get("DLmw", 0),
+                                                          sites["jcc"], sites["call"]))
             if whole is None:
                 whole = (lines, ir)
     print("\nfunctions of the codegen touching the most code lines (lines, instructions):")
