@@ -41,12 +41,17 @@ void AppendGrouped(std::string& out, const Instruction& inst, std::span<const Op
 
 }  // namespace
 
-void AppendVirtualRegName(std::string& out, Reg r) { StrAppend(&out, "%", r.id); }
+void AppendVirtualRegName(std::string& out, Reg r) {
+  out.push_back('%');
+  AppendDecimal(out, r.id);
+}
 
 void AppendLabelName(std::string& out, const Kernel& kernel, Label label) {
-  StrAppend(&out, "$L", label.id);
+  out.append("$L");
+  AppendDecimal(out, label.id);
   if (label.id < kernel.labels.size() && !kernel.hint(label).empty()) {
-    StrAppend(&out, "_", kernel.hint(label));
+    out.push_back('_');
+    out.append(kernel.hint(label));
   }
 }
 
@@ -55,20 +60,27 @@ void AppendImmediate(std::string& out, ScalarType type, uint64_t bits) {
   uint64_t mask = width >= 64 ? ~uint64_t{0} : (uint64_t{1} << width) - 1;
   bits &= mask;
   switch (type) {
-    case ScalarType::kF32: StrAppend(&out, "0f", Hex{bits, 8}); return;
-    case ScalarType::kF64: StrAppend(&out, "0d", Hex{bits, 16}); return;
+    case ScalarType::kF32:
+      out.append("0f");
+      AppendHex(out, Hex{bits, 8});
+      return;
+    case ScalarType::kF64:
+      out.append("0d");
+      AppendHex(out, Hex{bits, 16});
+      return;
     case ScalarType::kPred: out.push_back(bits ? '1' : '0'); return;
     default: break;
   }
   if (KindOf(type) == TypeKind::kSigned) {
     int64_t v = width >= 64 ? static_cast<int64_t>(bits)
                             : static_cast<int64_t>(bits << (64 - width)) >> (64 - width);
-    StrAppend(&out, v);
+    AppendDecimal(out, v);
   } else if (KindOf(type) == TypeKind::kUnsigned) {
-    StrAppend(&out, bits);
+    AppendDecimal(out, bits);
   } else {
     // Bit types and the half family (stored as bits).
-    StrAppend(&out, "0x", Hex{bits});
+    out.append("0x");
+    AppendHex(out, Hex{bits});
   }
 }
 
@@ -137,7 +149,10 @@ void AppendOperand(std::string& out, const Kernel& kernel, const Operand& op, Re
           break;
       }
       // ptxas reads `[%rd2+-8]`, not `[%rd2-8]`.
-      if (op.value != 0) StrAppend(&out, "+", op.value);
+      if (op.value != 0) {
+        out.push_back('+');
+        AppendDecimal(out, op.value);
+      }
       out.push_back(']');
       return;
     case OperandKind::kNone: out.append("<none>"); return;

@@ -30,7 +30,7 @@ void AppendPtxRegName(std::string& out, const Kernel& kernel, const RegisterNumb
     return;
   }
   out.append(RegClassPrefix(RegClassOf(kernel.regs[r.id].type)));
-  StrAppend(&out, numbering.number[r.id]);
+  AppendDecimal(out, numbering.number[r.id]);
 }
 
 }  // namespace ptxforge::ir

@@ -6,7 +6,9 @@
 
 #include <charconv>
 #include <concepts>
+#include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -22,49 +24,111 @@ struct Hex {
 };
 
 namespace strings_internal {
-inline void Append(std::string& s, std::string_view v) { s.append(v); }
-inline void Append(std::string& s, const char* v) { s.append(v); }
-inline void Append(std::string& s, const std::string& v) { s.append(v); }
-inline void Append(std::string& s, absl::string_view v) { s.append(v.data(), v.size()); }
-inline void Append(std::string& s, char c) { s.push_back(c); }
-inline void Append(std::string& s, bool b) { s.append(b ? "true" : "false"); }
-template <std::integral T>
-  requires(!std::is_same_v<T, char> && !std::is_same_v<T, bool>)
-void Append(std::string& s, T v) {
-  char buf[24];
-  auto r = std::to_chars(buf, buf + sizeof(buf), v);
-  s.append(buf, r.ptr);
-}
-template <std::floating_point T>
-void Append(std::string& s, T v) {
-  char buf[64];
-  auto r = std::to_chars(buf, buf + sizeof(buf), v);
-  s.append(buf, r.ptr);
-}
-template <typename E>
-  requires std::is_enum_v<E>
-void Append(std::string& s, E e) = delete;  // print enums by name, not number
-inline void Append(std::string& s, Hex h) {
-  char buf[24];
-  auto r = std::to_chars(buf, buf + sizeof(buf), h.value, 16);
-  for (int pad = h.width - static_cast<int>(r.ptr - buf); pad > 0; --pad) s.push_back('0');
-  for (char* p = buf; p != r.ptr; ++p) s.push_back(*p >= 'a' ? static_cast<char>(*p - 'a' + 'A') : *p);
-}
+
+// One argument of StrCat/StrAppend: a view of a string argument, or the
+// value of a number, character or Hex, formatted when the pieces are
+// appended. The pieces of a call are made at the call (a few stores each,
+// no branch or call) and formatted and appended by one out-of-line loop
+// (AppendPieces), so a call site holds only that call: a first codegen in a
+// fresh process pays for each distinct branch and call it runs
+// (bench/frontend_cost), and the printer's StrAppend calls, inlined piece by
+// piece, were a quarter of PrintPtx's branches.
+class Piece {
+ public:
+  enum class Kind : uint8_t { kText, kChar, kSigned, kUnsigned, kFloat, kDouble, kHex };
+
+  Piece(std::string_view v) : text_{v.data(), v.size()} {}
+  Piece(const char* v) : Piece(std::string_view(v)) {}
+  Piece(const std::string& v) : text_{v.data(), v.size()} {}
+  Piece(absl::string_view v) : text_{v.data(), v.size()} {}
+  Piece(char c) : kind_(Kind::kChar), char_(c) {}
+  Piece(bool b) : Piece(b ? std::string_view("true") : std::string_view("false")) {}
+  template <std::integral T>
+    requires(!std::is_same_v<T, char> && !std::is_same_v<T, bool>)
+  Piece(T v) {
+    static_assert(sizeof(T) <= sizeof(int64_t), "StrCat formats integers of up to 64 bits");
+    if constexpr (std::is_signed_v<T>) {
+      kind_ = Kind::kSigned;
+      signed_ = v;
+    } else {
+      kind_ = Kind::kUnsigned;
+      unsigned_ = v;
+    }
+  }
+  Piece(float v) : kind_(Kind::kFloat), float_(v) {}
+  Piece(double v) : kind_(Kind::kDouble), double_(v) {}
+  Piece(Hex h) : kind_(Kind::kHex), hex_(h) {}
+  template <typename E>
+    requires std::is_enum_v<E>
+  Piece(E e) = delete;  // print enums by name, not number
+
+  // Appends the text to s.
+  void AppendTo(std::string& s) const;
+
+ private:
+  struct Text {
+    const char* data;
+    size_t size;
+  };
+  Kind kind_ = Kind::kText;
+  union {
+    Text text_;
+    char char_;
+    int64_t signed_;
+    uint64_t unsigned_;
+    float float_;
+    double double_;
+    Hex hex_;
+  };
+};
+
+// Appends each piece's text to s, in order.
+void AppendPieces(std::string& s, std::initializer_list<Piece> pieces);
+
+inline void Append(std::string& s, const Piece& p) { p.AppendTo(s); }
+
 }  // namespace strings_internal
 
+// StrAppend(&s, "x = ", 3, ", ", name) appends "x = 3, " and name to s;
+// StrCat returns the concatenation. Arguments: strings (std::string,
+// std::string_view, absl::string_view, const char*), char, bool (true,
+// false), integers, float and double (shortest round-trip form), Hex. No
+// argument of StrAppend may be *out or a view into it (the views are taken
+// before *out grows).
 template <typename... Args>
 void StrAppend(std::string* out, const Args&... args) {
-  (strings_internal::Append(*out, args), ...);
+  strings_internal::AppendPieces(*out, {strings_internal::Piece(args)...});
 }
 
 template <typename... Args>
 std::string StrCat(const Args&... args) {
   std::string s;
-  (strings_internal::Append(s, args), ...);
+  strings_internal::AppendPieces(s, {strings_internal::Piece(args)...});
   return s;
 }
 
-// Joins the elements of a range of strings (or string views) with `sep`.
+// Appends an integer in decimal, formatted inline: for the printer's
+// per-operand paths (register numbers, immediates, labels), run for every
+// instruction of a kernel, where StrAppend's shared loop made printing
+// 10-15% slower (scale_bench BM_Print).
+template <std::integral T>
+  requires(!std::is_same_v<T, char> && !std::is_same_v<T, bool>)
+inline void AppendDecimal(std::string& s, T v) {
+  char buf[24];
+  s.append(buf, std::to_chars(buf, buf + sizeof(buf), v).ptr);
+}
+
+// Appends h's digits (upper case, zero-padded to its width), inline: for
+// the printer's f32 and f64 immediates.
+inline void AppendHex(std::string& s, Hex h) {
+  char buf[16];
+  char* const end = std::to_chars(buf, buf + sizeof(buf), h.value, 16).ptr;
+  const int digits = static_cast<int>(end - buf);
+  if (h.width > digits) s.append(static_cast<size_t>(h.width - digits), '0');
+  for (char* p = buf; p != end; ++p) *p = *p >= 'a' ? static_cast<char>(*p - 'a' + 'A') : *p;
+  s.append(buf, end);
+}
+
 template <typename Range>
 std::string StrJoin(const Range& range, std::string_view sep) {
   std::string s;

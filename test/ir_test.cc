@@ -18,6 +18,7 @@
 #include "ir/format.h"
 #include "ir/instruction.h"
 #include "ir/opcode.h"
+#include "ir/strings.h"
 #include "ir/target.h"
 #include "ir/types.h"
 #include "test/test_util.h"
@@ -315,6 +316,49 @@ std::string ImmText(ScalarType t, uint64_t bits) {
   std::string out;
   ir::AppendImmediate(out, t, bits);
   return out;
+}
+
+TEST_CASE("StrCat and StrAppend spell every kind of argument", "[strings]") {
+  const std::string str = "str";
+  const std::string_view view = "view";
+  const absl::string_view absl_view = "absl";
+  const char* ptr = "ptr";
+  CHECK(StrCat() == "");
+  CHECK(StrCat(str, '|', view, '|', absl_view, '|', ptr, '|', std::string(), '|', std::string_view()) ==
+        "str|view|absl|ptr||");
+  CHECK(StrCat(true, ' ', false) == "true false");
+  CHECK(StrCat(0, ' ', -1, ' ', std::numeric_limits<int64_t>::min(), ' ', std::numeric_limits<uint64_t>::max()) ==
+        "0 -1 -9223372036854775808 18446744073709551615");
+  // Small integer types print as numbers; char as a character.
+  CHECK(StrCat(int8_t{-128}, ' ', uint8_t{255}, ' ', int16_t{-7}, ' ', uint16_t{65535}, ' ', 'c') ==
+        "-128 255 -7 65535 c");
+  CHECK(StrCat(uint32_t{4294967295u}, ' ', size_t{42}, ' ', static_cast<long long>(-5)) == "4294967295 42 -5");
+  // Floating point: the shortest form that reads back to the same value.
+  CHECK(StrCat(0.1, ' ', 0.1f, ' ', 1e300, ' ', -0.0, ' ', 1.5f, ' ', std::numeric_limits<double>::lowest()) ==
+        "0.1 0.1 1e+300 -0 1.5 -1.7976931348623157e+308");
+  // Hex: upper case, zero-padded to the width, never cut.
+  CHECK(StrCat(Hex{0}, ' ', Hex{0xabc}, ' ', Hex{0x3f800000, 8}, ' ', Hex{1, 16}, ' ', Hex{0xabcdef, 2}) ==
+        "0 ABC 3F800000 0000000000000001 ABCDEF");
+  CHECK(StrCat(Hex{~uint64_t{0}, 16}) == "FFFFFFFFFFFFFFFF");
+  std::string out = "x";
+  StrAppend(&out, "=", 3, ", ", view, ", ", Hex{255, 4});
+  CHECK(out == "x=3, view, 00FF");
+  StrAppend(&out);
+  CHECK(out == "x=3, view, 00FF");
+  // The inline forms the printer uses give the same text.
+  std::string inline_form;
+  AppendDecimal(inline_form, std::numeric_limits<int64_t>::min());
+  inline_form.push_back(' ');
+  AppendDecimal(inline_form, uint32_t{7});
+  inline_form.push_back(' ');
+  AppendHex(inline_form, Hex{0x7f, 4});
+  CHECK(inline_form == StrCat(std::numeric_limits<int64_t>::min(), ' ', uint32_t{7}, ' ', Hex{0x7f, 4}));
+  // A long argument list.
+  std::string many;
+  for (int i = 0; i < 3; ++i) StrAppend(&many, i, ",", i * 10, ";", std::string(3, static_cast<char>('a' + i)), " ");
+  CHECK(many == "0,0;aaa 1,10;bbb 2,20;ccc ");
+  CHECK(StrJoin(std::vector<int>{1, -2, 3}, ", ") == "1, -2, 3");
+  CHECK(ForMessage("a\tb\n\x01") == "a\\tb\\n\\x01");
 }
 
 TEST_CASE("immediates are spelled the way PTX wants", "[format]") {
