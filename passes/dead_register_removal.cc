@@ -51,8 +51,7 @@ size_t RemoveDeadRegisters(ir::Kernel& kernel, Analyses& analyses) {
   for (uint32_t pos = n; pos > 0;) {
     const uint32_t i = --pos;
     const ir::Instruction& inst = body[i];
-    const ir::OpInfo& info = inst.info();
-    bool is_live = !info.has(ir::kPure) || info.has(ir::kPseudo);
+    bool is_live = (inst.info().flags & (ir::kPure | ir::kPseudo)) != ir::kPure;  // has effects, or is a pseudo
     for (size_t k = 0; k < inst.dsts.size() && !is_live; ++k) {
       const uint32_t d = inst.dsts[k].id;
       is_live = d < nregs && reg_live[d];
