@@ -479,7 +479,9 @@ class Numbering {
   ExprTable table_;
   ExprTable local_;  // this block's expressions reading mutable registers
   std::vector<uint32_t> local_keys_;               // local_'s keys
-  std::vector<std::pair<uint32_t, uint32_t>> undo_;  // (hash, instruction) entered, innermost last
+  // (hash, instruction) entered, innermost last. Inline room for a small
+  // kernel's few: no allocation and no growth path on a first codegen.
+  absl::InlinedVector<std::pair<uint32_t, uint32_t>, 16> undo_;
   bool record_undo_ = true;  // whether the block being visited records its entries in undo_
   size_t removed_ = 0;
 };
