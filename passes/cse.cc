@@ -8,7 +8,6 @@
 #include <utility>
 #include <vector>
 
-#include "absl/container/inlined_vector.h"
 #include "ir/cfg.h"
 #include "passes/values.h"
 
@@ -182,9 +181,7 @@ class Numbering {
       size_t own_end;  // undo_.size() after the block's own entries
       bool last_path;  // the block is on the tree's last path
     };
-    // Inline room for the depth of a small kernel's tree: no allocation,
-    // and none of std::vector's growth path, on a first codegen.
-    absl::InlinedVector<Frame, 16> stack;
+    std::vector<Frame> stack;
     record_undo_ = false;
     VisitBlock(cfg.blocks[0]);
     stack.push_back({0, child_begin[0], undo_.size(), true});
@@ -479,9 +476,7 @@ class Numbering {
   ExprTable table_;
   ExprTable local_;  // this block's expressions reading mutable registers
   std::vector<uint32_t> local_keys_;               // local_'s keys
-  // (hash, instruction) entered, innermost last. Inline room for a small
-  // kernel's few: no allocation and no growth path on a first codegen.
-  absl::InlinedVector<std::pair<uint32_t, uint32_t>, 16> undo_;
+  std::vector<std::pair<uint32_t, uint32_t>> undo_;  // (hash, instruction) entered, innermost last
   bool record_undo_ = true;  // whether the block being visited records its entries in undo_
   size_t removed_ = 0;
 };

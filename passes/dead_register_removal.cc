@@ -32,16 +32,14 @@ size_t RemoveDeadRegisters(ir::Kernel& kernel, Analyses& analyses) {
   // their own reads marked, at once. No list of every register's
   // definitions is built: code where everything is live, what a pipeline
   // run mostly meets, allocates nothing per register but the live bits.
-  // Which instructions are live (bits [0, n)) and which registers (bits
-  // n + r): one allocation, not two.
-  std::vector<bool> live(n + nregs, false);
-  auto reg_live = [&live, n](uint32_t r) { return live[n + r]; };
+  std::vector<bool> live(n, false);
+  std::vector<bool> reg_live(nregs, false);
   std::vector<uint32_t> head;  // by register: its last entry in swept_dead; made at the first dead definition
   std::vector<std::pair<uint32_t, uint32_t>> swept_dead;  // (instruction, the register's previous entry)
   std::vector<uint32_t> work;
   auto mark_reg = [&](ir::Reg r) {
-    if (r.id >= nregs || reg_live(r.id)) return;
-    live[n + r.id] = true;
+    if (r.id >= nregs || reg_live[r.id]) return;
+    reg_live[r.id] = true;
     if (head.empty()) return;
     for (uint32_t k = head[r.id]; k != kNone; k = swept_dead[k].second) {
       const uint32_t i = swept_dead[k].first;
@@ -53,10 +51,11 @@ size_t RemoveDeadRegisters(ir::Kernel& kernel, Analyses& analyses) {
   for (uint32_t pos = n; pos > 0;) {
     const uint32_t i = --pos;
     const ir::Instruction& inst = body[i];
-    bool is_live = (inst.info().flags & (ir::kPure | ir::kPseudo)) != ir::kPure;  // has effects, or is a pseudo
+    const ir::OpInfo& info = inst.info();
+    bool is_live = !info.has(ir::kPure) || info.has(ir::kPseudo);
     for (size_t k = 0; k < inst.dsts.size() && !is_live; ++k) {
       const uint32_t d = inst.dsts[k].id;
-      is_live = d < nregs && reg_live(d);
+      is_live = d < nregs && reg_live[d];
     }
     if (!is_live) {
       for (ir::Reg d : inst.dsts) {

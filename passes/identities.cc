@@ -187,10 +187,11 @@ Counts Simplify(ir::Kernel& kernel, const Values& values) {
   Counts counts;
   size_t& changed = counts.changed;
   for (ir::Instruction& inst : kernel.body) {
-    // Pure, and neither a memory read, convergent, raw PTX nor a
-    // pseudo-instruction: one test of the flags, not a branch per flag.
-    constexpr uint16_t kTested = ir::kPure | ir::kReadsMemory | ir::kConvergent | ir::kOpaque | ir::kPseudo;
-    if ((inst.info().flags & kTested) != ir::kPure || inst.dsts.size() != 1) continue;
+    const ir::OpInfo& info = inst.info();
+    if (!info.has(ir::kPure) || info.has(ir::kReadsMemory) || info.has(ir::kConvergent) || info.has(ir::kOpaque) ||
+        info.has(ir::kPseudo) || inst.dsts.size() != 1) {
+      continue;
+    }
     std::optional<Operand> r = Reduce(kernel, inst, copies);
     if (!r) {
       if (MadOfZero(inst, copies)) {
