@@ -26,8 +26,9 @@ bool BitSet::IntersectWith(const BitSet& o) {
   return changed;
 }
 
-CfgBuilder::CfgBuilder(const Kernel& kernel) {
-  cfg_.block_of_label.assign(kernel.labels.size(), UINT32_MAX);
+// The label table is made at its size by the constructor (assign on an
+// empty vector runs its growth path: branches more on a first codegen).
+CfgBuilder::CfgBuilder(const Kernel& kernel) : cfg_{{}, {}, std::vector<uint32_t>(kernel.labels.size(), UINT32_MAX)} {
   // A block starts at the entry, at a label or after a branch, and a branch
   // needs a label: about two blocks per label (an if-statement: the block
   // ending in its branch and the one its label starts). Reserved once, so
@@ -66,7 +67,7 @@ Cfg CfgBuilder::Finish() {
     total += bb.pred_end;
     bb.pred_end = bb.pred_begin;
   }
-  cfg_.pred_list.resize(total);
+  cfg_.pred_list = std::vector<uint32_t>(total);  // made at its size (resize would run the growth path)
   for (uint32_t b = 0; b < nb; ++b) {
     for (uint32_t s : cfg_.blocks[b].succs) cfg_.pred_list[cfg_.blocks[s].pred_end++] = b;
   }
@@ -171,15 +172,20 @@ std::vector<uint32_t> ImmediateDominators(const Cfg& cfg) {
 DominatorTree DominatorTree::FromIdom(const std::vector<uint32_t>& idom) {
   const uint32_t nb = static_cast<uint32_t>(idom.size());
   DominatorTree t;
-  t.child_begin.assign(nb + 1, 0);
+  // Counts by parent, summed so that child_begin[p] is where p's children
+  // end; then the children, last block first, each put in front of its
+  // parent's end, which leaves child_begin[p] where they begin and each list
+  // in block order. The vectors are made at their size (constructors, not
+  // assign and resize, whose growth paths a first codegen would run), and
+  // no second array of fill positions is needed.
+  t.child_begin = std::vector<uint32_t>(nb + 1, 0);
   for (uint32_t b = 1; b < nb; ++b) {
-    if (idom[b] != UINT32_MAX) ++t.child_begin[idom[b] + 1];
+    if (idom[b] != UINT32_MAX) ++t.child_begin[idom[b]];
   }
   for (uint32_t b = 0; b < nb; ++b) t.child_begin[b + 1] += t.child_begin[b];
-  t.children.resize(t.child_begin[nb]);
-  std::vector<uint32_t> fill(t.child_begin.begin(), t.child_begin.end() - 1);
-  for (uint32_t b = 1; b < nb; ++b) {
-    if (idom[b] != UINT32_MAX) t.children[fill[idom[b]]++] = b;
+  t.children = std::vector<uint32_t>(t.child_begin[nb]);
+  for (uint32_t b = nb; b-- > 1;) {
+    if (idom[b] != UINT32_MAX) t.children[--t.child_begin[idom[b]]] = b;
   }
   return t;
 }

@@ -210,18 +210,39 @@ void Analyses::RemapAfterRemoval(const EditMoves& moves, bool values_ok) {
   std::vector<uint32_t>().swap(forest_.rank);
   std::vector<Loop>().swap(forest_.loops);
   if (moves.dropped.empty()) return;
-  // A deletion is an edit with drops only: the same remapping as ApplyEdit's.
-  if (has_cfg_ && !(moves.straight && RemapBlocks(moves))) {
+  // A deletion is an edit with drops only: what ApplyEdit's remapping
+  // (RemapBlocks, Values::AfterEdit) does with nothing inserted, in loops
+  // that do not ask about insertions (a first codegen's CSE deletes: each
+  // question was branches more on its path).
+  if (has_cfg_ && !(moves.straight && DropFromBlocks(moves.dropped))) {
     has_cfg_ = false;
     forest_ = LoopForest();
     idom_.reset();
   }
   if (values_ && values_ok) {
-    std::vector<std::pair<uint32_t, uint32_t>> none;
-    values_->AfterEdit(moves, none, kernel_->regs.size());
+    values_->AfterRemoval(moves.dropped);
   } else {
     values_.reset();
   }
+}
+
+bool Analyses::DropFromBlocks(const std::vector<uint32_t>& dropped) {
+  // Blocks are contiguous: each one's new end, the old end less the drops
+  // in front of it, is the next one's new begin. A block left empty
+  // changes the graph's shape (RemapBlocks returns false for it too).
+  std::vector<ir::BasicBlock>& blocks = forest_.cfg.blocks;
+  const size_t nd = dropped.size();
+  size_t k = 0;  // the drops in front of the current block's end
+  uint32_t begin = 0;
+  for (ir::BasicBlock& bb : blocks) {
+    while (k < nd && dropped[k] < bb.end) ++k;
+    const uint32_t end = bb.end - static_cast<uint32_t>(k);
+    if (end <= begin) return false;
+    bb.begin = begin;
+    bb.end = end;
+    begin = end;
+  }
+  return true;
 }
 
 absl::Status Analyses::Check() const {

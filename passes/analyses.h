@@ -151,6 +151,9 @@ class Analyses {
   void RemapAfterRemoval(const EditMoves& moves, bool values_ok);
   // The CFG's blocks after an edit (ApplyEdit); false when its shape changed.
   bool RemapBlocks(const EditMoves& moves);
+  // RemapBlocks for an edit that only dropped `dropped` (increasing, none
+  // a label, branch or terminator): false when a block emptied.
+  bool DropFromBlocks(const std::vector<uint32_t>& dropped);
 
   const ir::Kernel* kernel_;
   uint8_t read_later_ = analysis::kAll;

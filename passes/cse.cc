@@ -158,7 +158,8 @@ class Numbering {
     // Most of a large kernel's instructions are expressions: room for half
     // of them at once.
     if (kernel_.body.size() >= kAheadFrom) table_.Reserve(kernel_.body.size() / 2);
-    const ir::DominatorTree tree = ir::DominatorTree::FromIdom(analyses_.idom());
+    const std::vector<uint32_t>& idom = analyses_.idom();  // read before RemoveMarked, which may drop it
+    const ir::DominatorTree tree = ir::DominatorTree::FromIdom(idom);
     const std::vector<uint32_t>& child_begin = tree.child_begin;
     const std::vector<uint32_t>& children = tree.children;
     // Iterative preorder walk. The table must hold the entries of the
@@ -182,8 +183,6 @@ class Numbering {
     };
     std::vector<Frame> stack;
     record_undo_ = false;
-    visited_.assign(nb, false);
-    visited_[0] = true;
     VisitBlock(cfg.blocks[0]);
     stack.push_back({0, child_begin[0], undo_.size(), true});
     while (!stack.empty()) {
@@ -193,7 +192,6 @@ class Numbering {
         const bool last_path = f.last_path && f.next_child == child_begin[f.block + 1];
         UndoTo(f.own_end);
         record_undo_ = !last_path;
-        visited_[c] = true;
         VisitBlock(cfg.blocks[c]);
         stack.push_back({c, child_begin[c], undo_.size(), last_path});
         continue;
@@ -204,12 +202,13 @@ class Numbering {
     // The walk renamed every instruction it visited at its turn, with every
     // renaming that could apply to it: a removed value's uses are in
     // blocks its definition dominates, which the preorder visits after it.
-    // What it did not visit (blocks the entry cannot reach) is renamed
-    // here; renaming the whole body again read all of it from memory once
-    // more at a million instructions.
+    // What it did not visit (blocks the entry cannot reach: those without
+    // an immediate dominator, which the walk of the tree never meets) is
+    // renamed here; renaming the whole body again read all of it from
+    // memory once more at a million instructions.
     uint32_t i = 0;
     for (uint32_t b = 0; b < nb; ++b) {
-      if (visited_[b]) {
+      if (idom[b] != UINT32_MAX) {
         for (; i < cfg.blocks[b].begin; ++i) renaming_.Apply(kernel_.body[i]);
         i = cfg.blocks[b].end;
       }
@@ -402,11 +401,13 @@ class Numbering {
   }
 
   Kind Classify(const ir::Instruction& inst) const {
-    const ir::OpInfo& info = inst.info();
-    if (!info.has(ir::kPure) || info.has(ir::kPseudo) || info.has(ir::kOpaque) || info.has(ir::kConvergent)) {
-      return Kind::kNone;
-    }
-    if (info.has(ir::kReadsMemory) && !(inst.op == Opcode::kLd && inst.mods.space == ir::StateSpace::kParam)) {
+    // Pure, and neither a pseudo-instruction, raw PTX, convergent nor a
+    // memory read: one test of the flags (a test per flag was a branch
+    // each on a first codegen). A memory read qualifies when it is ld.param.
+    constexpr uint16_t kTested = ir::kPure | ir::kPseudo | ir::kOpaque | ir::kConvergent | ir::kReadsMemory;
+    const uint16_t flags = inst.info().flags & kTested;
+    if (flags != ir::kPure &&
+        !(flags == (ir::kPure | ir::kReadsMemory) && inst.op == Opcode::kLd && inst.mods.space == ir::StateSpace::kParam)) {
       return Kind::kNone;
     }
     if (inst.guarded() || inst.dsts.size() != 1 || !values_.IsValue(inst.dsts[0])) return Kind::kNone;
@@ -470,7 +471,6 @@ class Numbering {
   const Values& values_;
   Renaming renaming_;
   std::vector<bool> dead_;           // by instruction; made at the first merge
-  std::vector<bool> visited_;        // by block: the walk visited it
   std::vector<uint32_t> shadowed_;  // by instruction (Shadowed); made when first needed
   std::vector<uint32_t> last_def_;  // by register that is not a value: the last definition visited (body index); kNone; grown as needed
   ExprTable table_;

@@ -268,6 +268,8 @@ class LiveSet {
   std::array<uint32_t, ir::kNumRegClasses> count_{};
 };
 
+class UseCounter;
+
 // Measures the live set after each instruction of a block walked backwards
 // (plus the instruction's own definitions, which occupy registers too) and
 // at its entry, into the per-class and unit maxima.
@@ -275,31 +277,13 @@ class PressureMeter {
  public:
   explicit PressureMeter(const std::vector<uint8_t>& cls) : cls_(cls) {}
   // Walks body[begin, end) backwards from `live` (the block's live-out),
-  // leaving the block's live-in in it; calls each(inst) on the way (what
-  // else wants to see every instruction, in the same read).
-  template <typename F>
-  void WalkBlock(const ir::Kernel& kernel, uint32_t begin, uint32_t end, LiveSet& live, F&& each) {
-    for (uint32_t i = end; i-- > begin;) {
-      const ir::Instruction& inst = kernel.body[i];
-      each(inst);
-      std::array<uint32_t, ir::kNumRegClasses> at = live.counts();
-      for (size_t k = 0; k < inst.dsts.size(); ++k) {
-        uint32_t d = inst.dsts[k].id;
-        bool repeated = false;
-        for (size_t j = 0; j < k; ++j) repeated |= inst.dsts[j].id == d;
-        if (!repeated && !live.Test(d)) ++at[cls_[d]];
-      }
-      Measure(at);
-      if (!inst.guarded()) {
-        for (ir::Reg d : inst.dsts) live.Erase(d.id);
-      }
-      const uint32_t nregs = static_cast<uint32_t>(cls_.size());
-      ir::ForEachUse(inst, [&](ir::Reg r) {
-        if (r.id < nregs) live.Insert(r.id);
-      });
-    }
-    Measure(live.counts());
-  }
+  // leaving the block's live-in in it. With `used`, counts each
+  // instruction and the registers it references there too (UseCounter::Note,
+  // in the same loops over the operands: a second set of loops was
+  // branches more on a first codegen, and a second pass over each
+  // instruction's operands).
+  [[gnu::always_inline]] inline void WalkBlock(const ir::Kernel& kernel, uint32_t begin, uint32_t end, LiveSet& live, UseCounter* used,
+                 ir::KernelStats& stats);
   void Finish(ir::KernelStats& stats) const {
     stats.max_live = max_live_;
     stats.max_live_per_class = per_class_;
@@ -334,6 +318,9 @@ class UseCounter {
       if (d.id < nregs) used_[d.id] = true;
     }
   }
+  // One register of an instruction noted (a source, the guard or a
+  // definition), below the number of registers.
+  void Mark(uint32_t r) { used_[r] = true; }
   void Finish(const std::vector<uint8_t>& cls, ir::KernelStats& stats) const {
     for (size_t r = 0; r < used_.size(); ++r) stats.regs_per_class[cls[r]] += used_[r];
   }
@@ -342,6 +329,38 @@ class UseCounter {
   std::vector<bool> used_;  // referenced by the body (ir::RegisterNumbering's count)
 };
 
+[[gnu::always_inline]] inline void PressureMeter::WalkBlock(const ir::Kernel& kernel, uint32_t begin, uint32_t end, LiveSet& live,
+                              UseCounter* used, ir::KernelStats& stats) {
+  const uint32_t nregs = static_cast<uint32_t>(cls_.size());
+  for (uint32_t i = end; i-- > begin;) {
+    const ir::Instruction& inst = kernel.body[i];
+    if (used != nullptr) stats.instructions += !inst.info().has(ir::kPseudo);
+    std::array<uint32_t, ir::kNumRegClasses> at = live.counts();
+    for (size_t k = 0; k < inst.dsts.size(); ++k) {
+      uint32_t d = inst.dsts[k].id;
+      bool repeated = false;
+      for (size_t j = 0; j < k; ++j) repeated |= inst.dsts[j].id == d;
+      if (!repeated && !live.Test(d)) ++at[cls_[d]];
+      if (used != nullptr && d < nregs) used->Mark(d);
+    }
+    Measure(at);
+    if (!inst.guarded()) {
+      for (ir::Reg d : inst.dsts) live.Erase(d.id);
+    }
+    // What ir::ForEachUse visits: the registers read, then the guard.
+    auto use = [&](uint32_t r) {
+      if (r < nregs) {
+        live.Insert(r);
+        if (used != nullptr) used->Mark(r);
+      }
+    };
+    for (const ir::Operand& op : inst.srcs) {
+      if (op.reads_reg()) use(op.id);
+    }
+    if (inst.guard.valid()) use(inst.guard.id);
+  }
+  Measure(live.counts());
+}
 // A graph whose every edge goes to a later block (code without loops: a
 // kernel of if-statements) needs no dataflow: walking the blocks last to
 // first, each block's successors have their live-in sets complete when it
@@ -361,9 +380,11 @@ std::optional<ir::KernelStats> CountForward(const ir::Kernel& kernel, const ir::
   UseCounter used(nregs);
   PressureMeter meter(cls);
   LiveSet live(cls, nregs);
-  // Block b's live-in registers are pool[in_begin[b]] up to pool[in_end[b]],
-  // kept for the blocks with a predecessor other than b - 1.
-  std::vector<uint32_t> pool, in_begin(nb), in_end(nb), scratch;
+  // Block b's live-in registers are pool[in[b].first] up to
+  // pool[in[b].second], kept for the blocks with a predecessor other than
+  // b - 1 (one array for both ends: one allocation less).
+  std::vector<uint32_t> pool, scratch;
+  std::vector<std::pair<uint32_t, uint32_t>> in(nb);
   const size_t pool_cap = 8 * kernel.body.size() + 8192;
   for (size_t b = nb; b-- > 0;) {
     const ir::BasicBlock& bb = cfg.blocks[b];
@@ -377,15 +398,15 @@ std::optional<ir::KernelStats> CountForward(const ir::Kernel& kernel, const ir::
     }
     for (uint32_t s : bb.succs) {
       if (s == b + 1) continue;
-      for (uint32_t k = in_begin[s]; k < in_end[s]; ++k) live.Insert(pool[k]);
+      for (uint32_t k = in[s].first; k < in[s].second; ++k) live.Insert(pool[k]);
     }
-    meter.WalkBlock(kernel, bb.begin, bb.end, live, [&](const ir::Instruction& inst) { used.Note(inst, stats); });
+    meter.WalkBlock(kernel, bb.begin, bb.end, live, &used, stats);
     bool branched_to = false;
     for (uint32_t p : cfg.preds(b)) branched_to |= p + 1 != b;
     if (branched_to) {
-      in_begin[b] = static_cast<uint32_t>(pool.size());
+      in[b].first = static_cast<uint32_t>(pool.size());
       live.AppendMembers(pool);
-      in_end[b] = static_cast<uint32_t>(pool.size());
+      in[b].second = static_cast<uint32_t>(pool.size());
       if (pool.size() > pool_cap) return std::nullopt;
     }
   }
@@ -553,9 +574,7 @@ ir::KernelStats Count(const ir::Kernel& kernel, const ir::Cfg& cfg, LiveInSets s
         }
       }
     }
-    meter.WalkBlock(kernel, cfg.blocks[b].begin, cfg.blocks[b].end, live, [&](const ir::Instruction& inst) {
-      if (!any_edge) used.Note(inst, stats);
-    });
+    meter.WalkBlock(kernel, cfg.blocks[b].begin, cfg.blocks[b].end, live, any_edge ? nullptr : &used, stats);
     live.Clear();
   }
   meter.Finish(stats);

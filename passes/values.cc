@@ -88,6 +88,15 @@ void Values::AfterEdit(const EditMoves& moves, std::vector<std::pair<uint32_t, u
   }
 }
 
+void Values::AfterRemoval(const std::vector<uint32_t>& dropped) {
+  IncreasingRank rank(dropped);
+  for (uint32_t& d : def_) {
+    if (d == kNotAValue) continue;
+    const uint32_t below = rank.Less(d);
+    d = below < dropped.size() && dropped[below] == d ? kNotAValue : d - below;
+  }
+}
+
 std::optional<uint64_t> ConstantOf(const ir::Kernel& kernel, const Values& values, ir::Reg r) {
   uint32_t d = values.Def(r);
   if (d == Values::kNotAValue) return std::nullopt;

@@ -83,6 +83,10 @@ class Values {
   // (AddDefinitions, in any order); `nregs` is the kernel's number of
   // registers after the edit.
   void AfterEdit(const EditMoves& moves, std::vector<std::pair<uint32_t, uint32_t>>& inserted, size_t nregs);
+  // AfterEdit for an edit that only dropped instructions (`dropped`, old
+  // indices, increasing), under the same condition: the kept definitions
+  // move down, the dropped ones go.
+  void AfterRemoval(const std::vector<uint32_t>& dropped);
   // Adds to `defs` the definitions that `inst`, at body index `index`, makes:
   // (register, index), the index kNotAValue where the definition cannot
   // make a value (guarded, raw PTX, a mutable register).

@@ -11,6 +11,7 @@
 
 #include "builder/kernel_builder.h"
 #include "emit/ir_printer.h"
+#include "ir/cfg.h"
 #include "ir/strings.h"
 #include "kernels/problem_runner.h"
 #include "kernels/registry.h"
@@ -1382,6 +1383,52 @@ TEST_CASE("an edit keeps the shared analyses only while the blocks keep their sh
   analyses.ApplyEdit(edit, k);
   CHECK((analyses.has_cfg() && !analyses.has_dominators() && !analyses.has_values()));
   CHECK(Msg(analyses.Check()) == "OK");
+}
+
+// A deletion (RemoveMarked: CSE's and dce's) is followed with drop-only
+// remapping (Analyses::DropFromBlocks, Values::AfterRemoval): the blocks
+// shift and the value table loses the dropped definitions, unless a block
+// empties or a branch or label goes.
+TEST_CASE("a deletion keeps the shared analyses only while no block empties", "[cse]") {
+  const ir::Kernel shapes = EditShapes();  // the kernel of the test above
+  struct Case {
+    const char* what;
+    std::vector<uint32_t> drops;
+    bool cfg_kept;
+  };
+  const Case cases[] = {
+      {"the first instructions of the entry block", {0, 1}, true},
+      {"one instruction of each of two blocks", {5, 8}, true},
+      {"the setp in front of a branch", {9}, true},
+      {"every instruction of a block", {5, 6}, false},
+      {"a branch", {4}, false},
+      {"a label", {7}, false},
+  };
+  for (const Case& c : cases) {
+    INFO(c.what);
+    ir::Kernel k = shapes;
+    passes::Analyses analyses(k);
+    analyses.values();
+    analyses.idom();
+    std::vector<bool> dead(k.body.size(), false);
+    for (uint32_t i : c.drops) dead[i] = true;
+    REQUIRE(passes::RemoveMarked(k, dead, &analyses) == c.drops.size());
+    CHECK(analyses.has_cfg() == c.cfg_kept);
+    CHECK(analyses.has_dominators() == c.cfg_kept);
+    CHECK(analyses.has_values());  // each dropped definition was its register's one
+    CHECK(Msg(analyses.Check()) == "OK");
+  }
+}
+
+TEST_CASE("the dominator tree lists each block's children in block order", "[cse]") {
+  // 0 -> {1, 3}, 1 -> {2}, 3 -> {5, 6}; block 4 is unreachable.
+  const std::vector<uint32_t> idom = {0, 0, 1, 0, UINT32_MAX, 3, 3};
+  const ir::DominatorTree t = ir::DominatorTree::FromIdom(idom);
+  CHECK(t.child_begin == std::vector<uint32_t>{0, 2, 3, 3, 5, 5, 5, 5});
+  CHECK(t.children == std::vector<uint32_t>{1, 3, 2, 5, 6});
+  const ir::DominatorTree one = ir::DominatorTree::FromIdom({0});
+  CHECK(one.child_begin == std::vector<uint32_t>{0, 0});
+  CHECK(one.children.empty());
 }
 
 TEST_CASE("strength: what is not reduced", "[strength]") {
