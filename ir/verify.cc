@@ -95,7 +95,17 @@ struct Groups {
 
 class Verifier {
  public:
-  explicit Verifier(const ir::Kernel& k) : k_(k) {}
+  explicit Verifier(const ir::Kernel& k) : k_(k) {
+    // ReferencesFine's limits, by operand code (OperandCode).
+    id_limit_[static_cast<int>(OperandKind::kReg)] = k.regs.size();
+    id_limit_[static_cast<int>(OperandKind::kImm)] = uint64_t{1} << 32;  // any id
+    id_limit_[static_cast<int>(OperandKind::kSpecial)] = kNumSpecialRegs;
+    id_limit_[static_cast<int>(OperandKind::kSymbol)] = k.variables.size();
+    id_limit_[static_cast<int>(OperandKind::kLabel)] = k.labels.size();
+    id_limit_[kAddressCode + static_cast<int>(AddressBase::kReg)] = k.regs.size();
+    id_limit_[kAddressCode + static_cast<int>(AddressBase::kSymbol)] = k.variables.size();
+    id_limit_[kAddressCode + static_cast<int>(AddressBase::kParam)] = k.params.size();
+  }
 
   absl::Status RunWellFormed() const {
     if (absl::Status s = CheckDeclarationEnums(); !s.ok()) return s;
@@ -322,10 +332,14 @@ class Verifier {
 
   // ---- operand checks; `n` is the operand's PTX position (destinations first).
 
-  // A register of this kernel whose type fits `expected`: the success path
-  // of ExpectReg, inline.
+  // A register whose type fits `expected`: the success path of ExpectReg,
+  // inline. Only the checks after CheckStructure ask, which refused any
+  // register that is not of this kernel (FindBadReference), and every type
+  // they compare is valid (CheckDeclarationEnums, EnumsValid), as
+  // TypesCompatibleBits needs.
   bool RegFits(ir::Reg r, ScalarType expected) const {
-    return k_.valid_reg(r) && ir::TypesCompatible(expected, k_.type_of(r));
+    assert(k_.valid_reg(r));
+    return ir::TypesCompatibleBits(expected, k_.type_of(r));
   }
 
   absl::Status ExpectReg(size_t i, size_t n, ir::Reg r, ScalarType expected) const {
@@ -357,7 +371,7 @@ class Verifier {
   // its bits within its type.
   static bool ImmFits(const Operand& op, ScalarType expected) {
     const int bits = ir::TypeBits(op.type);
-    return !ir::IsHalfFamily(expected) && op.type != ScalarType::kPred && ir::TypesCompatible(expected, op.type) &&
+    return !ir::IsHalfFamily(expected) && op.type != ScalarType::kPred && ir::TypesCompatibleBits(expected, op.type) &&
            !(ir::IsFloat(expected) && op.type != expected) && !(bits < 64 && (op.bits() >> bits) != 0);
   }
 
@@ -425,8 +439,8 @@ class Verifier {
       case ir::AddressBase::kReg: {
         if (!k_.valid_reg(op.reg())) return Error(i, StrCat("operand ", n, ": the address register is not of this kernel"));
         ScalarType t = k_.type_of(op.reg());
-        bool ok64 = ir::TypesCompatible(ScalarType::kU64, t);
-        bool ok32 = ir::TypesCompatible(ScalarType::kU32, t) &&
+        bool ok64 = ir::TypesCompatibleBits(ScalarType::kU64, t);
+        bool ok32 = ir::TypesCompatibleBits(ScalarType::kU32, t) &&
                     (space == ir::StateSpace::kShared || space == ir::StateSpace::kLocal);
         if (!ok64 && !ok32) {
           return Error(i, StrCat("operand ", n, ": the address register is ", RegDesc(op.reg()),
@@ -812,8 +826,46 @@ class Verifier {
       return KernelError(StrCat(where.empty() ? StrCat("instruction ", i) : where, ": ", InvalidEnum(inst)));
     }
     if (inst.guarded() && inst.op == Opcode::kLabel) return Error(i, "a label cannot be guarded");
-    if (std::optional<std::string> bad = FindBadReference(k_, inst)) return Error(i, *bad);
+    if (!ReferencesFine(inst)) {
+      if (absl::Status s = BadReference(i); !s.ok()) return s;
+    }
     return CheckShape(i, groups);
+  }
+
+  [[gnu::cold]] [[gnu::noinline]] absl::Status BadReference(size_t i) const {
+    if (std::optional<std::string> bad = FindBadReference(k_, k_.body[i])) return Error(i, *bad);
+    return absl::OkStatus();
+  }
+
+  // An operand's code for ReferencesFine: its kind, or for an address
+  // kAddressCode plus its base; kNumOperandCodes - 1 (no id fits) for a kind
+  // or base out of range.
+  static constexpr int kAddressCode = static_cast<int>(OperandKind::kAddress) + 1;
+  static constexpr int kNumOperandCodes = 16;
+  static_assert(static_cast<int>(OperandKind::kNone) == 0 && static_cast<int>(OperandKind::kAddress) == 6 &&
+                    kAddressCode + static_cast<int>(AddressBase::kParam) < kNumOperandCodes - 1,
+                "OperandCode's layout");
+  static unsigned OperandCode(const Operand& op) {
+    const unsigned kind = static_cast<unsigned>(op.kind);
+    const unsigned code = kind + (kind == static_cast<unsigned>(OperandKind::kAddress)) *
+                                     (kAddressCode - kind + static_cast<unsigned>(op.base));
+    return std::min(code, unsigned{kNumOperandCodes - 1});
+  }
+
+  // Whether FindBadReference finds nothing in `inst`, in one walk with no
+  // branch per operand: the guard and destinations against the registers,
+  // each source's id against the count of what its kind (an address: its
+  // base) names, as FindBadReference checks them (an empty operand fits no
+  // limit; an immediate any). False runs FindBadReference, which words the
+  // error; it may find none where a kind or base is out of range, which it
+  // does not check and which answers false here.
+  bool ReferencesFine(const Instruction& inst) const {
+    const uint64_t nregs = k_.regs.size();
+    bool ok = !(inst.guard.valid() & (inst.guard.id >= nregs));
+    for (ir::Reg d : inst.dsts) ok &= d.id < nregs;
+    for (const Operand& op : inst.srcs) ok &= op.id < id_limit_[OperandCode(op)];
+    ok &= !((inst.op == Opcode::kRaw) & (inst.raw_index >= k_.raw_ptx.size()));
+    return ok;
   }
 
   absl::Status CheckShape(size_t i, Groups& groups) const {
@@ -1007,7 +1059,7 @@ class Verifier {
         const Operand& src = inst.srcs[0];
         if (src.kind == OperandKind::kSpecial) {
           ScalarType st = ir::SpecialRegType(static_cast<ir::SpecialReg>(src.id));
-          if (!ir::TypesCompatible(t, st)) {
+          if (!ir::TypesCompatibleBits(t, st)) {
             return Error(i, StrCat(ir::SpecialRegName(static_cast<ir::SpecialReg>(src.id)), " is ",
                                          ir::TypeName(st), "; mov.", ir::TypeName(t), " cannot read it"));
           }
@@ -1517,6 +1569,7 @@ class Verifier {
   }
 
   const ir::Kernel& k_;
+  std::array<uint64_t, kNumOperandCodes> id_limit_{};  // by OperandCode: ids below it name something
 };
 
 }  // namespace
