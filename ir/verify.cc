@@ -121,9 +121,25 @@ class Verifier {
       if (absl::Status s = CheckKernelDeclarations(); !s.ok()) return s;
     }
     if (k_.body.empty()) return KernelError("the body is empty (it must end with ret or exit)");
-    // One pass over the body checks each instruction and notes label
-    // bindings, branch targets and definitions; their errors are reported
-    // after it, in the order separate passes would report them.
+    bool uses_defined_above = false;
+    if (absl::Status s = ScanBody(uses_defined_above); !s.ok()) return s;
+    if (!uses_defined_above) {
+      if (absl::Status s = CheckDefinedBeforeUse(); !s.ok()) return s;
+    }
+    const Instruction& last = k_.body.back();
+    if (last.guarded() || !EndsBlock(last)) {
+      return Error(k_.body.size() - 1, "the body falls off its end: the last instruction must be ret, exit or an "
+                                       "unconditional bra");
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  // One pass over the body checks each instruction and notes label
+  // bindings, branch targets and definitions; their errors are reported
+  // after it, in the order separate passes would report them. Its tables
+  // are freed before CheckDefinedBeforeUse allocates its own.
+  absl::Status ScanBody(bool& uses_defined_above) const {
     ScanTables tables(k_.labels.size(), k_.regs.size());
     LabelScan labels(tables);
     DefScan defs(tables);
@@ -140,18 +156,10 @@ class Verifier {
                                       first.empty() ? "" : StrCat(" (first at ", first, ")"),
                                       "; declare it mutable to assign it again"));
     }
-    if (!defs.uses_defined_above) {
-      if (absl::Status s = CheckDefinedBeforeUse(defs.def_at); !s.ok()) return s;
-    }
-    const Instruction& last = k_.body.back();
-    if (last.guarded() || !EndsBlock(last)) {
-      return Error(k_.body.size() - 1, "the body falls off its end: the last instruction must be ret, exit or an "
-                                       "unconditional bra");
-    }
+    uses_defined_above = defs.uses_defined_above;
     return absl::OkStatus();
   }
 
- private:
   // Error paths are cold: the compiler moves the code building their messages
   // out of the checking functions (.text.unlikely), so a first verification
   // touches less code (see bench/cold_bench.cc).
@@ -339,7 +347,8 @@ class Verifier {
   // TypesCompatibleBits needs.
   bool RegFits(ir::Reg r, ScalarType expected) const {
     assert(k_.valid_reg(r));
-    return ir::TypesCompatibleBits(expected, k_.type_of(r));
+    const ScalarType t = k_.type_of(r);
+    return expected == t || ir::TypesCompatibleBits(expected, t);
   }
 
   absl::Status ExpectReg(size_t i, size_t n, ir::Reg r, ScalarType expected) const {
@@ -1398,7 +1407,9 @@ class Verifier {
     explicit DefScan(const ScanTables& t) : def_at(t.def_at()), stamp(t.stamp()) {}
     void Note(const ir::Kernel& k, const Instruction& inst, size_t i) {
       span += inst.op == Opcode::kLabel;
-      ir::ForEachUse(inst, [&](ir::Reg r) { uses_defined_above &= stamp[r.id] == span; });
+      if (uses_defined_above) {  // once false, it stays false: the rest of the walk is not needed
+        ir::ForEachUse(inst, [&](ir::Reg r) { uses_defined_above &= stamp[r.id] == span; });
+      }
       const bool guarded = inst.guarded();
       for (ir::Reg d : inst.dsts) {
         if (def_at[d.id] == UINT32_MAX) {
@@ -1434,7 +1445,7 @@ class Verifier {
   // what is defined after that label (a bounds check around the whole body,
   // as in vector_add), need none of it: Run skips it when DefScan found
   // every use defined above it (DefScan::uses_defined_above).
-  absl::Status CheckDefinedBeforeUse(const uint32_t* def_at) const {
+  absl::Status CheckDefinedBeforeUse() const {
     const size_t nregs = k_.regs.size();
     const Cfg cfg = Cfg::Build(k_);
     const uint32_t nb = static_cast<uint32_t>(cfg.blocks.size());
@@ -1492,6 +1503,7 @@ class Verifier {
     std::vector<uint32_t> counted;                      // what the blocks on the tree path counted
     size_t first_error = SIZE_MAX;
     absl::Status error;
+    std::vector<bool> ever_defined;  // for messages: UsedBeforeDefined
     // Registers defined in the current block under a guard (`@%p mov %r, 1`):
     // a later use under the same guard is fine while %p is unchanged.
     struct GuardedDef {
@@ -1517,9 +1529,7 @@ class Verifier {
           absl::Status status;
           ir::ForEachUse(inst, [&](ir::Reg r) {
             if (status.ok() && on_path[r.id] == 0 && !defined_under_guard(r) && !defined_on_all_paths(r.id, b)) {
-              status = Error(i, StrCat("%", r.id, " is used before it is defined",
-                                             def_at[r.id] == UINT32_MAX ? " (it is never defined)"
-                                                                         : " on some path"));
+              status = UsedBeforeDefined(i, r, ever_defined);
             }
           });
           if (!status.ok()) {
@@ -1566,6 +1576,21 @@ class Verifier {
     }
     if (first_error != SIZE_MAX) return error;
     return absl::OkStatus();
+  }
+
+  // The error for a use of `r` by instruction i where it is not defined on
+  // every path. `ever_defined`, by register (whether any instruction defines
+  // it), is filled on the first call.
+  [[gnu::cold]] [[gnu::noinline]] absl::Status UsedBeforeDefined(size_t i, ir::Reg r,
+                                                                  std::vector<bool>& ever_defined) const {
+    if (ever_defined.empty()) {
+      ever_defined.assign(k_.regs.size(), false);
+      for (const Instruction& inst : k_.body) {
+        for (ir::Reg d : inst.dsts) ever_defined[d.id] = true;
+      }
+    }
+    return Error(i, StrCat("%", r.id, " is used before it is defined",
+                           ever_defined[r.id] ? " on some path" : " (it is never defined)"));
   }
 
   const ir::Kernel& k_;
