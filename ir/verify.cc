@@ -835,10 +835,11 @@ class Verifier {
       return KernelError(StrCat(where.empty() ? StrCat("instruction ", i) : where, ": ", InvalidEnum(inst)));
     }
     if (inst.guarded() && inst.op == Opcode::kLabel) return Error(i, "a label cannot be guarded");
-    if (!ReferencesFine(inst)) {
+    bool suspect = false;
+    if (!ReferencesFine(inst, suspect)) {
       if (absl::Status s = BadReference(i); !s.ok()) return s;
     }
-    return CheckShape(i, groups);
+    return CheckShape(i, groups, suspect);
   }
 
   [[gnu::cold]] [[gnu::noinline]] absl::Status BadReference(size_t i) const {
@@ -867,17 +868,24 @@ class Verifier {
   // base) names, as FindBadReference checks them (an empty operand fits no
   // limit; an immediate any). False runs FindBadReference, which words the
   // error; it may find none where a kind or base is out of range, which it
-  // does not check and which answers false here.
-  bool ReferencesFine(const Instruction& inst) const {
+  // does not check and which answers false here. Also sets `suspect` when a
+  // source is an address or an immediate of an instruction-only type (what
+  // CheckShape refuses where the signature has no address).
+  bool ReferencesFine(const Instruction& inst, bool& suspect) const {
     const uint64_t nregs = k_.regs.size();
     bool ok = !(inst.guard.valid() & (inst.guard.id >= nregs));
     for (ir::Reg d : inst.dsts) ok &= d.id < nregs;
-    for (const Operand& op : inst.srcs) ok &= op.id < id_limit_[OperandCode(op)];
+    for (const Operand& op : inst.srcs) {
+      ok &= op.id < id_limit_[OperandCode(op)];
+      suspect |= op.is_address() | (op.is_imm() & ir::IsInstructionOnlyType(op.type));
+    }
     ok &= !((inst.op == Opcode::kRaw) & (inst.raw_index >= k_.raw_ptx.size()));
     return ok;
   }
 
-  absl::Status CheckShape(size_t i, Groups& groups) const {
+  // `suspect`: ReferencesFine's (a source is an address or an immediate of
+  // an instruction-only type).
+  absl::Status CheckShape(size_t i, Groups& groups, bool suspect) const {
     const Instruction& inst = k_.body[i];
     const OpInfo& info = inst.info();
     const size_t nd = inst.dsts.size(), ns = inst.srcs.size();
@@ -971,21 +979,47 @@ class Verifier {
     // The sources the signature makes addresses (any number: cp.async has
     // two), and only those, are addresses. Nothing to check when the sources
     // do not fit the signature (raw PTX; the rules above checked the counts).
-    if (!info.has_address && !sig.any) {
-      // No address to check: only an address or an immediate of an
-      // instruction-only type can be wrong (the loops below say which).
-      bool suspect = false;
-      for (const Operand& op : inst.srcs) {
-        suspect |= op.is_address() || (op.is_imm() && ir::IsInstructionOnlyType(op.type));
-      }
-      if (!suspect) return absl::OkStatus();
-    }
+    // No address to check: only an address or an immediate of an
+    // instruction-only type can be wrong (SourceKindError says which).
+    if (!info.has_address && !sig.any && !suspect) return absl::OkStatus();
     if (!groups.srcs_fit) {
       if (sig.any || !GroupSizes(inst, std::span(sig.srcs.data(), sig.nsrc), ns, groups.srcs.data())) {
         return absl::OkStatus();
       }
       groups.srcs_fit = true;
     }
+    // One flag over the sources for the rules SourceKindError words: each
+    // is an address exactly where the signature has one, no immediate has
+    // an instruction-only type, an address is by param exactly where it is
+    // in the param space, and a param is read whole (at offset 0, its own
+    // size) by ld. The message, in the order of those rules, only when it
+    // is false.
+    bool fine = true;
+    for (size_t g = 0, s = 0; g < sig.nsrc; ++g) {
+      const ir::OperandSpec& spec = sig.srcs[g];
+      const bool address = spec.rule == ir::TypeRule::kAddress;
+      const bool param_space = address & (ir::AddressSpace(inst, spec) == StateSpace::kParam);
+      for (uint8_t k = 0; k < groups.srcs[g]; ++k, ++s) {
+        const Operand& op = inst.srcs[s];
+        const bool by_param = op.is_address() & (op.base == AddressBase::kParam);
+        fine &= (address == op.is_address()) & !(op.is_imm() & ir::IsInstructionOnlyType(op.type)) &
+                (by_param == param_space);
+        if (by_param) {  // a param that exists (CheckStructure checked the references)
+          fine &= (inst.op == Opcode::kLd) & (op.value == 0) &
+                  (TypeSize(inst.mods.type) * inst.mods.vec == TypeSize(k_.params[op.id].type));
+        }
+      }
+    }
+    if (!fine) return SourceKindError(i, groups);
+    return absl::OkStatus();
+  }
+
+  // The first source that breaks a rule of CheckShape's flag, in the order
+  // of the rules (each address and immediate, then the params); OK if none.
+  [[gnu::cold]] [[gnu::noinline]] absl::Status SourceKindError(size_t i, const Groups& groups) const {
+    const Instruction& inst = k_.body[i];
+    const ir::Signature& sig = inst.info().sig;
+    const size_t nd = inst.dsts.size();
     size_t leading = 0, addresses = 0;  // leading addresses, all addresses
     for (size_t g = 0, s = 0; g < sig.nsrc; ++g) {
       const bool address = sig.srcs[g].rule == ir::TypeRule::kAddress;

@@ -356,6 +356,16 @@ TEST_CASE("address and state space errors", "[verifier]") {
        [](Fixture& f) {
          f.Add(Opcode::kLd, Mem(T::kU64, StateSpace::kGlobal), {f.u64}, {Operand::AddrParam(f.param)});
        }},
+      {"instruction 0: st.global.u32 [%0], [%0]: operand 1 is an address, expected a register or immediate (only "
+       "the first source is an address)",
+       [](Fixture& f) {
+         f.Add(Opcode::kSt, Mem(T::kU32, StateSpace::kGlobal), {}, {Operand::AddrReg(f.u64, 0), Operand::AddrReg(f.u64, 0)});
+       }},
+      {"instruction 0: ld.param.u32 %1, [a]: ld.param reads 4 bytes at offset 0 of param 'a', which is u64 (8 bytes); "
+       "read a param whole, with its own size",
+       [](Fixture& f) { f.Add(Opcode::kLd, Mem(T::kU32, StateSpace::kParam), {f.u32}, {Operand::AddrParam(f.param)}); }},
+      {"OK",
+       [](Fixture& f) { f.Add(Opcode::kLd, Mem(T::kU64, StateSpace::kParam), {f.u64}, {Operand::AddrParam(f.param)}); }},
       {"instruction 0: st.param.u64 [a], %0: params are read-only",
        [](Fixture& f) { f.Add(Opcode::kSt, Mem(T::kU64, StateSpace::kParam), {}, {Operand::AddrParam(f.param), f.u64}); }},
       {"instruction 0: st.const.u32 [%0], %1: const memory is read-only",
@@ -1953,6 +1963,13 @@ TEST_CASE("cp.async: two addresses, cp-size and src-size, groups, bar.arrive and
        ok([&](Fixture& f) {
          f.Add(Opcode::kCpAsync, ca(), {}, {tile, Operand::AddrParam(f.param), Imm(T::kU32, 4)});
        })},
+      // The kind of every source is checked before any param rule (CheckShape
+      // tests all of them in one flag; SourceKindError words the first).
+      {"instruction 2: cp.async.ca.shared.global [a], %0, 4: operand 1 is %0 (u64), expected an address",
+       ok([&](Fixture& f) { f.Add(Opcode::kCpAsync, ca(), {}, {Operand::AddrParam(f.param), f.u64, Imm(T::kU32, 4)}); })},
+      {"instruction 2: cp.async.ca.shared.global [tile], [a], [tile]: operand 2 is an address, expected a register or "
+       "immediate (only the first 2 sources are addresses)",
+       ok([&](Fixture& f) { f.Add(Opcode::kCpAsync, ca(), {}, {tile, Operand::AddrParam(f.param), tile}); })},
       {"instruction 2: cp.async.ca.shared.global [tile]: cp.async takes 0 destination(s) and 3 to 4 source(s), got 0 and 1",
        ok([&](Fixture& f) { f.Add(Opcode::kCpAsync, ca(), {}, {tile}); })},
       {"instruction 0: cp.async.wait_group %1: operand 0 is %1 (u32), expected an immediate of type u32",
