@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <array>
 #include <cassert>
-#include <cctype>
 #include <cstring>
+#include <memory>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -22,6 +22,56 @@
 
 namespace ptxforge::ir {
 namespace {
+
+// Sets of characters, a bit per byte value: a letter or '_' (what starts a
+// PTX identifier), and a letter, a digit or '_' (what continues one).
+using CharSet = std::array<uint64_t, 4>;
+constexpr CharSet MakeCharSet(bool digits) {
+  CharSet set{};
+  for (int c = 0; c < 256; ++c) {
+    const bool in = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || (digits && c >= '0' && c <= '9');
+    if (in) set[c / 64] |= uint64_t{1} << (c % 64);
+  }
+  return set;
+}
+constexpr CharSet kIdentifierStart = MakeCharSet(false);
+constexpr CharSet kIdentifierChars = MakeCharSet(true);
+inline bool InCharSet(const CharSet& set, char c) {
+  const auto u = static_cast<unsigned char>(c);
+  return (set[u / 64] >> (u % 64)) & 1;
+}
+
+// A hash of `s` (for telling names apart), and whether it is an identifier
+// (IsIdentifier), in one pass with no branch per character.
+std::pair<uint64_t, bool> PlainIdentifierHash(std::string_view s) {
+  if (s.size() - 1 >= 200) return {0, false};
+  bool ok = InCharSet(kIdentifierStart, s[0]);
+  uint64_t h = s.size();
+  for (char c : s) {
+    ok &= InCharSet(kIdentifierChars, c);
+    h = (h ^ static_cast<unsigned char>(c)) * 0x100000001B3ull;
+  }
+  return {h, ok};
+}
+
+// Sets of types, a bit per ScalarType: what a register may have (valid, not
+// kNone, not instruction-only) and what a param may (the same, not pred).
+constexpr uint32_t MakePlainTypes(bool param) {
+  uint32_t set = 0;
+  for (int t = 1; t < kNumScalarTypes; ++t) {
+    const auto type = static_cast<ScalarType>(t);
+    if (!IsInstructionOnlyType(type) && !(param && type == ScalarType::kPred)) set |= uint32_t{1} << t;
+  }
+  return set;
+}
+static_assert(kNumScalarTypes <= 32, "a type set is a 32-bit mask");
+constexpr uint32_t kPlainRegTypes = MakePlainTypes(false);
+constexpr uint32_t kPlainParamTypes = MakePlainTypes(true);
+// Whether `t` is in `set`: false for any value outside ScalarType's range.
+inline bool InTypeSet(uint32_t set, ScalarType t) {
+  const auto v = static_cast<uint32_t>(t);
+  return (v < 32) & ((set >> (v & 31)) & 1);
+}
 
 std::string TypeList(ir::TypeMask mask) {
   std::vector<std::string_view> names;
@@ -45,7 +95,17 @@ struct Groups {
 
 class Verifier {
  public:
-  explicit Verifier(const ir::Kernel& k) : k_(k) {}
+  explicit Verifier(const ir::Kernel& k) : k_(k) {
+    // ReferencesFine's limits, by operand code (OperandCode).
+    id_limit_[static_cast<int>(OperandKind::kReg)] = k.regs.size();
+    id_limit_[static_cast<int>(OperandKind::kImm)] = uint64_t{1} << 32;  // any id
+    id_limit_[static_cast<int>(OperandKind::kSpecial)] = kNumSpecialRegs;
+    id_limit_[static_cast<int>(OperandKind::kSymbol)] = k.variables.size();
+    id_limit_[static_cast<int>(OperandKind::kLabel)] = k.labels.size();
+    id_limit_[kAddressCode + static_cast<int>(AddressBase::kReg)] = k.regs.size();
+    id_limit_[kAddressCode + static_cast<int>(AddressBase::kSymbol)] = k.variables.size();
+    id_limit_[kAddressCode + static_cast<int>(AddressBase::kParam)] = k.params.size();
+  }
 
   absl::Status RunWellFormed() const {
     if (absl::Status s = CheckDeclarationEnums(); !s.ok()) return s;
@@ -57,15 +117,32 @@ class Verifier {
   }
 
   absl::Status Run() {
-    if (!IsIdentifier(k_.name)) return KernelError(StrCat("kernel name '", k_.name, "' is not a PTX identifier"));
-    if (absl::Status s = CheckDeclarationEnums(); !s.ok()) return s;
-    if (absl::Status s = CheckDeclarations(); !s.ok()) return s;
+    if (!DeclarationsPlainAndFine()) {
+      if (absl::Status s = CheckKernelDeclarations(); !s.ok()) return s;
+    }
     if (k_.body.empty()) return KernelError("the body is empty (it must end with ret or exit)");
-    // One pass over the body checks each instruction and notes label
-    // bindings, branch targets and definitions; their errors are reported
-    // after it, in the order separate passes would report them.
-    LabelScan labels(k_.labels.size());
-    DefScan defs(k_.regs.size());
+    bool uses_defined_above = false;
+    if (absl::Status s = ScanBody(uses_defined_above); !s.ok()) return s;
+    if (!uses_defined_above) {
+      if (absl::Status s = CheckDefinedBeforeUse(); !s.ok()) return s;
+    }
+    const Instruction& last = k_.body.back();
+    if (last.guarded() || !EndsBlock(last)) {
+      return Error(k_.body.size() - 1, "the body falls off its end: the last instruction must be ret, exit or an "
+                                       "unconditional bra");
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  // One pass over the body checks each instruction and notes label
+  // bindings, branch targets and definitions; their errors are reported
+  // after it, in the order separate passes would report them. Its tables
+  // are freed before CheckDefinedBeforeUse allocates its own.
+  absl::Status ScanBody(bool& uses_defined_above) const {
+    ScanTables tables(k_.labels.size(), k_.regs.size());
+    LabelScan labels(tables);
+    DefScan defs(tables);
     for (size_t i = 0; i < k_.body.size(); ++i) {
       if (absl::Status s = CheckInstruction(i); !s.ok()) return s;
       const Instruction& inst = k_.body[i];
@@ -79,16 +156,10 @@ class Verifier {
                                       first.empty() ? "" : StrCat(" (first at ", first, ")"),
                                       "; declare it mutable to assign it again"));
     }
-    if (absl::Status s = CheckDefinedBeforeUse(defs.def_at); !s.ok()) return s;
-    const Instruction& last = k_.body.back();
-    if (last.guarded() || !EndsBlock(last)) {
-      return Error(k_.body.size() - 1, "the body falls off its end: the last instruction must be ret, exit or an "
-                                       "unconditional bra");
-    }
+    uses_defined_above = defs.uses_defined_above;
     return absl::OkStatus();
   }
 
- private:
   // Error paths are cold: the compiler moves the code building their messages
   // out of the checking functions (.text.unlikely), so a first verification
   // touches less code (see bench/cold_bench.cc).
@@ -122,6 +193,48 @@ class Verifier {
     }
     return "?";
   }
+
+  // The kernel name, then CheckDeclarationEnums and CheckDeclarations: the
+  // first error, or OK. Run only when DeclarationsPlainAndFine cannot tell.
+  [[gnu::cold]] [[gnu::noinline]] absl::Status CheckKernelDeclarations() const {
+    if (!IsIdentifier(k_.name)) return KernelError(StrCat("kernel name '", k_.name, "' is not a PTX identifier"));
+    if (absl::Status s = CheckDeclarationEnums(); !s.ok()) return s;
+    return CheckDeclarations();
+  }
+
+  // Whether the kernel declares no variable and CheckKernelDeclarations has
+  // nothing to report, found with one flag accumulated over the names,
+  // params, registers and labels (a few branches, no call) instead of its
+  // dozens of branches. Each term implies one of its checks passes:
+  // identifiers by kIdentifierStart/kIdentifierChars (IsIdentifier), types
+  // by kPlainRegTypes/kPlainParamTypes (valid, not instruction-only, and for
+  // params neither pred nor none, for registers not none), hint ids at most
+  // the names' count. Params have distinct names when their hashes are
+  // distinct; equal hashes (a duplicate, or a collision) answer false. With
+  // no variable there is no extern and no static shared memory. A target
+  // after the last one known here answers false too: false only costs the
+  // full checks.
+  bool DeclarationsPlainAndFine() const {
+    const ir::LaunchBounds& lb = k_.bounds;
+    bool ok = k_.variables.empty() & (static_cast<int>(k_.target) <= static_cast<int>(Target::kSm120a)) &
+              ((lb.maxntid[0] == 0) | (lb.reqntid[0] == 0)) & (lb.maxnreg <= 255);
+    ok &= PlainIdentifierHash(k_.name).second;
+    const size_t nparams = k_.params.size();
+    if (nparams > kMaxPlainParams) return false;
+    uint64_t hashes[kMaxPlainParams];
+    for (size_t i = 0; i < nparams; ++i) {
+      const ir::Param& p = k_.params[i];
+      const auto [hash, identifier] = PlainIdentifierHash(p.name);
+      ok &= identifier & InTypeSet(kPlainParamTypes, p.type);
+      hashes[i] = hash;
+      for (size_t j = 0; j < i; ++j) ok &= hashes[j] != hash;
+    }
+    const size_t names = k_.names.size();
+    for (const ir::RegInfo& r : k_.regs) ok &= InTypeSet(kPlainRegTypes, r.type) & (r.hint_id <= names);
+    for (const ir::LabelInfo& l : k_.labels) ok &= l.hint_id <= names;
+    return ok;
+  }
+  static constexpr size_t kMaxPlainParams = 64;
 
   // The target and the types and spaces of declarations, before any table
   // lookup: out-of-range enums are refused with a message.
@@ -227,10 +340,15 @@ class Verifier {
 
   // ---- operand checks; `n` is the operand's PTX position (destinations first).
 
-  // A register of this kernel whose type fits `expected`: the success path
-  // of ExpectReg, inline.
+  // A register whose type fits `expected`: the success path of ExpectReg,
+  // inline. Only the checks after CheckStructure ask, which refused any
+  // register that is not of this kernel (FindBadReference), and every type
+  // they compare is valid (CheckDeclarationEnums, EnumsValid), as
+  // TypesCompatibleBits needs.
   bool RegFits(ir::Reg r, ScalarType expected) const {
-    return k_.valid_reg(r) && ir::TypesCompatible(expected, k_.type_of(r));
+    assert(k_.valid_reg(r));
+    const ScalarType t = k_.type_of(r);
+    return expected == t || ir::TypesCompatibleBits(expected, t);
   }
 
   absl::Status ExpectReg(size_t i, size_t n, ir::Reg r, ScalarType expected) const {
@@ -262,7 +380,7 @@ class Verifier {
   // its bits within its type.
   static bool ImmFits(const Operand& op, ScalarType expected) {
     const int bits = ir::TypeBits(op.type);
-    return !ir::IsHalfFamily(expected) && op.type != ScalarType::kPred && ir::TypesCompatible(expected, op.type) &&
+    return !ir::IsHalfFamily(expected) && op.type != ScalarType::kPred && ir::TypesCompatibleBits(expected, op.type) &&
            !(ir::IsFloat(expected) && op.type != expected) && !(bits < 64 && (op.bits() >> bits) != 0);
   }
 
@@ -330,8 +448,8 @@ class Verifier {
       case ir::AddressBase::kReg: {
         if (!k_.valid_reg(op.reg())) return Error(i, StrCat("operand ", n, ": the address register is not of this kernel"));
         ScalarType t = k_.type_of(op.reg());
-        bool ok64 = ir::TypesCompatible(ScalarType::kU64, t);
-        bool ok32 = ir::TypesCompatible(ScalarType::kU32, t) &&
+        bool ok64 = ir::TypesCompatibleBits(ScalarType::kU64, t);
+        bool ok32 = ir::TypesCompatibleBits(ScalarType::kU32, t) &&
                     (space == ir::StateSpace::kShared || space == ir::StateSpace::kLocal);
         if (!ok64 && !ok32) {
           return Error(i, StrCat("operand ", n, ": the address register is ", RegDesc(op.reg()),
@@ -717,11 +835,57 @@ class Verifier {
       return KernelError(StrCat(where.empty() ? StrCat("instruction ", i) : where, ": ", InvalidEnum(inst)));
     }
     if (inst.guarded() && inst.op == Opcode::kLabel) return Error(i, "a label cannot be guarded");
-    if (std::optional<std::string> bad = FindBadReference(k_, inst)) return Error(i, *bad);
-    return CheckShape(i, groups);
+    bool suspect = false;
+    if (!ReferencesFine(inst, suspect)) {
+      if (absl::Status s = BadReference(i); !s.ok()) return s;
+    }
+    return CheckShape(i, groups, suspect);
   }
 
-  absl::Status CheckShape(size_t i, Groups& groups) const {
+  [[gnu::cold]] [[gnu::noinline]] absl::Status BadReference(size_t i) const {
+    if (std::optional<std::string> bad = FindBadReference(k_, k_.body[i])) return Error(i, *bad);
+    return absl::OkStatus();
+  }
+
+  // An operand's code for ReferencesFine: its kind, or for an address
+  // kAddressCode plus its base; kNumOperandCodes - 1 (no id fits) for a kind
+  // or base out of range.
+  static constexpr int kAddressCode = static_cast<int>(OperandKind::kAddress) + 1;
+  static constexpr int kNumOperandCodes = 16;
+  static_assert(static_cast<int>(OperandKind::kNone) == 0 && static_cast<int>(OperandKind::kAddress) == 6 &&
+                    kAddressCode + static_cast<int>(AddressBase::kParam) < kNumOperandCodes - 1,
+                "OperandCode's layout");
+  static unsigned OperandCode(const Operand& op) {
+    const unsigned kind = static_cast<unsigned>(op.kind);
+    const unsigned code = kind + (kind == static_cast<unsigned>(OperandKind::kAddress)) *
+                                     (kAddressCode - kind + static_cast<unsigned>(op.base));
+    return std::min(code, unsigned{kNumOperandCodes - 1});
+  }
+
+  // Whether FindBadReference finds nothing in `inst`, in one walk with no
+  // branch per operand: the guard and destinations against the registers,
+  // each source's id against the count of what its kind (an address: its
+  // base) names, as FindBadReference checks them (an empty operand fits no
+  // limit; an immediate any). False runs FindBadReference, which words the
+  // error; it may find none where a kind or base is out of range, which it
+  // does not check and which answers false here. Also sets `suspect` when a
+  // source is an address or an immediate of an instruction-only type (what
+  // CheckShape refuses where the signature has no address).
+  bool ReferencesFine(const Instruction& inst, bool& suspect) const {
+    const uint64_t nregs = k_.regs.size();
+    bool ok = !(inst.guard.valid() & (inst.guard.id >= nregs));
+    for (ir::Reg d : inst.dsts) ok &= d.id < nregs;
+    for (const Operand& op : inst.srcs) {
+      ok &= op.id < id_limit_[OperandCode(op)];
+      suspect |= op.is_address() | (op.is_imm() & ir::IsInstructionOnlyType(op.type));
+    }
+    ok &= !((inst.op == Opcode::kRaw) & (inst.raw_index >= k_.raw_ptx.size()));
+    return ok;
+  }
+
+  // `suspect`: ReferencesFine's (a source is an address or an immediate of
+  // an instruction-only type).
+  absl::Status CheckShape(size_t i, Groups& groups, bool suspect) const {
     const Instruction& inst = k_.body[i];
     const OpInfo& info = inst.info();
     const size_t nd = inst.dsts.size(), ns = inst.srcs.size();
@@ -815,21 +979,47 @@ class Verifier {
     // The sources the signature makes addresses (any number: cp.async has
     // two), and only those, are addresses. Nothing to check when the sources
     // do not fit the signature (raw PTX; the rules above checked the counts).
-    if (!info.has_address && !sig.any) {
-      // No address to check: only an address or an immediate of an
-      // instruction-only type can be wrong (the loops below say which).
-      bool suspect = false;
-      for (const Operand& op : inst.srcs) {
-        suspect |= op.is_address() || (op.is_imm() && ir::IsInstructionOnlyType(op.type));
-      }
-      if (!suspect) return absl::OkStatus();
-    }
+    // No address to check: only an address or an immediate of an
+    // instruction-only type can be wrong (SourceKindError says which).
+    if (!info.has_address && !sig.any && !suspect) return absl::OkStatus();
     if (!groups.srcs_fit) {
       if (sig.any || !GroupSizes(inst, std::span(sig.srcs.data(), sig.nsrc), ns, groups.srcs.data())) {
         return absl::OkStatus();
       }
       groups.srcs_fit = true;
     }
+    // One flag over the sources for the rules SourceKindError words: each
+    // is an address exactly where the signature has one, no immediate has
+    // an instruction-only type, an address is by param exactly where it is
+    // in the param space, and a param is read whole (at offset 0, its own
+    // size) by ld. The message, in the order of those rules, only when it
+    // is false.
+    bool fine = true;
+    for (size_t g = 0, s = 0; g < sig.nsrc; ++g) {
+      const ir::OperandSpec& spec = sig.srcs[g];
+      const bool address = spec.rule == ir::TypeRule::kAddress;
+      const bool param_space = address & (ir::AddressSpace(inst, spec) == StateSpace::kParam);
+      for (uint8_t k = 0; k < groups.srcs[g]; ++k, ++s) {
+        const Operand& op = inst.srcs[s];
+        const bool by_param = op.is_address() & (op.base == AddressBase::kParam);
+        fine &= (address == op.is_address()) & !(op.is_imm() & ir::IsInstructionOnlyType(op.type)) &
+                (by_param == param_space);
+        if (by_param) {  // a param that exists (CheckStructure checked the references)
+          fine &= (inst.op == Opcode::kLd) & (op.value == 0) &
+                  (TypeSize(inst.mods.type) * inst.mods.vec == TypeSize(k_.params[op.id].type));
+        }
+      }
+    }
+    if (!fine) return SourceKindError(i, groups);
+    return absl::OkStatus();
+  }
+
+  // The first source that breaks a rule of CheckShape's flag, in the order
+  // of the rules (each address and immediate, then the params); OK if none.
+  [[gnu::cold]] [[gnu::noinline]] absl::Status SourceKindError(size_t i, const Groups& groups) const {
+    const Instruction& inst = k_.body[i];
+    const ir::Signature& sig = inst.info().sig;
+    const size_t nd = inst.dsts.size();
     size_t leading = 0, addresses = 0;  // leading addresses, all addresses
     for (size_t g = 0, s = 0; g < sig.nsrc; ++g) {
       const bool address = sig.srcs[g].rule == ir::TypeRule::kAddress;
@@ -912,7 +1102,7 @@ class Verifier {
         const Operand& src = inst.srcs[0];
         if (src.kind == OperandKind::kSpecial) {
           ScalarType st = ir::SpecialRegType(static_cast<ir::SpecialReg>(src.id));
-          if (!ir::TypesCompatible(t, st)) {
+          if (!ir::TypesCompatibleBits(t, st)) {
             return Error(i, StrCat(ir::SpecialRegName(static_cast<ir::SpecialReg>(src.id)), " is ",
                                          ir::TypeName(st), "; mov.", ir::TypeName(t), " cannot read it"));
           }
@@ -1151,8 +1341,40 @@ class Verifier {
 
   // Label bindings and branch targets, noted instruction by instruction of
   // a body whose structure was checked (labels and branches name a label).
+  // The per-label and per-register tables of LabelScan and DefScan, every
+  // entry UINT32_MAX at first, in one buffer: on the stack for kernels of up
+  // to kInline entries, else one allocation (a vector each took an
+  // allocation, a fill and a free apiece).
+  class ScanTables {
+   public:
+    ScanTables(size_t labels, size_t regs) : labels_(labels), regs_(regs) {
+      const size_t n = 2 * labels + 2 * regs;
+      uint32_t* p = inline_;
+      if (n > kInline) {
+        heap_.reset(new uint32_t[n]);
+        p = heap_.get();
+      }
+      std::memset(p, 0xFF, n * sizeof(uint32_t));  // UINT32_MAX in every entry
+      data_ = p;
+    }
+    ScanTables(const ScanTables&) = delete;
+    ScanTables& operator=(const ScanTables&) = delete;
+    size_t labels() const { return labels_; }
+    uint32_t* bound_at() const { return data_; }
+    uint32_t* first_branch() const { return data_ + labels_; }
+    uint32_t* def_at() const { return data_ + 2 * labels_; }
+    uint32_t* stamp() const { return data_ + 2 * labels_ + regs_; }
+
+   private:
+    static constexpr size_t kInline = 1024;
+    size_t labels_, regs_;
+    uint32_t* data_;
+    std::unique_ptr<uint32_t[]> heap_;
+    uint32_t inline_[kInline];
+  };
+
   struct LabelScan {
-    explicit LabelScan(size_t labels) : bound_at(labels, UINT32_MAX), first_branch(labels, UINT32_MAX) {}
+    explicit LabelScan(const ScanTables& t) : bound_at(t.bound_at()), first_branch(t.first_branch()), labels(t.labels()) {}
     void Note(const Instruction& inst, size_t i) {
       if (inst.op == Opcode::kLabel) {
         const uint32_t l = inst.srcs[0].id;
@@ -1167,8 +1389,9 @@ class Verifier {
         if (first_branch[l] == UINT32_MAX) first_branch[l] = static_cast<uint32_t>(i);
       }
     }
-    std::vector<uint32_t> bound_at;      // by label: the first instruction binding it; UINT32_MAX: none
-    std::vector<uint32_t> first_branch;  // by label: the first bra to it; UINT32_MAX: none
+    uint32_t* bound_at;      // by label: the first instruction binding it; UINT32_MAX: none
+    uint32_t* first_branch;  // by label: the first bra to it; UINT32_MAX: none
+    size_t labels;
     size_t twice = SIZE_MAX;             // the first instruction binding a label bound before it
     uint32_t twice_label = 0;
   };
@@ -1181,7 +1404,7 @@ class Verifier {
       return Error(scan.twice, StrCat("label is bound twice", first.empty() ? "" : StrCat(" (first at ", first, ")")));
     }
     uint32_t unbound = UINT32_MAX;
-    for (size_t l = 0; l < scan.bound_at.size(); ++l) {
+    for (size_t l = 0; l < scan.labels; ++l) {
       if (scan.bound_at[l] == UINT32_MAX) unbound = std::min(unbound, scan.first_branch[l]);
     }
     if (unbound != UINT32_MAX) return Error(unbound, "branch to a label that is never bound");
@@ -1189,16 +1412,39 @@ class Verifier {
   }
 
   absl::Status CheckLabels() const {
-    LabelScan scan(k_.labels.size());
+    ScanTables tables(k_.labels.size(), 0);
+    LabelScan scan(tables);
     for (size_t i = 0; i < k_.body.size(); ++i) scan.Note(k_.body[i], i);
     return LabelErrors(scan);
   }
 
-  // Where each register is first defined, and the first instruction that
-  // defines a register again though it is not mutable.
+  // Where each register is first defined, the first instruction that
+  // defines a register again though it is not mutable, and whether every
+  // use has an unguarded definition of its register above it with no label
+  // in between (uses_defined_above).
+  //
+  // When it does, every use is defined on every path, and
+  // CheckDefinedBeforeUse has nothing to report: such a use is reached only
+  // by falling through from its definition (blocks start at labels and
+  // after branches and terminators, and a block that does not start at a
+  // label is entered only from the block before it, or never, after ret or
+  // an unconditional bra: unreachable, where everything counts as defined),
+  // so the definition's block dominates the use's. Straight-line kernels,
+  // and kernels whose code after each label reads only what is defined after
+  // that label (a bounds check around the whole body, as in vector_add),
+  // skip that analysis. A use after a label of a register defined before
+  // that label (after an if's end, in a loop) sends the kernel through it
+  // (which finds the errors and words their messages). A stamp per register
+  // (the span of code between two labels of its last unguarded definition)
+  // answers it in the same walk.
   struct DefScan {
-    explicit DefScan(size_t regs) : def_at(regs, UINT32_MAX) {}
+    explicit DefScan(const ScanTables& t) : def_at(t.def_at()), stamp(t.stamp()) {}
     void Note(const ir::Kernel& k, const Instruction& inst, size_t i) {
+      span += inst.op == Opcode::kLabel;
+      if (uses_defined_above) {  // once false, it stays false: the rest of the walk is not needed
+        ir::ForEachUse(inst, [&](ir::Reg r) { uses_defined_above &= stamp[r.id] == span; });
+      }
+      const bool guarded = inst.guarded();
       for (ir::Reg d : inst.dsts) {
         if (def_at[d.id] == UINT32_MAX) {
           def_at[d.id] = static_cast<uint32_t>(i);
@@ -1206,9 +1452,13 @@ class Verifier {
           twice = i;
           twice_reg = d.id;
         }
+        stamp[d.id] = guarded ? stamp[d.id] : span;
       }
     }
-    std::vector<uint32_t> def_at;  // by register: its first definition; UINT32_MAX: none
+    uint32_t* def_at;  // by register: its first definition; UINT32_MAX: none
+    uint32_t* stamp;   // by register: the span of its last unguarded definition; UINT32_MAX: none
+    uint32_t span = 0;  // code between two labels, counted from 0
+    bool uses_defined_above = true;
     size_t twice = SIZE_MAX;
     uint32_t twice_reg = 0;
   };
@@ -1227,10 +1477,9 @@ class Verifier {
   //
   // Straight-line kernels, and kernels whose code after each label reads only
   // what is defined after that label (a bounds check around the whole body,
-  // as in vector_add), need none of it: see UsesDefinedAbove, which it runs
-  // first.
-  absl::Status CheckDefinedBeforeUse(const std::vector<uint32_t>& def_at) const {
-    if (UsesDefinedAbove()) return absl::OkStatus();
+  // as in vector_add), need none of it: Run skips it when DefScan found
+  // every use defined above it (DefScan::uses_defined_above).
+  absl::Status CheckDefinedBeforeUse() const {
     const size_t nregs = k_.regs.size();
     const Cfg cfg = Cfg::Build(k_);
     const uint32_t nb = static_cast<uint32_t>(cfg.blocks.size());
@@ -1288,6 +1537,7 @@ class Verifier {
     std::vector<uint32_t> counted;                      // what the blocks on the tree path counted
     size_t first_error = SIZE_MAX;
     absl::Status error;
+    std::vector<bool> ever_defined;  // for messages: UsedBeforeDefined
     // Registers defined in the current block under a guard (`@%p mov %r, 1`):
     // a later use under the same guard is fine while %p is unchanged.
     struct GuardedDef {
@@ -1313,9 +1563,7 @@ class Verifier {
           absl::Status status;
           ir::ForEachUse(inst, [&](ir::Reg r) {
             if (status.ok() && on_path[r.id] == 0 && !defined_under_guard(r) && !defined_on_all_paths(r.id, b)) {
-              status = Error(i, StrCat("%", r.id, " is used before it is defined",
-                                             def_at[r.id] == UINT32_MAX ? " (it is never defined)"
-                                                                         : " on some path"));
+              status = UsedBeforeDefined(i, r, ever_defined);
             }
           });
           if (!status.ok()) {
@@ -1364,43 +1612,36 @@ class Verifier {
     return absl::OkStatus();
   }
 
-  // Whether every use has an unguarded definition of its register above it
-  // with no label in between: then it is defined on every path, and
-  // CheckDefinedBeforeUse has nothing to report. Such a use is reached only
-  // by falling through from its definition: blocks start at labels and after
-  // branches and terminators, and a block that does not start at a label is
-  // entered only from the block before it (or never, after ret or an
-  // unconditional bra: unreachable, where everything counts as defined), so
-  // the definition's block dominates the use's. One sweep with a stamp per
-  // register and no graph. A use after a label of a register defined before
-  // that label (after an if's end, in a loop) is not such a use: it sends the
-  // kernel through the full analysis (which finds the errors and words their
-  // messages), after this sweep.
-  bool UsesDefinedAbove() const {
-    std::vector<uint32_t> stamp(k_.regs.size(), 0);  // by register: the span of its last unguarded definition
-    uint32_t span = 1;                                  // code between two labels
-    for (const Instruction& inst : k_.body) {
-      if (inst.op == Opcode::kLabel) ++span;
-      bool defined = true;
-      ir::ForEachUse(inst, [&](ir::Reg r) { defined &= stamp[r.id] == span; });
-      if (!defined) return false;
-      if (!inst.guarded()) {
-        for (ir::Reg d : inst.dsts) stamp[d.id] = span;
+  // The error for a use of `r` by instruction i where it is not defined on
+  // every path. `ever_defined`, by register (whether any instruction defines
+  // it), is filled on the first call.
+  [[gnu::cold]] [[gnu::noinline]] absl::Status UsedBeforeDefined(size_t i, ir::Reg r,
+                                                                  std::vector<bool>& ever_defined) const {
+    if (ever_defined.empty()) {
+      ever_defined.assign(k_.regs.size(), false);
+      for (const Instruction& inst : k_.body) {
+        for (ir::Reg d : inst.dsts) ever_defined[d.id] = true;
       }
     }
-    return true;
+    return Error(i, StrCat("%", r.id, " is used before it is defined",
+                           ever_defined[r.id] ? " on some path" : " (it is never defined)"));
   }
 
   const ir::Kernel& k_;
+  std::array<uint64_t, kNumOperandCodes> id_limit_{};  // by OperandCode: ids below it name something
 };
 
 }  // namespace
 
 bool IsIdentifier(std::string_view s) {
-  if (s.empty() || s.size() > 200) return false;
-  if (!(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
-  return std::all_of(s.begin(), s.end(),
-                     [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+  // One flag over the characters: no branch per character and no call
+  // (std::isalnum is a library call per character). The letters and digits
+  // are ASCII's, as std::isalpha and std::isalnum had them in the "C"
+  // locale, which ptxforge never changes (PTX identifiers are ASCII).
+  if (s.size() - 1 >= 200) return false;  // 1..200 characters (an empty s wraps to a huge size)
+  bool ok = InCharSet(kIdentifierStart, s[0]);
+  for (char c : s) ok &= InCharSet(kIdentifierChars, c);
+  return ok;
 }
 
 std::optional<std::string> FindBadReference(const Kernel& kernel, const Instruction& inst) {

@@ -491,6 +491,23 @@ TEST_CASE("the opcode table's printed bytes and operand facts agree with its col
           uint32_t{1} << ir::ModifierByte(ir::ModSlot::kScope));
 }
 
+TEST_CASE("TypesCompatibleBits agrees with TypesCompatible for every pair of types", "[types]") {
+  // The verifier tests a bit of the compile-time table where it called
+  // TypesCompatible; the table mirrors its rules.
+  int compatible = 0;
+  for (int e = 0; e < ir::kNumScalarTypes; ++e) {
+    for (int r = 0; r < ir::kNumScalarTypes; ++r) {
+      const auto te = static_cast<ir::ScalarType>(e), tr = static_cast<ir::ScalarType>(r);
+      INFO(ir::TypeName(te) << " " << ir::TypeName(tr));
+      REQUIRE(ir::TypesCompatibleBits(te, tr) == ir::TypesCompatible(te, tr));
+      compatible += ir::TypesCompatible(te, tr);
+    }
+  }
+  REQUIRE(compatible > ir::kNumScalarTypes);  // more than each type with itself
+  REQUIRE(ir::TypesCompatibleBits(ir::ScalarType::kB32, ir::ScalarType::kF32));
+  REQUIRE(!ir::TypesCompatibleBits(ir::ScalarType::kF32, ir::ScalarType::kU32));
+}
+
 TEST_CASE("EnumsValid agrees with InvalidEnum for every value of every modifier byte", "[enums]") {
   // EnumsValid checks all of Modifiers in a few word operations;
   // InvalidEnum (the message) checks field by field.

@@ -356,6 +356,16 @@ TEST_CASE("address and state space errors", "[verifier]") {
        [](Fixture& f) {
          f.Add(Opcode::kLd, Mem(T::kU64, StateSpace::kGlobal), {f.u64}, {Operand::AddrParam(f.param)});
        }},
+      {"instruction 0: st.global.u32 [%0], [%0]: operand 1 is an address, expected a register or immediate (only "
+       "the first source is an address)",
+       [](Fixture& f) {
+         f.Add(Opcode::kSt, Mem(T::kU32, StateSpace::kGlobal), {}, {Operand::AddrReg(f.u64, 0), Operand::AddrReg(f.u64, 0)});
+       }},
+      {"instruction 0: ld.param.u32 %1, [a]: ld.param reads 4 bytes at offset 0 of param 'a', which is u64 (8 bytes); "
+       "read a param whole, with its own size",
+       [](Fixture& f) { f.Add(Opcode::kLd, Mem(T::kU32, StateSpace::kParam), {f.u32}, {Operand::AddrParam(f.param)}); }},
+      {"OK",
+       [](Fixture& f) { f.Add(Opcode::kLd, Mem(T::kU64, StateSpace::kParam), {f.u64}, {Operand::AddrParam(f.param)}); }},
       {"instruction 0: st.param.u64 [a], %0: params are read-only",
        [](Fixture& f) { f.Add(Opcode::kSt, Mem(T::kU64, StateSpace::kParam), {}, {Operand::AddrParam(f.param), f.u64}); }},
       {"instruction 0: st.const.u32 [%0], %1: const memory is read-only",
@@ -1594,6 +1604,76 @@ TEST_CASE("over-strict forms: accepted where PTX defines them, refused with the 
   });
 }
 
+TEST_CASE("IsIdentifier takes ASCII letters, digits and '_', a letter or '_' first", "[verifier]") {
+  // IsIdentifier tests each byte against a table, not std::isalnum.
+  for (int c = 0; c < 256; ++c) {
+    const bool letter = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+    const bool digit = c >= '0' && c <= '9';
+    const std::string one(1, static_cast<char>(c));
+    INFO("byte " << c);
+    CHECK(ir::IsIdentifier(one) == letter);
+    CHECK(ir::IsIdentifier("a" + one + "b") == (letter || digit));
+    CHECK(ir::IsIdentifier(std::string(150, 'x') + one) == (letter || digit));
+  }
+}
+
+TEST_CASE("declaration errors of kernels without variables are those the full checks report", "[verifier]") {
+  // A kernel without variables has its declarations screened in a few
+  // branches (Verifier::DeclarationsPlainAndFine); a kernel with one takes
+  // the full checks. Each error below, made in a kernel without variables,
+  // must read as it does once a harmless local variable sends the same
+  // kernel through the full checks.
+  auto make = [](size_t params) {
+    HandKernel h("k");
+    for (size_t p = 0; p < params; ++p) h.Param(StrCat(p % 2 ? "param_" : "p", p), T::kU32);
+    ir::Reg r = h.Reg(T::kU32, false, "r");
+    h.NewLabel("l");
+    h.MovImm(r, T::kU32, 1);
+    h.Ret();
+    return h;
+  };
+  struct Mutation {
+    std::string what;
+    std::function<void(ir::Kernel&)> apply;
+  };
+  const std::vector<Mutation> mutations = {
+      {"none", [](ir::Kernel&) {}},
+      {"kernel name", [](ir::Kernel& k) { k.name = "1k"; }},
+      {"long kernel name", [](ir::Kernel& k) { k.name = std::string(201, 'k'); }},
+      {"param name", [](ir::Kernel& k) { k.params[1].name = "a-b"; }},
+      {"empty param name", [](ir::Kernel& k) { k.params[0].name = ""; }},
+      {"param name with a byte over 127", [](ir::Kernel& k) { k.params[0].name = "a\xe9"; }},
+      {"pred param", [](ir::Kernel& k) { k.params[1].type = T::kPred; }},
+      {"typeless param", [](ir::Kernel& k) { k.params[1].type = T::kNone; }},
+      {"instruction-only param", [](ir::Kernel& k) { k.params[1].type = T::kTF32; }},
+      {"param type out of range", [](ir::Kernel& k) { k.params[1].type = static_cast<T>(200); }},
+      {"param type 32", [](ir::Kernel& k) { k.params[1].type = static_cast<T>(32); }},
+      {"duplicate param", [](ir::Kernel& k) { k.params[2].name = k.params[0].name; }},
+      {"duplicate last param", [](ir::Kernel& k) { k.params.back().name = k.params[1].name; }},
+      {"typeless register", [](ir::Kernel& k) { k.regs[0].type = T::kNone; }},
+      {"instruction-only register", [](ir::Kernel& k) { k.regs[0].type = T::kE4M3; }},
+      {"register type out of range", [](ir::Kernel& k) { k.regs[0].type = static_cast<T>(77); }},
+      {"register hint id", [](ir::Kernel& k) { k.regs[0].hint_id = static_cast<uint32_t>(k.names.size() + 1); }},
+      {"label hint id", [](ir::Kernel& k) { k.labels[0].hint_id = static_cast<uint32_t>(k.names.size() + 1); }},
+      {"target out of range", [](ir::Kernel& k) { k.target = static_cast<ir::Target>(50); }},
+      {"maxntid and reqntid", [](ir::Kernel& k) { k.bounds.maxntid = {256, 1, 1}; k.bounds.reqntid = {128, 1, 1}; }},
+      {"maxnreg", [](ir::Kernel& k) { k.bounds.maxnreg = 256; }},
+  };
+  for (size_t params : {3, 64, 65, 70}) {
+    for (const Mutation& m : mutations) {
+      HandKernel plain = make(params);
+      m.apply(plain.kernel());
+      HandKernel full = make(params);
+      m.apply(full.kernel());
+      full.Variable(ir::Variable{"zz_pad", StateSpace::kLocal, T::kU32, 1, 4, false});
+      INFO(m.what << ", " << params << " params");
+      const std::string got = Msg(ir::VerifyKernel(plain.kernel()));
+      REQUIRE(got == Msg(ir::VerifyKernel(full.kernel())));
+      REQUIRE((got == "OK") == (m.what == "none"));
+    }
+  }
+}
+
 TEST_CASE("one IsIdentifier for builder and verifier", "[verifier]") {
   CHECK(ir::IsIdentifier("_a1"));
   CHECK(ir::IsIdentifier(std::string(200, 'x')));
@@ -1883,6 +1963,13 @@ TEST_CASE("cp.async: two addresses, cp-size and src-size, groups, bar.arrive and
        ok([&](Fixture& f) {
          f.Add(Opcode::kCpAsync, ca(), {}, {tile, Operand::AddrParam(f.param), Imm(T::kU32, 4)});
        })},
+      // The kind of every source is checked before any param rule (CheckShape
+      // tests all of them in one flag; SourceKindError words the first).
+      {"instruction 2: cp.async.ca.shared.global [a], %0, 4: operand 1 is %0 (u64), expected an address",
+       ok([&](Fixture& f) { f.Add(Opcode::kCpAsync, ca(), {}, {Operand::AddrParam(f.param), f.u64, Imm(T::kU32, 4)}); })},
+      {"instruction 2: cp.async.ca.shared.global [tile], [a], [tile]: operand 2 is an address, expected a register or "
+       "immediate (only the first 2 sources are addresses)",
+       ok([&](Fixture& f) { f.Add(Opcode::kCpAsync, ca(), {}, {tile, Operand::AddrParam(f.param), tile}); })},
       {"instruction 2: cp.async.ca.shared.global [tile]: cp.async takes 0 destination(s) and 3 to 4 source(s), got 0 and 1",
        ok([&](Fixture& f) { f.Add(Opcode::kCpAsync, ca(), {}, {tile}); })},
       {"instruction 0: cp.async.wait_group %1: operand 0 is %1 (u32), expected an immediate of type u32",
