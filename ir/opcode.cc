@@ -294,32 +294,11 @@ constexpr std::string_view kOpcodeNames[] = {
 #undef OP
 };
 
-// TypesCompatible, from the constexpr type facts (TypesCompatible itself is
-// not constexpr); ir_test checks that the table agrees with it.
-constexpr std::array<uint32_t, 32> MakeCompatibleTypes() {
-  std::array<uint32_t, 32> table{};
-  auto integer = [](ScalarType t) { return KindOf(t) == TypeKind::kUnsigned || KindOf(t) == TypeKind::kSigned; };
-  auto bits = [](ScalarType t) { return KindOf(t) == TypeKind::kBits; };
-  for (int e = 0; e < kNumScalarTypes; ++e) {
-    for (int r = 0; r < kNumScalarTypes; ++r) {
-      const auto te = static_cast<ScalarType>(e), tr = static_cast<ScalarType>(r);
-      bool ok = te == tr;
-      if (!ok && te != ScalarType::kNone && tr != ScalarType::kNone && te != ScalarType::kPred &&
-          tr != ScalarType::kPred && TypeBits(te) == TypeBits(tr)) {
-        ok = bits(te) || bits(tr) || (integer(te) && integer(tr));
-      }
-      if (ok) table[e] |= uint32_t{1} << r;
-    }
-  }
-  return table;
-}
-
 }  // namespace
 
 namespace opcode_internal {
 // Built at compile time: no work and no allocation on the first use.
 constinit const std::array<OpInfo, kNumOpcodes> kOpInfos = MakeTable();
-constinit const std::array<uint32_t, 32> kCompatibleTypes = MakeCompatibleTypes();
 }  // namespace opcode_internal
 
 std::string_view VariantName(const OpInfo& info, int v) { return EnumValueName(info, ModSlot::kVariant, v); }

@@ -188,18 +188,7 @@ constexpr uint32_t SlotBit(ModSlot slot) { return uint32_t{1} << static_cast<int
 
 namespace opcode_internal {
 extern const std::array<OpInfo, kNumOpcodes> kOpInfos;  // opcodes.def, parsed at compile time (opcode.cc)
-// Bit r of kCompatibleTypes[e]: TypesCompatible(e, r), for the valid types
-// (0 beyond them), built at compile time so that the verifier's operand
-// checks test a bit instead of calling TypesCompatible (ir_test compares the
-// two for every pair of types).
-extern const std::array<uint32_t, 32> kCompatibleTypes;
 }  // namespace opcode_internal
-// TypesCompatible(expected, reg) for valid types, from kCompatibleTypes:
-// a load and a bit test, no branch.
-inline bool TypesCompatibleBits(ScalarType expected, ScalarType reg) {
-  static_assert(kNumScalarTypes <= 32, "a row of kCompatibleTypes is a 32-bit mask");
-  return (opcode_internal::kCompatibleTypes[static_cast<unsigned>(expected) & 31] >> (static_cast<unsigned>(reg) & 31)) & 1;
-}
 inline const OpInfo& GetOpInfo(Opcode op) { return opcode_internal::kOpInfos[static_cast<int>(op)]; }
 // The name of variant `v` (1-based; 0 is none) of an opcode: "f4e"; "" if out of range.
 std::string_view VariantName(const OpInfo& info, int v);

@@ -2,6 +2,7 @@
 #ifndef PTXFORGE_IR_TYPES_H_
 #define PTXFORGE_IR_TYPES_H_
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string_view>
@@ -104,14 +105,14 @@ std::string_view RegClassDeclType(RegClass c);
 std::string_view RegClassPrefix(RegClass c);
 std::string_view RegClassName(RegClass c);
 
-inline bool IsInteger(ScalarType t) {
+constexpr bool IsInteger(ScalarType t) {
   TypeKind k = KindOf(t);
   return k == TypeKind::kUnsigned || k == TypeKind::kSigned;
 }
 inline bool IsSigned(ScalarType t) { return KindOf(t) == TypeKind::kSigned; }
 inline bool IsUnsigned(ScalarType t) { return KindOf(t) == TypeKind::kUnsigned; }
 inline bool IsFloat(ScalarType t) { return KindOf(t) == TypeKind::kFloat; }
-inline bool IsBits(ScalarType t) { return KindOf(t) == TypeKind::kBits; }
+constexpr bool IsBits(ScalarType t) { return KindOf(t) == TypeKind::kBits; }
 // f16, f16x2, bf16, bf16x2 (inline: the verifier asks for every operand).
 constexpr bool IsF16Family(ScalarType t) { return t == ScalarType::kF16 || t == ScalarType::kF16x2; }
 constexpr bool IsBF16Family(ScalarType t) { return t == ScalarType::kBF16 || t == ScalarType::kBF16x2; }
@@ -128,14 +129,38 @@ ScalarType WidenedType(ScalarType t);
 
 // PTX operand type-checking: may a register of type `reg` be used where the
 // instruction expects `expected`?  Same type; or same size and one side is a
-// bit type; or both integers of the same size.
-inline bool TypesCompatible(ScalarType expected, ScalarType reg) {
+// bit type; or both integers of the same size. (constexpr: the opcode
+// table's TypesCompatibleBits is built from it.)
+constexpr bool TypesCompatible(ScalarType expected, ScalarType reg) {
   if (expected == reg) return true;
   if (expected == ScalarType::kNone || reg == ScalarType::kNone) return false;
   if (expected == ScalarType::kPred || reg == ScalarType::kPred) return false;
   if (TypeBits(expected) != TypeBits(reg)) return false;
   if (IsBits(expected) || IsBits(reg)) return true;
   return IsInteger(expected) && IsInteger(reg);
+}
+
+namespace types_internal {
+// Bit r of kCompatibleTypes[e]: TypesCompatible(e, r), for the valid types
+// (0 beyond them), built at compile time.
+constexpr std::array<uint32_t, 32> MakeCompatibleTypes() {
+  static_assert(kNumScalarTypes <= 32, "a row of kCompatibleTypes is a 32-bit mask");
+  std::array<uint32_t, 32> table{};
+  for (int e = 0; e < kNumScalarTypes; ++e) {
+    for (int r = 0; r < kNumScalarTypes; ++r) {
+      if (TypesCompatible(static_cast<ScalarType>(e), static_cast<ScalarType>(r))) table[e] |= uint32_t{1} << r;
+    }
+  }
+  return table;
+}
+inline constexpr std::array<uint32_t, 32> kCompatibleTypes = MakeCompatibleTypes();
+}  // namespace types_internal
+
+// TypesCompatible(expected, reg) for valid types, as a load and a bit test
+// (no branch): the verifier's operand checks ask for every operand.
+inline bool TypesCompatibleBits(ScalarType expected, ScalarType reg) {
+  return (types_internal::kCompatibleTypes[static_cast<unsigned>(expected) & 31] >> (static_cast<unsigned>(reg) & 31)) &
+         1;
 }
 
 // Bitmask helpers for type sets in the opcode table.

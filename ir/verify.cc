@@ -42,9 +42,10 @@ inline bool InCharSet(const CharSet& set, char c) {
 }
 
 // A hash of `s` (for telling names apart), and whether it is an identifier
-// (IsIdentifier), in one pass with no branch per character.
+// (1 to 200 characters; a letter or '_', then letters, digits or '_'), in
+// one pass with no branch per character.
 std::pair<uint64_t, bool> PlainIdentifierHash(std::string_view s) {
-  if (s.size() - 1 >= 200) return {0, false};
+  if (s.size() - 1 >= 200) return {0, false};  // an empty s wraps to a huge size
   bool ok = InCharSet(kIdentifierStart, s[0]);
   uint64_t h = s.size();
   for (char c : s) {
@@ -1343,8 +1344,8 @@ class Verifier {
   // a body whose structure was checked (labels and branches name a label).
   // The per-label and per-register tables of LabelScan and DefScan, every
   // entry UINT32_MAX at first, in one buffer: on the stack for kernels of up
-  // to kInline entries, else one allocation (a vector each took an
-  // allocation, a fill and a free apiece).
+  // to kInline entries (two per label and per register), else one
+  // allocation (a vector each took an allocation, a fill and a free apiece).
   class ScanTables {
    public:
     ScanTables(size_t labels, size_t regs) : labels_(labels), regs_(regs) {
@@ -1366,7 +1367,10 @@ class Verifier {
     uint32_t* stamp() const { return data_ + 2 * labels_ + regs_; }
 
    private:
-    static constexpr size_t kInline = 1024;
+    // 1 KiB: the frame of Run, which every check is called below, stays
+    // small (a deeper stack is a page fault more on a fresh process's first
+    // codegen); kernels of up to 128 labels and registers fit.
+    static constexpr size_t kInline = 256;
     size_t labels_, regs_;
     uint32_t* data_;
     std::unique_ptr<uint32_t[]> heap_;
@@ -1638,10 +1642,7 @@ bool IsIdentifier(std::string_view s) {
   // (std::isalnum is a library call per character). The letters and digits
   // are ASCII's, as std::isalpha and std::isalnum had them in the "C"
   // locale, which ptxforge never changes (PTX identifiers are ASCII).
-  if (s.size() - 1 >= 200) return false;  // 1..200 characters (an empty s wraps to a huge size)
-  bool ok = InCharSet(kIdentifierStart, s[0]);
-  for (char c : s) ok &= InCharSet(kIdentifierChars, c);
-  return ok;
+  return PlainIdentifierHash(s).second;
 }
 
 std::optional<std::string> FindBadReference(const Kernel& kernel, const Instruction& inst) {

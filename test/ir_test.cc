@@ -493,7 +493,7 @@ TEST_CASE("the opcode table's printed bytes and operand facts agree with its col
 
 TEST_CASE("TypesCompatibleBits agrees with TypesCompatible for every pair of types", "[types]") {
   // The verifier tests a bit of the compile-time table where it called
-  // TypesCompatible; the table mirrors its rules.
+  // TypesCompatible; the table is built from it.
   int compatible = 0;
   for (int e = 0; e < ir::kNumScalarTypes; ++e) {
     for (int r = 0; r < ir::kNumScalarTypes; ++r) {
