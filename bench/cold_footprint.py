@@ -15,6 +15,11 @@ time, and prints for each stage:
   jcc / call   distinct conditional branches and call instructions of the
                program itself that the stage executes (objdump tells which
                executed instructions are branches and calls)
+  Bc / Bcm     conditional branches executed, and those mispredicted by
+               callgrind's model of a branch predictor that starts cold (a
+               table of two-bit counters, not the hardware's, but it follows
+               the branches whose outcome changes from one execution to the
+               next, which a cold predictor keeps getting wrong)
 The numbers are deterministic, unlike a cold run's wall time. What a fresh
 process pays for is mostly the branches: on the machines here a call site
 run for the first time costs about 5 ns and a taken branch about 5 ns more
@@ -33,13 +38,16 @@ import sys
 import tempfile
 
 STAGES = [
-    ("codegen", "_ZN8ptxforge12_GLOBAL__N_17CodegenEv"),
-    (" build (with Finish)", "_ZNK8ptxforge7kernels13VectorAddSpec5BuildENS_2ir6TargetE"),
-    ("  Finish", "_ZN8ptxforge13KernelBuilder6FinishEv"),
-    ("   verifier", "_ZN8ptxforge2ir12VerifyKernelERKNS0_6KernelE"),
-    ("   CanonicalizeOrder", "_ZN8ptxforge2ir17CanonicalizeOrderERNS0_6KernelE"),
-    (" pipeline", "_ZNK8ptxforge6passes8Pipeline3RunERNS_2ir6KernelE"),
-    (" PrintPtx", "_ZN8ptxforge4emit8PrintPtxB5cxx11ERKNS_2ir6KernelESt8optionalINS1_10PtxVersionEE"),
+    ("codegen", ["_ZN8ptxforge12_GLOBAL__N_17CodegenEv"]),
+    (" build (with Finish)", ["_ZNK8ptxforge7kernels13VectorAddSpec5BuildENS_2ir6TargetE"]),
+    # Build with Finish toggled off again: the builder calls alone.
+    ("  builder calls", ["_ZNK8ptxforge7kernels13VectorAddSpec5BuildENS_2ir6TargetE", "_ZN8ptxforge13KernelBuilder6FinishEv"]),
+    ("  Finish", ["_ZN8ptxforge13KernelBuilder6FinishEv"]),
+    ("   verifier", ["_ZN8ptxforge2ir12VerifyKernelERKNS0_6KernelE"]),
+    ("   CanonicalizeOrder", ["_ZN8ptxforge2ir17CanonicalizeOrderERNS0_6KernelE"]),
+    (" pipeline", ["_ZNK8ptxforge6passes8Pipeline3RunERNS_2ir6KernelE"]),
+    ("  cse", ["_ZN8ptxforge6passes7CsePass7RunWithERNS_2ir6KernelERNS0_8AnalysesE"]),
+    (" PrintPtx", ["_ZN8ptxforge4emit8PrintPtxB5cxx11ERKNS_2ir6KernelESt8optionalINS1_10PtxVersionEE"]),
 ]
 
 
@@ -126,21 +134,22 @@ def main():
         sys.exit("cold_footprint: valgrind is not installed (apt-get install valgrind)")
     top = int(sys.argv[2]) if len(sys.argv) > 2 else 15
     kinds = branch_kinds(program)
-    print("%-22s %8s %11s %6s %18s %6s %6s" % ("stage", "instr", "code lines", "pages", "first-touch c/d", "jcc",
-                                               "call"))
+    print("%-22s %8s %11s %6s %18s %6s %6s %7s %6s" % ("stage", "instr", "code lines", "pages", "first-touch c/d",
+                                                        "jcc", "call", "Bc", "Bcm"))
     whole = None
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "callgrind.out")
-        for label, symbol in STAGES:
-            subprocess.run(["valgrind", "--tool=callgrind", "--cache-sim=yes", "--demangle=no", "--dump-instr=yes",
-                            "--toggle-collect=" + symbol, "--callgrind-out-file=" + out, program, "--child", "first"],
+        for label, symbols in STAGES:
+            subprocess.run(["valgrind", "--tool=callgrind", "--cache-sim=yes", "--branch-sim=yes", "--demangle=no",
+                            "--dump-instr=yes"] + ["--toggle-collect=" + x for x in symbols] +
+                           ["--callgrind-out-file=" + out, program, "--child", "first"],
                            check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             lines, ir, own, s = parse(out, program)
             every = set().union(*lines.values()) if lines else set()
             sites = collections.Counter(kinds[a] for a in own if a in kinds)
-            print("%-22s %8d %11d %6d %9d / %-6d %6d %6d" % (label, s.get("Ir", 0), len(every), len({x >> 6 for x in every}),
-                                                          s.get("ILmr", 0), s.get("DLmr", 0) + s.get("DLmw", 0),
-                                                          sites["jcc"], sites["call"]))
+            print("%-22s %8d %11d %6d %9d / %-6d %6d %6d %7d %6d" %
+                  (label, s.get("Ir", 0), len(every), len({x >> 6 for x in every}), s.get("ILmr", 0),
+                   s.get("DLmr", 0) + s.get("DLmw", 0), sites["jcc"], sites["call"], s.get("Bc", 0), s.get("Bcm", 0)))
             if whole is None:
                 whole = (lines, ir)
     print("\nfunctions of the codegen touching the most code lines (lines, instructions):")
