@@ -1676,40 +1676,52 @@ std::optional<std::string> FindBadReference(const Kernel& kernel, const Instruct
 
 namespace {
 
-// A sequential 64-bit hash: each word is mixed in with a multiply and an
-// xor-shift (the finaliser of MurmurHash3's 64-bit mix, applied per word).
+// A 64-bit hash in two lanes: each word is mixed into its lane with a
+// multiply and an xor-shift (the finaliser of MurmurHash3's 64-bit mix,
+// applied per word). Word() feeds lane a, Pair() one word to each lane: the
+// two multiply chains run side by side, so a kernel's words hash in about
+// half the time of one chain (a codegen fingerprints its kernel twice, in
+// Finish() and in the pipeline's verify pass). For fixed words each lane's
+// step is a bijection of its state, so changing any one word always
+// changes the lane it went to and the value.
 class Hasher {
  public:
-  void Word(uint64_t w) {
-    h_ = (h_ ^ w) * 0x9E3779B97F4A7C15ull;
-    h_ ^= h_ >> 29;
+  void Word(uint64_t w) { a_ = Mix(a_, w); }
+  void Pair(uint64_t wa, uint64_t wb) {
+    a_ = Mix(a_, wa);
+    b_ = Mix(b_, wb);
   }
   void Bytes(std::string_view s) {
     Word(s.size());
     size_t i = 0;
-    for (; i + 8 <= s.size(); i += 8) {
-      uint64_t w;
-      std::memcpy(&w, s.data() + i, 8);
-      Word(w);
+    for (; i + 16 <= s.size(); i += 16) {
+      uint64_t w[2];
+      std::memcpy(w, s.data() + i, 16);
+      Pair(w[0], w[1]);
     }
     if (i < s.size()) {
-      uint64_t w = 0;
-      std::memcpy(&w, s.data() + i, s.size() - i);
-      Word(w);
+      uint64_t w[2] = {0, 0};
+      std::memcpy(w, s.data() + i, s.size() - i);
+      Pair(w[0], w[1]);
     }
   }
   void Requirement(const TargetRequirement& r) {
-    Word(static_cast<uint64_t>(static_cast<uint32_t>(r.sm)) | uint64_t{r.arch_specific} << 32);
-    Word(static_cast<uint64_t>(static_cast<uint32_t>(r.ptx.value)));
+    Pair(static_cast<uint64_t>(static_cast<uint32_t>(r.sm)) | uint64_t{r.arch_specific} << 32,
+         static_cast<uint64_t>(static_cast<uint32_t>(r.ptx.value)));
   }
   uint64_t value() const {
-    uint64_t h = h_ * 0xFF51AFD7ED558CCDull;
+    uint64_t h = (a_ ^ (b_ * 0xC2B2AE3D27D4EB4Full)) * 0xFF51AFD7ED558CCDull;
     h ^= h >> 33;
     return h == 0 ? 1 : h;
   }
 
  private:
-  uint64_t h_ = 0x243F6A8885A308D3ull;
+  static uint64_t Mix(uint64_t h, uint64_t w) {
+    h = (h ^ w) * 0x9E3779B97F4A7C15ull;
+    return h ^ (h >> 29);
+  }
+  uint64_t a_ = 0x243F6A8885A308D3ull;
+  uint64_t b_ = 0x13198A2E03707344ull;
 };
 
 static_assert(std::is_trivially_copyable_v<Modifiers> && std::has_unique_object_representations_v<Modifiers> &&
@@ -1721,8 +1733,7 @@ static_assert(std::is_trivially_copyable_v<Modifiers> && std::has_unique_object_
 uint64_t Fingerprint(const Kernel& kernel) {
   Hasher h;
   h.Bytes(kernel.name);
-  h.Word(static_cast<uint64_t>(kernel.target));
-  h.Word(kernel.params.size());
+  h.Pair(static_cast<uint64_t>(kernel.target), kernel.params.size());
   for (const Param& p : kernel.params) {
     h.Bytes(p.name);
     h.Word(static_cast<uint64_t>(p.type));
@@ -1730,9 +1741,9 @@ uint64_t Fingerprint(const Kernel& kernel) {
   h.Word(kernel.variables.size());
   for (const Variable& v : kernel.variables) {
     h.Bytes(v.name);
-    h.Word(static_cast<uint64_t>(v.space) | static_cast<uint64_t>(v.elem) << 8 | uint64_t{v.is_extern} << 16 |
-           uint64_t{v.count} << 32);
-    h.Word(v.align);
+    h.Pair(static_cast<uint64_t>(v.space) | static_cast<uint64_t>(v.elem) << 8 | uint64_t{v.is_extern} << 16 |
+               uint64_t{v.count} << 32,
+           v.align);
   }
   h.Word(kernel.regs.size());
   for (const RegInfo& r : kernel.regs) {
@@ -1746,18 +1757,20 @@ uint64_t Fingerprint(const Kernel& kernel) {
   for (const Instruction& inst : kernel.body) {
     uint64_t mods[4] = {0, 0, 0, 0};
     std::memcpy(mods, &inst.mods, sizeof(Modifiers));
-    h.Word(static_cast<uint64_t>(inst.op) | uint64_t{inst.guard_negated} << 8 | uint64_t{inst.dsts.size()} << 16 |
-           uint64_t{inst.srcs.size()} << 24 | uint64_t{inst.guard.id} << 32);
-    h.Word(mods[0]);
-    h.Word(mods[1]);
-    h.Word(mods[2]);
-    if (mods[3] != 0) h.Word(mods[3]);  // mma's fields: kernels without them hash as before
-    h.Word(inst.raw_index);
-    for (Reg d : inst.dsts) h.Word(d.id);
+    h.Pair(static_cast<uint64_t>(inst.op) | uint64_t{inst.guard_negated} << 8 | uint64_t{inst.dsts.size()} << 16 |
+               uint64_t{inst.srcs.size()} << 24 | uint64_t{inst.guard.id} << 32,
+           mods[0]);
+    h.Pair(mods[1], mods[2]);
+    // mma's fields are the fourth word: zero for every other instruction.
+    // The first definition shares a word with raw_index, the others follow
+    // (the count is in the first word).
+    const size_t ndsts = inst.dsts.size();
+    h.Pair(mods[3], uint64_t{inst.raw_index} | (ndsts != 0 ? uint64_t{inst.dsts[0].id} << 32 : 0));
+    for (size_t i = 1; i < ndsts; ++i) h.Word(inst.dsts[i].id);
     for (const Operand& o : inst.srcs) {
-      h.Word(static_cast<uint64_t>(o.kind) | static_cast<uint64_t>(o.base) << 8 | static_cast<uint64_t>(o.type) << 16 |
-             uint64_t{o.id} << 32);
-      h.Word(static_cast<uint64_t>(o.value));
+      h.Pair(static_cast<uint64_t>(o.kind) | static_cast<uint64_t>(o.base) << 8 | static_cast<uint64_t>(o.type) << 16 |
+                 uint64_t{o.id} << 32,
+             static_cast<uint64_t>(o.value));
     }
   }
   h.Word(kernel.raw_ptx.size());
@@ -1765,10 +1778,10 @@ uint64_t Fingerprint(const Kernel& kernel) {
     h.Bytes(r.text);
     h.Requirement(r.requirement);
   }
-  for (uint32_t v : kernel.bounds.maxntid) h.Word(v);
-  for (uint32_t v : kernel.bounds.reqntid) h.Word(v);
-  h.Word(kernel.bounds.minnctapersm);
-  h.Word(kernel.bounds.maxnreg);
+  h.Pair(uint64_t{kernel.bounds.maxntid[0]} | uint64_t{kernel.bounds.maxntid[1]} << 32,
+         uint64_t{kernel.bounds.maxntid[2]} | uint64_t{kernel.bounds.reqntid[0]} << 32);
+  h.Pair(uint64_t{kernel.bounds.reqntid[1]} | uint64_t{kernel.bounds.reqntid[2]} << 32,
+         uint64_t{kernel.bounds.minnctapersm} | uint64_t{kernel.bounds.maxnreg} << 32);
   return h.value();
 }
 

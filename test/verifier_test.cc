@@ -1152,6 +1152,80 @@ TEST_CASE("verified once: Finish() marks the kernel, any change to it drops the 
   REQUIRE_FALSE(ir::IsMarkedVerified(h.kernel()));
 }
 
+TEST_CASE("the verified mark covers every field the verifier reads", "[verifier]") {
+  // A kernel with something in every field Fingerprint hashes (it need not
+  // be valid: MarkVerified does not verify). Each change below must drop
+  // the mark; each leaves the kernel's other fields as they were.
+  ir::Kernel base;
+  base.name = "fields";
+  base.params.push_back(ir::Param{"p", T::kU64});
+  base.variables.push_back(ir::Variable{"tile", StateSpace::kShared, T::kF32, 64, 16, false});
+  const ir::Reg r0 = base.AddReg(T::kU32, false, "i");
+  const ir::Reg r1 = base.AddReg(T::kU32, true);
+  const ir::Reg r2 = base.AddReg(T::kU32);
+  const ir::Reg pred = base.AddReg(T::kPred);
+  base.AddLabel("top");
+  ir::Instruction& inst = base.body.emplace_back();
+  inst.op = Opcode::kAdd;
+  inst.mods.type = T::kU32;
+  inst.guard = pred;
+  inst.raw_index = 0;
+  inst.dsts = {r0, r1, r2};
+  inst.srcs = {Operand(r1), Operand::Imm(T::kU32, 7), Operand::AddrReg(r2, 8)};
+  base.raw_ptx.push_back(ir::RawPtxBlock{"mov.u32 {0}, 1;", {}});
+  base.bounds.maxntid = {128, 1, 1};
+  ir::MarkVerified(base);
+  REQUIRE(ir::IsMarkedVerified(base));
+
+  const std::vector<std::pair<std::string, std::function<void(ir::Kernel&)>>> changes = {
+      {"name", [](ir::Kernel& k) { k.name = "fieldz"; }},
+      {"target", [](ir::Kernel& k) { k.target = ir::Target::kSm90; }},
+      {"param name", [](ir::Kernel& k) { k.params[0].name = "q"; }},
+      {"param type", [](ir::Kernel& k) { k.params[0].type = T::kU32; }},
+      {"variable count", [](ir::Kernel& k) { k.variables[0].count = 65; }},
+      {"variable align", [](ir::Kernel& k) { k.variables[0].align = 8; }},
+      {"variable extern", [](ir::Kernel& k) { k.variables[0].is_extern = true; }},
+      {"register type", [](ir::Kernel& k) { k.regs[2].type = T::kS32; }},
+      {"register mutable", [](ir::Kernel& k) { k.regs[0].is_mutable = true; }},
+      {"register hint", [](ir::Kernel& k) { k.SetHint(ir::Reg{1}, "j"); }},
+      {"label hint", [](ir::Kernel& k) { k.labels[0].hint_id = k.InternName("bottom"); }},
+      {"opcode", [](ir::Kernel& k) { k.body[0].op = Opcode::kSub; }},
+      {"modifier", [](ir::Kernel& k) { k.body[0].mods.type = T::kS32; }},
+      {"guard", [](ir::Kernel& k) { k.body[0].guard = ir::Reg{2}; }},
+      {"guard negated", [](ir::Kernel& k) { k.body[0].guard_negated = true; }},
+      {"raw index", [](ir::Kernel& k) { k.body[0].raw_index = 1; }},
+      {"first definition", [](ir::Kernel& k) { k.body[0].dsts[0] = ir::Reg{3}; }},
+      {"second definition", [](ir::Kernel& k) { k.body[0].dsts[1] = ir::Reg{3}; }},
+      {"third definition", [](ir::Kernel& k) { k.body[0].dsts[2] = ir::Reg{3}; }},
+      {"one definition fewer", [](ir::Kernel& k) { k.body[0].dsts = {ir::Reg{0}, ir::Reg{1}}; }},
+      {"source register", [](ir::Kernel& k) { k.body[0].srcs[0] = Operand(ir::Reg{0}); }},
+      {"immediate bits", [](ir::Kernel& k) { k.body[0].srcs[1].value = 8; }},
+      {"immediate type", [](ir::Kernel& k) { k.body[0].srcs[1].type = T::kS32; }},
+      {"address offset", [](ir::Kernel& k) { k.body[0].srcs[2].value = 12; }},
+      {"address base", [](ir::Kernel& k) { k.body[0].srcs[2].base = ir::AddressBase::kSymbol; }},
+      {"one source fewer", [](ir::Kernel& k) { k.body[0].srcs.pop_back(); }},
+      {"instructions swapped", [](ir::Kernel& k) {
+         k.body.push_back(k.body[0]);
+         k.body[1].op = Opcode::kSub;
+         ir::MarkVerified(k);  // the two-instruction kernel is the marked one here
+         std::swap(k.body[0], k.body[1]);
+       }},
+      {"raw text", [](ir::Kernel& k) { k.raw_ptx[0].text = "mov.u32 {0}, 2;"; }},
+      {"raw requirement", [](ir::Kernel& k) { k.raw_ptx[0].requirement.sm = 90; }},
+      {"maxntid", [](ir::Kernel& k) { k.bounds.maxntid[2] = 2; }},
+      {"reqntid", [](ir::Kernel& k) { k.bounds.reqntid[1] = 1; }},
+      {"minnctapersm", [](ir::Kernel& k) { k.bounds.minnctapersm = 2; }},
+      {"maxnreg", [](ir::Kernel& k) { k.bounds.maxnreg = 64; }},
+  };
+  for (const auto& [what, change] : changes) {
+    ir::Kernel k = base;
+    REQUIRE(ir::IsMarkedVerified(k));
+    change(k);
+    INFO(what);
+    REQUIRE_FALSE(ir::IsMarkedVerified(k));
+  }
+}
+
 TEST_CASE("the target decides which instructions are allowed and the PTX version", "[verifier]") {
   auto kernel_with = [](ir::Target target, ScalarType to, ScalarType from) {
     HandKernel h("conv", target);
