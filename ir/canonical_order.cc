@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <new>
 #include <span>
 #include <utility>
 #include <vector>
@@ -105,7 +106,12 @@ class Carver {
   static size_t Bytes(size_t n) {
     return n * sizeof(T) + alignof(T);
   }
-  explicit Carver(size_t bytes) : memory_(new std::byte[bytes]), next_(memory_.get()), end_(next_ + bytes) {}
+  // ::operator new, not new[]: libstdc++'s operator new[] calls operator
+  // new through its own lazily bound PLT slot, so the first new[] (and
+  // delete[]) of a process ran the dynamic linker's symbol lookup inside a
+  // first codegen; nothing else on that path uses new[].
+  explicit Carver(size_t bytes)
+      : memory_(static_cast<std::byte*>(::operator new(bytes))), next_(memory_.get()), end_(next_ + bytes) {}
   template <typename T>
   T* Take(size_t n) {
     std::byte* p = next_ + (-reinterpret_cast<uintptr_t>(next_) & (alignof(T) - 1));
@@ -115,7 +121,10 @@ class Carver {
   }
 
  private:
-  std::unique_ptr<std::byte[]> memory_;
+  struct Free {
+    void operator()(std::byte* p) const { ::operator delete(p); }
+  };
+  std::unique_ptr<std::byte, Free> memory_;
   std::byte* next_;
   std::byte* end_;
 };
