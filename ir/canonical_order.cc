@@ -244,7 +244,8 @@ class Orderer {
     return key;
   }
 
-  // Whether `inst` reads `r` in a use before its `slot`-th (ForEachUse's order).
+  // Whether `inst` reads `r` in a use before its `slot`-th (ForEachUse's
+  // order); never for the first (callers skip the walk for slot 0).
   static bool ReadBefore(const Instruction& inst, Reg r, uint32_t slot) {
     uint32_t k = 0;
     bool seen = false;
@@ -258,7 +259,7 @@ class Orderer {
   void CountReaders(const Instruction& inst) {
     uint32_t slot = 0;
     ForEachUse(inst, [&](Reg r) {
-      if (r.id < nregs_ && readers_[r.id] < 2 && !ReadBefore(inst, r, slot)) ++readers_[r.id];
+      if (r.id < nregs_ && readers_[r.id] < 2 && (slot == 0 || !ReadBefore(inst, r, slot))) ++readers_[r.id];
       ++slot;
     });
   }
@@ -274,7 +275,7 @@ class Orderer {
   bool Frees(const Instruction& inst, uint32_t j) const {
     uint32_t freed = 0, slot = 0;
     ForEachUse(inst, [&](Reg r) {
-      if (Producer(r, j) != kNone && readers_[r.id] == 1 && !ReadBefore(inst, r, slot)) ++freed;
+      if (Producer(r, j) != kNone && readers_[r.id] == 1 && (slot == 0 || !ReadBefore(inst, r, slot))) ++freed;
       ++slot;
     });
     return freed > 0 && freed >= inst.dsts.size();

@@ -9,11 +9,13 @@
 #include <cstring>
 #include <initializer_list>
 #include <iterator>
+#include <memory>
 #include <new>
 #include <limits>
 #include <span>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 
 #include "absl/container/inlined_vector.h"
 #include "ir/opcode.h"
@@ -110,8 +112,11 @@ struct Operand {
   Reg reg() const { return Reg{id}; }
   uint64_t bits() const { return static_cast<uint64_t>(value); }
   // The register this operand reads, if any (a register or a register-based address).
+  // Computed without a branch (& and |, not && and ||): every walk over
+  // operands asks it, and as two or three branches on the operand's kind a
+  // cold branch predictor missed them (first codegen in a process).
   bool reads_reg() const {
-    return kind == OperandKind::kReg || (kind == OperandKind::kAddress && base == AddressBase::kReg);
+    return (kind == OperandKind::kReg) | ((kind == OperandKind::kAddress) & (base == AddressBase::kReg));
   }
 };
 
@@ -244,62 +249,82 @@ bool CmpAllowsType(CmpOp cmp, ScalarType t);
 // types atom and red take at all.
 bool AtomOpAllowsType(AtomOp op, ScalarType t);
 
-// The registers an instruction defines: up to two inline (most define one;
-// setp with |, mov of a pair, two), more on the heap (ld.v4, mma's
-// fragments). 16 bytes where absl::InlinedVector<Reg, 1> took 24: the
-// Instruction shrinks by 8 (README "Design notes").
-class RegList {
+// A list of trivially copyable T: up to N inline, more on the heap. Where
+// the elements are is chosen without a branch (data() masks the heap pointer
+// and the inline address with the capacity test): every walk over an
+// instruction's operands starts with data(), and as a branch it was one a
+// first codegen in a process mispredicts again and again (absl's
+// InlinedVector, which the operands used, branches there; its operator[]
+// also checks the index). The heap block comes from ::operator new, not
+// new[] (libstdc++'s new[] binds operator new lazily: a dynamic-linker
+// lookup on its first call in a process).
+template <typename T, uint32_t N>
+class InlineList {
+  static_assert(std::is_trivially_copyable_v<T> && std::is_trivially_destructible_v<T>);
+  static_assert(N * sizeof(T) >= sizeof(T*), "the heap pointer shares the inline elements' bytes");
+
  public:
-  RegList() = default;
-  RegList(std::initializer_list<Reg> regs) { assign(regs.begin(), regs.end()); }
-  RegList(const RegList& o) { assign(o.begin(), o.end()); }
-  RegList(RegList&& o) noexcept : size_(o.size_), capacity_(o.capacity_) {
-    if (o.on_heap()) {
-      heap_ = o.heap_;
-    } else {
-      inline_[0] = o.inline_[0];
-      inline_[1] = o.inline_[1];
-    }
+  using value_type = T;
+  using iterator = T*;
+  using const_iterator = const T*;
+
+  InlineList() = default;
+  InlineList(std::initializer_list<T> v) { assign(v.begin(), v.end()); }
+  InlineList(const InlineList& o) { assign(o.begin(), o.end()); }
+  InlineList(InlineList&& o) noexcept : size_(o.size_), capacity_(o.capacity_) {
+    // The heap pointer or the inline elements: either way these bytes.
+    std::memcpy(static_cast<void*>(inline_), static_cast<const void*>(o.inline_), sizeof inline_);
     o.size_ = 0;
-    o.capacity_ = kInline;
+    o.capacity_ = N;
   }
-  RegList& operator=(const RegList& o) {
+  InlineList& operator=(const InlineList& o) {
     if (this != &o) assign(o.begin(), o.end());
     return *this;
   }
-  RegList& operator=(RegList&& o) noexcept {
+  InlineList& operator=(InlineList&& o) noexcept {
     if (this != &o) {
-      this->~RegList();
-      new (this) RegList(std::move(o));
+      this->~InlineList();
+      new (this) InlineList(std::move(o));
     }
     return *this;
   }
-  RegList& operator=(std::initializer_list<Reg> regs) {
-    assign(regs.begin(), regs.end());
+  InlineList& operator=(std::initializer_list<T> v) {
+    assign(v.begin(), v.end());
     return *this;
   }
-  ~RegList() {
-    if (on_heap()) delete[] heap_;
+  ~InlineList() {
+    if (on_heap()) ::operator delete(heap_);
   }
 
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
-  Reg* data() { return on_heap() ? heap_ : inline_; }
-  const Reg* data() const { return on_heap() ? heap_ : inline_; }
-  Reg* begin() { return data(); }
-  Reg* end() { return data() + size_; }
-  const Reg* begin() const { return data(); }
-  const Reg* end() const { return data() + size_; }
-  Reg& operator[](size_t i) { return data()[i]; }
-  const Reg& operator[](size_t i) const { return data()[i]; }
-  Reg& front() { return data()[0]; }
-  const Reg& front() const { return data()[0]; }
-  Reg& back() { return data()[size_ - 1]; }
-  const Reg& back() const { return data()[size_ - 1]; }
+  size_t capacity() const { return capacity_; }
+  T* data() { return const_cast<T*>(std::as_const(*this).data()); }
+  const T* data() const {
+    uintptr_t heap;
+    std::memcpy(&heap, static_cast<const void*>(inline_), sizeof heap);
+    const uintptr_t mask = uintptr_t{0} - uintptr_t{on_heap()};
+    return reinterpret_cast<const T*>((heap & mask) | (reinterpret_cast<uintptr_t>(inline_) & ~mask));
+  }
+  T* begin() { return data(); }
+  T* end() { return data() + size_; }
+  const T* begin() const { return data(); }
+  const T* end() const { return data() + size_; }
+  T& operator[](size_t i) { return data()[i]; }
+  const T& operator[](size_t i) const { return data()[i]; }
+  T& front() { return data()[0]; }
+  const T& front() const { return data()[0]; }
+  T& back() { return data()[size_ - 1]; }
+  const T& back() const { return data()[size_ - 1]; }
 
-  void push_back(Reg r) {
-    if (size_ == capacity_) Reserve(2 * capacity_);
-    data()[size_++] = r;
+  void push_back(const T& v) {
+    if (size_ == capacity_) {
+      const T copy = v;  // v may be an element of this list
+      Reserve(2 * capacity_);
+      data()[size_++] = copy;
+      return;
+    }
+    data()[size_++] = v;
   }
   void pop_back() { --size_; }
   void clear() { size_ = 0; }
@@ -308,33 +333,41 @@ class RegList {
     const size_t n = static_cast<size_t>(std::distance(first, last));
     size_ = 0;
     Reserve(n);
-    Reg* d = data();
+    T* d = data();
     for (; first != last; ++first) d[size_++] = *first;
   }
-  friend bool operator==(const RegList& a, const RegList& b) {
+  friend bool operator==(const InlineList& a, const InlineList& b) {
     return std::equal(a.begin(), a.end(), b.begin(), b.end());
   }
-  // Whether the registers are on the heap (more than two were held).
-  bool on_heap() const { return capacity_ > kInline; }
+  // Whether the elements are on the heap (more than N were held).
+  bool on_heap() const { return capacity_ > N; }
 
  private:
-  static constexpr uint32_t kInline = 2;
   void Reserve(size_t n) {
     if (n <= capacity_) return;
-    Reg* heap = new Reg[n];
-    std::copy(begin(), end(), heap);
-    if (on_heap()) delete[] heap_;
+    T* heap = static_cast<T*>(::operator new(n * sizeof(T)));
+    std::uninitialized_copy(begin(), end(), heap);
+    if (on_heap()) ::operator delete(heap_);
     heap_ = heap;
     capacity_ = static_cast<uint32_t>(n);
   }
 
   union {
-    Reg inline_[kInline] = {};
-    Reg* heap_;
+    T inline_[N] = {};
+    T* heap_;
   };
   uint32_t size_ = 0;
-  uint32_t capacity_ = kInline;
+  uint32_t capacity_ = N;
 };
+
+// The registers an instruction defines: up to two inline (most define one;
+// setp with |, mov of a pair, two), more on the heap (ld.v4, mma's
+// fragments). 16 bytes where absl::InlinedVector<Reg, 1> took 24: the
+// Instruction shrinks by 8 (README "Design notes").
+using RegList = InlineList<Reg, 2>;
+// An instruction's operands: three inline (56 bytes, as absl::InlinedVector
+// took), more on the heap (mma's fragments, vector stores).
+using OperandList = InlineList<Operand, 3>;
 
 // One instruction. `dsts` are the registers it defines; `srcs` its operands
 // in PTX order (for stores the address comes first).
@@ -351,7 +384,7 @@ struct Instruction {
   uint32_t raw_index = 0;      // kRaw: index into Kernel::raw_ptx
   CompactLoc loc;              // where the builder call was made
   RegList dsts;
-  absl::InlinedVector<Operand, 3> srcs;
+  OperandList srcs;
 
   const OpInfo& info() const { return GetOpInfo(op); }
   bool guarded() const { return guard.valid(); }
