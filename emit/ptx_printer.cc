@@ -58,15 +58,23 @@ void PrintKernel(std::string& out, const ir::Kernel& k) {
                     "[", v.count, "];\n");
   }
   out.push_back('\n');
-  auto reg_name = [&](std::string& o, ir::Reg r) { ir::AppendPtxRegName(o, k, numbering, r); };
+  // Only raw PTX and the names the kernel gives (params, variables, label
+  // hints) can put a line break in an instruction: the names are looked at
+  // once here instead of each instruction's text.
+  bool names_break = false;
+  for (const ir::Param& p : k.params) names_break |= p.name.find('\n') != std::string::npos;
+  for (const ir::Variable& v : k.variables) names_break |= v.name.find('\n') != std::string::npos;
+  for (const ir::LabelInfo& l : k.labels) names_break |= k.hint_text(l.hint_id).find('\n') != std::string::npos;
   // Each instruction is formatted in place, at the end of `out`.
   for (const ir::Instruction& inst : k.body) {
     const bool label = inst.op == ir::Opcode::kLabel;
     if (!label) out.push_back('\t');
     const size_t start = out.size();
-    ir::AppendInstruction(out, k, inst, reg_name);
+    ir::AppendPtxInstruction(out, k, inst, numbering);
     // Indent every line (raw PTX may span several); labels stay in column 0.
-    if (!label && out.find('\n', start) != std::string::npos) IndentLines(out, start);
+    if (!label && (names_break || inst.op == ir::Opcode::kRaw) && out.find('\n', start) != std::string::npos) {
+      IndentLines(out, start);
+    }
     out.push_back('\n');
   }
   out.append("}\n");

@@ -32,6 +32,15 @@ struct FormatStyle {
 void AppendInstruction(std::string& out, const Kernel& kernel, const Instruction& inst, RegNameFn reg_name,
                        FormatStyle style = {});
 
+// AppendInstruction with PTX register names under `numbering` (the PTX
+// printer's), read without a call through a function reference per register.
+struct RegisterNumbering;
+void AppendPtxInstruction(std::string& out, const Kernel& kernel, const Instruction& inst,
+                          const RegisterNumbering& numbering);
+// What slot i of the opcode's format prints, by a switch on the slot: what
+// AppendOpcode's tables say for each slot and value (ir_test compares them).
+void AppendSlot(std::string& out, const Instruction& inst, int i);
+
 // The virtual name of a register in the IR dump and messages: "%7".
 void AppendVirtualRegName(std::string& out, Reg r);
 std::string InstructionText(const Kernel& kernel, const Instruction& inst);  // with virtual names
