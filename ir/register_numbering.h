@@ -30,18 +30,22 @@ struct RegisterNumbering {
 };
 
 namespace numbering_internal {
-// RegClassPrefix by class, padded to 4 bytes so that it is copied whole.
+// RegClassPrefix by class, padded to 4 bytes so that it is copied whole
+// (printer_test compares it with RegClassPrefix).
 struct Prefix {
   char text[4];
   uint8_t size;
 };
 inline constexpr Prefix kPrefixes[8] = {{"%p", 2}, {"%rs", 3}, {"%r", 2}, {"%rd", 3},
                                         {"%f", 2}, {"%fd", 3}, {"", 0},   {"", 0}};
+// The type a class's registers are declared with (RegClassDeclType without its dot).
+inline constexpr ScalarType kDeclTypes[8] = {ScalarType::kPred, ScalarType::kB16, ScalarType::kB32, ScalarType::kB64,
+                                             ScalarType::kF32,  ScalarType::kF64, ScalarType::kNone, ScalarType::kNone};
 static_assert(static_cast<int>(RegClass::kPred) == 0 && static_cast<int>(RegClass::kB16) == 1 &&
                   static_cast<int>(RegClass::kB32) == 2 && static_cast<int>(RegClass::kB64) == 3 &&
                   static_cast<int>(RegClass::kF32) == 4 && static_cast<int>(RegClass::kF64) == 5 &&
                   kNumRegClasses <= (1 << RegisterNumbering::kClassBits),
-              "kPrefixes is indexed by RegClass");
+              "kPrefixes and kDeclTypes are indexed by RegClass");
 }  // namespace numbering_internal
 
 // Writes the PTX name of `r` under `numbering` ("%rd7", at most 14 bytes)

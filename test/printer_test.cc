@@ -555,6 +555,13 @@ TEST_CASE("PTX register names: the class prefix and the number within the class"
   CHECK(name(regs[8]) == "%f1");
   CHECK(name(regs.back()) == "%f12");
   CHECK(name(spare) == "%<bad>");
+  // The tables the printer reads for the classes' prefixes and declarations.
+  for (int c = 0; c < ir::kNumRegClasses; ++c) {
+    const ir::numbering_internal::Prefix& prefix = ir::numbering_internal::kPrefixes[c];
+    CHECK(std::string_view(prefix.text, prefix.size) == ir::RegClassPrefix(static_cast<ir::RegClass>(c)));
+    CHECK(StrCat(".", ir::TypeName(ir::numbering_internal::kDeclTypes[c])) ==
+          ir::RegClassDeclType(static_cast<ir::RegClass>(c)));
+  }
   CHECK(name(ir::Reg{static_cast<uint32_t>(k.regs.size())}) == "%<bad>");
   CHECK(name(ir::Reg{}) == "%<bad>");
 }
