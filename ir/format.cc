@@ -113,8 +113,8 @@ struct PtxNames {
 // the opcode's operands all have fixed sizes (each spec's group, nothing
 // optional), else -1.
 template <typename Out, typename T, typename AppendOne>
-void AppendGrouped(Out& out, const Instruction& inst, std::span<const OperandSpec> specs, int fixed, const T& items,
-                   char sep, AppendOne append_one) {
+void AppendGrouped(Out& out, const Instruction& inst, std::span<const OperandSpec> specs, int fixed,
+                   std::span<const T> items, char sep, AppendOne append_one) {
   // A signature lists at most 8 sources and 4 destinations (Signature).
   uint8_t sizes[std::tuple_size_v<decltype(Signature::srcs)>];
   static_assert(std::tuple_size_v<decltype(Signature::dsts)> <= std::size(sizes));
@@ -455,7 +455,8 @@ void AppendInstructionWith(Out& out, const Kernel& kernel, const Instruction& in
     out.push_back(' ');
     first = false;
     AppendGrouped(out, inst, std::span(sig.dsts.data(), sig.ndst), info.fixed_operands ? info.fixed_dsts : -1,
-                  inst.dsts, sig.dst_sep == '|' ? '|' : ',', [&](Reg r) { reg_name(out, r); });
+                  std::span<const Reg>(inst.dsts.data(), inst.dsts.size()), sig.dst_sep == '|' ? '|' : ',',
+                  [&](Reg r) { reg_name(out, r); });
   }
   if (!inst.srcs.empty()) {
     if (first) {
@@ -464,7 +465,8 @@ void AppendInstructionWith(Out& out, const Kernel& kernel, const Instruction& in
       AppendSeparator(out, ',');
     }
     AppendGrouped(out, inst, std::span(sig.srcs.data(), sig.nsrc), info.fixed_operands ? info.fixed_srcs : -1,
-                  inst.srcs, ',', [&](const Operand& op) { AppendOperandWith(out, kernel, op, reg_name); });
+                  std::span<const Operand>(inst.srcs.data(), inst.srcs.size()), ',',
+                  [&](const Operand& op) { AppendOperandWith(out, kernel, op, reg_name); });
   }
   if (style.semicolon) out.push_back(';');
 }

@@ -16,7 +16,12 @@ RegisterNumbering RegisterNumbering::Compute(const Kernel& kernel) {
   uint32_t* const entry = n.entry.data();
   for (const Instruction& inst : kernel.body) {
     for (Reg d : inst.dsts) entry[std::min(d.id, size)] = 0;
-    for (const Operand& op : inst.srcs) entry[op.reads_reg() ? std::min(op.id, size) : size] = 0;
+    for (const Operand& op : inst.srcs) {
+      // op.reads_reg(), evaluated whole instead of with its short circuit.
+      const bool reads = (op.kind == OperandKind::kReg) |
+                         ((op.kind == OperandKind::kAddress) & (op.base == AddressBase::kReg));
+      entry[reads ? std::min(op.id, size) : size] = 0;
+    }
     entry[std::min(inst.guard.id, size)] = 0;  // kInvalidId when unguarded
   }
   n.entry.pop_back();

@@ -60,7 +60,16 @@ inline char* WritePtxRegName(char* p, const RegisterNumbering& numbering, Reg r)
   const numbering_internal::Prefix& prefix =
       numbering_internal::kPrefixes[e & ((1u << RegisterNumbering::kClassBits) - 1)];
   std::memcpy(p, prefix.text, sizeof(prefix.text));
-  return std::to_chars(p + prefix.size, p + 14, e >> RegisterNumbering::kClassBits).ptr;
+  p += prefix.size;
+  const uint32_t number = e >> RegisterNumbering::kClassBits;
+  if (number >= 100) return std::to_chars(p, p + 10, number).ptr;
+  // One or two digits without a branch on which: both are stored, and
+  // under 10 the units digit moves to the front.
+  const bool one = number < 10;
+  p[0] = static_cast<char>('0' + number / 10);
+  p[1] = static_cast<char>('0' + number % 10);
+  p[0] = p[one];
+  return p + 2 - one;
 }
 
 // Appends the PTX name of `r` under `numbering` ("%rd7"); "%<bad>" for a
