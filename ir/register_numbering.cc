@@ -17,10 +17,12 @@ RegisterNumbering RegisterNumbering::Compute(const Kernel& kernel) {
   for (const Instruction& inst : kernel.body) {
     for (Reg d : inst.dsts) entry[std::min(d.id, size)] = 0;
     for (const Operand& op : inst.srcs) {
-      // op.reads_reg(), evaluated whole instead of with its short circuit.
-      const bool reads = (op.kind == OperandKind::kReg) |
-                         ((op.kind == OperandKind::kAddress) & (op.base == AddressBase::kReg));
-      entry[reads ? std::min(op.id, size) : size] = 0;
+      // op.reads_reg(), evaluated whole instead of with its short circuit;
+      // the index is min(op.id, size) when it reads one, else size (by a
+      // mask: g++ made the choice a branch).
+      const uint32_t reads = (op.kind == OperandKind::kReg) |
+                             ((op.kind == OperandKind::kAddress) & (op.base == AddressBase::kReg));
+      entry[size + ((std::min(op.id, size) - size) & (0 - reads))] = 0;
     }
     entry[std::min(inst.guard.id, size)] = 0;  // kInvalidId when unguarded
   }
@@ -29,9 +31,9 @@ RegisterNumbering RegisterNumbering::Compute(const Kernel& kernel) {
   // kUnused and takes no number.
   for (uint32_t id = 0; id < size; ++id) {
     const uint32_t c = static_cast<uint32_t>(RegClassOf(kernel.regs[id].type));
-    const bool used = entry[id] == 0;
+    const uint32_t used = entry[id] == 0;
     const uint32_t numbered = (n.count[c] << kClassBits) | c;
-    entry[id] = used ? numbered : kUnused;
+    entry[id] = numbered | (used - 1);  // kUnused (all ones) when not used
     n.count[c] += used;
   }
   return n;
