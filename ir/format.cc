@@ -19,61 +19,6 @@ void AppendDot(std::string& out, std::string_view s) {
   out.append(s);
 }
 
-// The PTX printer's line buffer: an instruction's pieces are stored into a
-// buffer on the stack and appended to the output at once, instead of an
-// append each (a capacity test, and a call to memcpy for most). Short
-// pieces of a bounded size (a register name, a modifier, a separator) are
-// stored whole. The functions that know only std::string (immediates,
-// label names, the rare slots and raw PTX) write to str(), which flushes
-// the buffer first.
-class LineBuffer {
- public:
-  explicit LineBuffer(std::string& out) : out_(out) {}
-  LineBuffer(const LineBuffer&) = delete;
-  LineBuffer& operator=(const LineBuffer&) = delete;
-  ~LineBuffer() { flush(); }
-
-  // The largest piece put() or reserve() take.
-  static constexpr size_t kMaxPiece = 32;
-
-  void flush() {
-    out_.append(buf_, static_cast<size_t>(p_ - buf_));
-    p_ = buf_;
-  }
-  std::string& str() {
-    flush();
-    return out_;
-  }
-  // Room for n <= kMaxPiece bytes at cursor().
-  char* reserve(size_t n) {
-    if (static_cast<size_t>(buf_ + sizeof(buf_) - p_) < n) flush();
-    return p_;
-  }
-  char* cursor() { return p_; }
-  void advance_to(char* p) { p_ = p; }
-  void push_back(char c) { *reserve(1) = c; ++p_; }
-  void append(std::string_view s) {
-    if (s.size() > kMaxPiece) {
-      str().append(s);
-      return;
-    }
-    std::memcpy(reserve(s.size()), s.data(), s.size());
-    p_ += s.size();
-  }
-  // The first n bytes of text, copied as N bytes whole (n <= N <= kMaxPiece).
-  template <size_t N>
-  void put(const char (&text)[N], size_t n) {
-    static_assert(N <= kMaxPiece);
-    std::memcpy(reserve(N), text, N);
-    p_ += n;
-  }
-
- private:
-  std::string& out_;
-  char buf_[256];
-  char* p_ = buf_;
-};
-
 std::string& Str(std::string& out) { return out; }
 std::string& Str(LineBuffer& out) { return out.str(); }
 
@@ -99,9 +44,9 @@ struct PtxNames {
   const RegisterNumbering& numbering;
   void operator()(std::string& out, Reg r) const { AppendPtxRegName(out, numbering, r); }
   void operator()(LineBuffer& out, Reg r) const {
-    // AppendPtxRegName's text: a prefix and a number of at most 9 digits.
-    static_assert(LineBuffer::kMaxPiece >= 4 + 10);
-    char* p = out.reserve(LineBuffer::kMaxPiece);
+    // WritePtxRegName writes at most 14 bytes.
+    static_assert(LineBuffer::kMaxPiece >= 16);
+    char* p = out.reserve(16);
     out.advance_to(WritePtxRegName(p, numbering, r));
   }
 };
@@ -482,9 +427,8 @@ void AppendInstruction(std::string& out, const Kernel& kernel, const Instruction
   AppendInstructionWith(out, kernel, inst, NamesByFunction{reg_name}, style);
 }
 
-void AppendPtxInstruction(std::string& out, const Kernel& kernel, const Instruction& inst,
+void AppendPtxInstruction(LineBuffer& line, const Kernel& kernel, const Instruction& inst,
                           const RegisterNumbering& numbering) {
-  LineBuffer line(out);
   AppendInstructionWith(line, kernel, inst, PtxNames{numbering}, FormatStyle{});
 }
 

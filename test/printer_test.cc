@@ -609,20 +609,37 @@ TEST_CASE("the PTX printer's line buffer prints what the general formatter print
   add(ir::Opcode::kAdd, {ir::Reg{999}}, {ir::Operand{}, r[1]}, {.type = ScalarType::kU32});  // bad register, no operand
   for (const ir::Instruction& inst : insts) k.body.push_back(inst);
   const ir::RegisterNumbering numbering = ir::RegisterNumbering::Compute(k);
+  auto ptx = [&](const ir::Instruction& inst) {
+    std::string text = "x";
+    ir::LineBuffer line(text);
+    ir::AppendPtxInstruction(line, k, inst, numbering);
+    line.flush();
+    return text;
+  };
+  std::string expected_all;
   for (const ir::Instruction& inst : k.body) {
     std::string expected = "x";
     ir::AppendInstruction(expected, k, inst,
                           [&](std::string& out, ir::Reg reg) { ir::AppendPtxRegName(out, k, numbering, reg); });
-    std::string text = "x";
-    ir::AppendPtxInstruction(text, k, inst, numbering);
-    CHECK(text == expected);
+    CHECK(ptx(inst) == expected);
+    expected_all += expected.substr(1) + "\n";
   }
-  std::string text;
-  ir::AppendPtxInstruction(text, k, k.body[1], numbering);
-  CHECK(text == "ld.global.v4.f32 {%f0, %r0, %r1, %f1}, [%r2+-16];");
-  text.clear();
-  ir::AppendPtxInstruction(text, k, k.body[4], numbering);
-  CHECK(text == "setp.lt.f16x2 %p0|%p1, %r0, %r1;");
+  CHECK(ptx(k.body[1]) == "xld.global.v4.f32 {%f0, %r0, %r1, %f1}, [%r2+-16];");
+  CHECK(ptx(k.body[4]) == "xsetp.lt.f16x2 %p0|%p1, %r0, %r1;");
+  // All of them through one buffer, which fills at a different place in
+  // each round.
+  for (int round = 0; round < 40; ++round) {
+    std::string all(static_cast<size_t>(round), '-');
+    {
+      ir::LineBuffer line(all);
+      for (int i = 0; i < round; ++i) line.push_back('-');
+      for (const ir::Instruction& inst : k.body) {
+        ir::AppendPtxInstruction(line, k, inst, numbering);
+        line.push_back('\n');
+      }
+    }
+    CHECK(all == std::string(2 * static_cast<size_t>(round), '-') + expected_all);
+  }
 }
 
 TEST_CASE("a line break in a label hint is indented like raw PTX's", "[printer]") {
