@@ -152,6 +152,25 @@ constexpr std::array<Dotted, kNumScalarTypes> TypeTexts() {
 constexpr std::array<Dotted, kNumScalarTypes> kTypeText = TypeTexts();
 static_assert(ScalarType::kNone == ScalarType{0});
 
+// The mnemonics, padded to 16 bytes so that one is copied whole (size 0:
+// longer, appended as it is). From the table OpInfo::mnemonic comes from.
+struct Mnemonic {
+  char text[16] = {};
+  uint8_t size = 0;
+};
+constexpr Mnemonic Pad(std::string_view m) {
+  Mnemonic p;
+  if (m.size() > sizeof(p.text)) return p;
+  for (char c : m) p.text[p.size++] = c;
+  return p;
+}
+constexpr Mnemonic kMnemonics[] = {
+#define OP(id, mnemonic, ...) Pad(mnemonic),
+#include "ir/opcodes.def"
+#undef OP
+};
+static_assert(std::size(kMnemonics) == kNumOpcodes);
+
 struct SlotTable {
   uint8_t byte = 0;   // ModifierByte
   uint8_t count = 0;  // entries of `text`; 0: always AppendSlot
@@ -284,7 +303,16 @@ namespace {
 template <typename Out>
 void AppendOpcodeTo(Out& out, const Instruction& inst) {
   const OpInfo& info = inst.info();
-  out.append(info.mnemonic);
+  if constexpr (std::is_same_v<Out, LineBuffer>) {
+    const Mnemonic& m = kMnemonics[static_cast<int>(inst.op)];
+    if (m.size != 0) [[likely]] {
+      out.put(m.text, m.size);
+    } else {
+      out.append(info.mnemonic);
+    }
+  } else {
+    out.append(info.mnemonic);
+  }
   const auto* bytes = reinterpret_cast<const uint8_t*>(&inst.mods);
   for (int i = 0; i < info.num_slots; ++i) {
     const SlotTable& table = kSlotTables[static_cast<int>(info.slots[i])];
@@ -304,6 +332,7 @@ void AppendOpcodeTo(Out& out, const Instruction& inst) {
 }  // namespace
 
 void AppendOpcode(std::string& out, const Instruction& inst) { AppendOpcodeTo(out, inst); }
+void AppendOpcode(LineBuffer& out, const Instruction& inst) { AppendOpcodeTo(out, inst); }
 
 namespace {
 

@@ -110,6 +110,10 @@ void AppendPtxInstruction(LineBuffer& line, const Kernel& kernel, const Instruct
 // AppendOpcode's tables say for each slot and value (ir_test compares them).
 void AppendSlot(std::string& out, const Instruction& inst, int i);
 
+// AppendOpcode into a line buffer (the PTX printer's form: the mnemonic and
+// the modifiers stored whole).
+void AppendOpcode(LineBuffer& out, const Instruction& inst);
+
 // The virtual name of a register in the IR dump and messages: "%7".
 void AppendVirtualRegName(std::string& out, Reg r);
 std::string InstructionText(const Kernel& kernel, const Instruction& inst);  // with virtual names

@@ -568,7 +568,8 @@ TEST_CASE("the opcode table parses its format column", "[opcode]") {
 TEST_CASE("AppendOpcode's slot tables print what AppendSlot's switch prints, for every slot and value", "[format]") {
   // Each slot of each opcode set alone to every value its modifier byte
   // may hold (bools 0 and 1, enums in range: EnumsValid); the table-driven
-  // AppendOpcode against the mnemonic and each slot by the switch.
+  // AppendOpcode, into a string and into a line buffer, against the
+  // mnemonic and each slot by the switch.
   int compared = 0;
   for (int op = 0; op < ir::kNumOpcodes; ++op) {
     const ir::OpInfo& info = ir::GetOpInfo(static_cast<ir::Opcode>(op));
@@ -591,6 +592,12 @@ TEST_CASE("AppendOpcode's slot tables print what AppendSlot's switch prints, for
         ir::AppendOpcode(text, inst);
         INFO(expected);
         REQUIRE(text == expected);
+        std::string buffered;
+        {
+          ir::LineBuffer line(buffered);
+          ir::AppendOpcode(line, inst);
+        }
+        REQUIRE(buffered == expected);
         ++compared;
       }
     }
