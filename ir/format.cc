@@ -21,6 +21,8 @@ void AppendDot(std::string& out, std::string_view s) {
 
 std::string& Str(std::string& out) { return out; }
 std::string& Str(LineBuffer& out) { return out.str(); }
+void AppendDecimalTo(std::string& out, int64_t v) { AppendDecimal(out, v); }
+void AppendDecimalTo(LineBuffer& out, int64_t v) { out.decimal(v); }
 
 // ", " (or another separator and a space), or "|" alone.
 void AppendSeparator(std::string& out, char sep) {
@@ -338,13 +340,32 @@ namespace {
 
 template <typename Out, typename RegName>
 void AppendOperandWith(Out& out, const Kernel& kernel, const Operand& op, RegName reg_name) {
-  // Registers, the most common operand, before the switch (an indirect jump).
+  // Registers and addresses, the most common operands, before the switch
+  // (an indirect jump).
   if (op.kind == OperandKind::kReg) {
     reg_name(out, op.reg());
     return;
   }
+  if (op.kind == OperandKind::kAddress) {
+    out.push_back('[');
+    if (op.base == AddressBase::kReg) {
+      reg_name(out, op.reg());
+    } else if (op.base == AddressBase::kSymbol) {
+      out.append(op.id < kernel.variables.size() ? std::string_view(kernel.variables[op.id].name) : "<bad variable>");
+    } else {
+      out.append(op.id < kernel.params.size() ? std::string_view(kernel.params[op.id].name) : "<bad param>");
+    }
+    // ptxas reads `[%rd2+-8]`, not `[%rd2-8]`.
+    if (op.value != 0) {
+      out.push_back('+');
+      AppendDecimalTo(out, op.value);
+    }
+    out.push_back(']');
+    return;
+  }
   switch (op.kind) {
-    case OperandKind::kReg: reg_name(out, op.reg()); return;
+    case OperandKind::kReg:
+    case OperandKind::kAddress: return;  // above
     case OperandKind::kImm: AppendImmediate(Str(out), op.type, op.bits()); return;
     case OperandKind::kSpecial:
       out.append(op.id < static_cast<uint32_t>(kNumSpecialRegs) ? SpecialRegName(static_cast<SpecialReg>(op.id))
@@ -354,24 +375,6 @@ void AppendOperandWith(Out& out, const Kernel& kernel, const Operand& op, RegNam
       out.append(op.id < kernel.variables.size() ? std::string_view(kernel.variables[op.id].name) : "<bad variable>");
       return;
     case OperandKind::kLabel: AppendLabelName(Str(out), kernel, Label{op.id}); return;
-    case OperandKind::kAddress:
-      out.push_back('[');
-      switch (op.base) {
-        case AddressBase::kReg: reg_name(out, op.reg()); break;
-        case AddressBase::kSymbol:
-          out.append(op.id < kernel.variables.size() ? std::string_view(kernel.variables[op.id].name) : "<bad variable>");
-          break;
-        case AddressBase::kParam:
-          out.append(op.id < kernel.params.size() ? std::string_view(kernel.params[op.id].name) : "<bad param>");
-          break;
-      }
-      // ptxas reads `[%rd2+-8]`, not `[%rd2-8]`.
-      if (op.value != 0) {
-        out.push_back('+');
-        AppendDecimal(Str(out), op.value);
-      }
-      out.push_back(']');
-      return;
     case OperandKind::kNone: out.append("<none>"); return;
   }
 }

@@ -89,9 +89,9 @@ class LineBuffer {
   void literal(const char (&text)[N]) {
     put(text, N - 1);
   }
-  void decimal(uint32_t v) {
-    char* p = reserve(10);
-    p_ = std::to_chars(p, p + 10, v).ptr;
+  void decimal(int64_t v) {
+    char* p = reserve(20);
+    p_ = std::to_chars(p, p + 20, v).ptr;
   }
 
  private:
