@@ -34,6 +34,28 @@ std::string_view DeclType(ir::ScalarType t) {
   }
 }
 
+// "\t.reg .b32 \t%r<" by register class, padded so that it is stored whole:
+// RegClassDeclType and RegClassPrefix, from the numbering's tables
+// (printer_test compares them).
+struct RegDecl {
+  char text[24] = {};
+  uint8_t size = 0;
+};
+constexpr std::array<RegDecl, ir::kNumRegClasses> RegDecls() {
+  std::array<RegDecl, ir::kNumRegClasses> decls{};
+  for (int c = 0; c < ir::kNumRegClasses; ++c) {
+    RegDecl& d = decls[c];
+    const ir::numbering_internal::Prefix& prefix = ir::numbering_internal::kPrefixes[c];
+    for (std::string_view part : {std::string_view("\t.reg ."), ir::TypeName(ir::numbering_internal::kDeclTypes[c]),
+                                  std::string_view(" \t"), std::string_view(prefix.text, prefix.size),
+                                  std::string_view("<")}) {
+      for (char ch : part) d.text[d.size++] = ch;
+    }
+  }
+  return decls;
+}
+constexpr std::array<RegDecl, ir::kNumRegClasses> kRegDecls = RegDecls();
+
 // The kernel's text goes through `line` (ir::LineBuffer): literal text
 // stored whole, names and numbers appended, one append to the string per
 // 256 bytes.
@@ -75,13 +97,7 @@ void PrintKernel(ir::LineBuffer& line, const ir::Kernel& k) {
   line.literal("{\n");
   for (int c = 0; c < ir::kNumRegClasses; ++c) {
     if (numbering.count[c] == 0) continue;
-    // RegClassDeclType and RegClassPrefix, from tables (printer_test compares them).
-    const ir::numbering_internal::Prefix& prefix = ir::numbering_internal::kPrefixes[c];
-    line.literal("\t.reg .");
-    line.append(ir::TypeName(ir::numbering_internal::kDeclTypes[c]));
-    line.literal(" \t");
-    line.put(prefix.text, prefix.size);
-    line.push_back('<');
+    line.put(kRegDecls[c].text, kRegDecls[c].size);
     line.decimal(numbering.count[c]);
     line.literal(">;\n");
   }
