@@ -352,7 +352,7 @@ void AppendOperandWith(Out& out, const Kernel& kernel, const Operand& op, RegNam
       reg_name(out, op.reg());
     } else if (op.base == AddressBase::kSymbol) {
       out.append(op.id < kernel.variables.size() ? std::string_view(kernel.variables[op.id].name) : "<bad variable>");
-    } else {
+    } else if (op.base == AddressBase::kParam) {
       out.append(op.id < kernel.params.size() ? std::string_view(kernel.params[op.id].name) : "<bad param>");
     }
     // ptxas reads `[%rd2+-8]`, not `[%rd2-8]`.
