@@ -58,7 +58,8 @@ struct PtxNames {
 // space, or '|' alone). Without a fitting signature (malformed IR in a
 // message), one flat list. `fixed` is OpInfo::fixed_dsts or fixed_srcs when
 // the opcode's operands all have fixed sizes (each spec's group, nothing
-// optional), else -1.
+// optional), else -1: when it is the number of specs, every group is one
+// operand.
 template <typename Out, typename T, typename AppendOne>
 void AppendGrouped(Out& out, const Instruction& inst, std::span<const OperandSpec> specs, int fixed,
                    std::span<const T> items, char sep, AppendOne append_one) {
@@ -69,13 +70,17 @@ void AppendGrouped(Out& out, const Instruction& inst, std::span<const OperandSpe
   // list prints flat whether it fits or not: no sizes to find.
   bool fits = false;
   if (fixed != static_cast<int>(specs.size())) {
-    if (fixed >= 0) {
-      // GroupSizes' answer without its walk: each spec's group, all present.
-      for (size_t k = 0; k < specs.size(); ++k) sizes[k] = specs[k].group;
-      fits = items.size() == static_cast<size_t>(fixed);
-    } else {
-      fits = GroupSizes(inst, specs, items.size(), sizes);
+    // GroupSizes' answer without the call when no group is a fragment or
+    // optional: each spec's group, or the vector width for {v} and {x}.
+    bool plain = true;
+    size_t total = 0;
+    for (size_t k = 0; k < specs.size(); ++k) {
+      const OperandSpec& spec = specs[k];
+      plain &= (spec.fragment == Fragment::kNone) & !spec.optional;
+      sizes[k] = spec.group != 0 ? spec.group : inst.mods.vec;
+      total += sizes[k];
     }
+    fits = plain ? total == items.size() : GroupSizes(inst, specs, items.size(), sizes);
   }
   if (!fits) {
     append_one(items[0]);  // the caller prints no empty list
