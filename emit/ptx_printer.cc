@@ -2,6 +2,7 @@
 #include "emit/ptx_printer.h"
 
 #include <algorithm>
+#include <array>
 #include <map>
 
 #include "ir/strings.h"
@@ -33,43 +34,105 @@ std::string_view DeclType(ir::ScalarType t) {
   }
 }
 
-void PrintKernel(std::string& out, const ir::Kernel& k) {
-  const ir::RegisterNumbering numbering = ir::RegisterNumbering::Compute(k);
-  StrAppend(&out, "\t// .globl\t", k.name, "\n.visible .entry ", k.name, "(");
-  for (size_t i = 0; i < k.params.size(); ++i) {
-    StrAppend(&out, i ? ",\n" : "\n", "\t.param .", DeclType(k.params[i].type), " ", k.params[i].name);
+// "\t.reg .b32 \t%r<" by register class, padded so that it is stored whole:
+// RegClassDeclType and RegClassPrefix, from the numbering's tables
+// (printer_test compares them).
+struct RegDecl {
+  char text[24] = {};
+  uint8_t size = 0;
+};
+constexpr std::array<RegDecl, ir::kNumRegClasses> RegDecls() {
+  std::array<RegDecl, ir::kNumRegClasses> decls{};
+  for (int c = 0; c < ir::kNumRegClasses; ++c) {
+    RegDecl& d = decls[c];
+    const ir::numbering_internal::Prefix& prefix = ir::numbering_internal::kPrefixes[c];
+    for (std::string_view part : {std::string_view("\t.reg ."), ir::TypeName(ir::numbering_internal::kDeclTypes[c]),
+                                  std::string_view(" \t"), std::string_view(prefix.text, prefix.size),
+                                  std::string_view("<")}) {
+      for (char ch : part) d.text[d.size++] = ch;
+    }
   }
-  out.append(k.params.empty() ? ")\n" : "\n)\n");
+  return decls;
+}
+constexpr std::array<RegDecl, ir::kNumRegClasses> kRegDecls = RegDecls();
+
+// The kernel's text goes through `line` (ir::LineBuffer): literal text
+// stored whole, names and numbers appended, one append to the string per
+// 256 bytes.
+void PrintKernel(ir::LineBuffer& line, const ir::Kernel& k) {
+  const ir::RegisterNumbering numbering = ir::RegisterNumbering::Compute(k);
+  line.literal("\t// .globl\t");
+  line.append(k.name);
+  line.literal("\n.visible .entry ");
+  line.append(k.name);
+  line.push_back('(');
+  for (size_t i = 0; i < k.params.size(); ++i) {
+    if (i) line.push_back(',');
+    line.literal("\n\t.param .");
+    line.append(DeclType(k.params[i].type));
+    line.push_back(' ');
+    line.append(k.params[i].name);
+  }
+  if (!k.params.empty()) line.push_back('\n');
+  line.literal(")\n");
   const ir::LaunchBounds& lb = k.bounds;
-  if (lb.maxntid[0]) StrAppend(&out, ".maxntid ", lb.maxntid[0], ", ", lb.maxntid[1], ", ", lb.maxntid[2], "\n");
-  if (lb.reqntid[0]) StrAppend(&out, ".reqntid ", lb.reqntid[0], ", ", lb.reqntid[1], ", ", lb.reqntid[2], "\n");
-  if (lb.minnctapersm) StrAppend(&out, ".minnctapersm ", lb.minnctapersm, "\n");
-  if (lb.maxnreg) StrAppend(&out, ".maxnreg ", lb.maxnreg, "\n");
-  out.append("{\n");
+  auto three = [&](const std::array<uint32_t, 3>& v) {
+    line.decimal(v[0]);
+    line.literal(", ");
+    line.decimal(v[1]);
+    line.literal(", ");
+    line.decimal(v[2]);
+    line.push_back('\n');
+  };
+  if (lb.maxntid[0]) {
+    line.literal(".maxntid ");
+    three(lb.maxntid);
+  }
+  if (lb.reqntid[0]) {
+    line.literal(".reqntid ");
+    three(lb.reqntid);
+  }
+  if (lb.minnctapersm) StrAppend(&line.str(), ".minnctapersm ", lb.minnctapersm, "\n");
+  if (lb.maxnreg) StrAppend(&line.str(), ".maxnreg ", lb.maxnreg, "\n");
+  line.literal("{\n");
   for (int c = 0; c < ir::kNumRegClasses; ++c) {
     if (numbering.count[c] == 0) continue;
-    auto rc = static_cast<ir::RegClass>(c);
-    StrAppend(&out, "\t.reg ", ir::RegClassDeclType(rc), " \t", ir::RegClassPrefix(rc), "<", numbering.count[c],
-                    ">;\n");
+    line.put(kRegDecls[c].text, kRegDecls[c].size);
+    line.decimal(numbering.count[c]);
+    line.literal(">;\n");
   }
   for (const ir::Variable& v : k.variables) {
     if (v.is_extern) continue;
-    StrAppend(&out, "\t.", ir::StateSpaceName(v.space), " .align ", v.align, " .", DeclType(v.elem), " ", v.name,
-                    "[", v.count, "];\n");
+    StrAppend(&line.str(), "\t.", ir::StateSpaceName(v.space), " .align ", v.align, " .", DeclType(v.elem), " ",
+              v.name, "[", v.count, "];\n");
   }
-  out.push_back('\n');
-  auto reg_name = [&](std::string& o, ir::Reg r) { ir::AppendPtxRegName(o, k, numbering, r); };
-  // Each instruction is formatted in place, at the end of `out`.
+  line.push_back('\n');
+  // Only raw PTX and the names the kernel gives (params, variables, label
+  // hints) can put a line break in an instruction: the names are looked at
+  // once here instead of each instruction's text.
+  bool names_break = false;
+  for (const ir::Param& p : k.params) names_break |= p.name.find('\n') != std::string::npos;
+  for (const ir::Variable& v : k.variables) names_break |= v.name.find('\n') != std::string::npos;
+  for (const ir::LabelInfo& l : k.labels) names_break |= k.hint_text(l.hint_id).find('\n') != std::string::npos;
   for (const ir::Instruction& inst : k.body) {
-    const bool label = inst.op == ir::Opcode::kLabel;
-    if (!label) out.push_back('\t');
-    const size_t start = out.size();
-    ir::AppendInstruction(out, k, inst, reg_name);
-    // Indent every line (raw PTX may span several); labels stay in column 0.
-    if (!label && out.find('\n', start) != std::string::npos) IndentLines(out, start);
-    out.push_back('\n');
+    // Labels stay in column 0; other instructions are indented, every line
+    // of them (raw PTX may span several), which is looked for in the string.
+    if (inst.op == ir::Opcode::kLabel) {
+      ir::AppendPtxInstruction(line, k, inst, numbering);
+    } else if (!names_break && inst.op != ir::Opcode::kRaw) {
+      line.push_back('\t');
+      ir::AppendPtxInstruction(line, k, inst, numbering);
+    } else {
+      line.push_back('\t');
+      std::string& out = line.str();
+      const size_t start = out.size();
+      ir::AppendPtxInstruction(line, k, inst, numbering);
+      line.flush();
+      if (out.find('\n', start) != std::string::npos) IndentLines(out, start);
+    }
+    line.push_back('\n');
   }
-  out.append("}\n");
+  line.literal("}\n");
 }
 
 absl::StatusOr<std::string> PrintKernels(ir::Target target, std::optional<ir::PtxVersion> pinned,
@@ -128,8 +191,14 @@ absl::StatusOr<std::string> PrintKernels(ir::Target target, std::optional<ir::Pt
   std::string out;
   out.reserve(declarations + std::min<size_t>(4096, 8 * instructions) + (instructions - labels) * (20 + 3 * digits) +
               labels * 24);
-  StrAppend(&out, "//\n// Generated by ptxforge\n//\n\n.version ", version.ToString(), "\n.target ",
-                  ir::TargetName(target), "\n.address_size 64\n");
+  ir::LineBuffer line(out);
+  line.literal("//\n// Generated by ptxforge\n//\n\n.version ");
+  line.decimal(version.major());
+  line.push_back('.');
+  line.decimal(version.minor());
+  line.literal("\n.target ");
+  line.append(ir::TargetName(target));
+  line.literal("\n.address_size 64\n");
   // Dynamic shared memory lives at module scope; kernels naming the same
   // window share one declaration (with the largest alignment).
   std::map<std::string, uint32_t> externs;
@@ -142,14 +211,15 @@ absl::StatusOr<std::string> PrintKernels(ir::Target target, std::optional<ir::Pt
       it->second = std::max(it->second, v.align);
     }
   }
-  if (!extern_order.empty()) out.push_back('\n');
+  if (!extern_order.empty()) line.push_back('\n');
   for (const std::string& name : extern_order) {
-    StrAppend(&out, ".extern .shared .align ", externs[name], " .b8 ", name, "[];\n");
+    StrAppend(&line.str(), ".extern .shared .align ", externs[name], " .b8 ", name, "[];\n");
   }
   for (const ir::Kernel* k : kernels) {
-    out.push_back('\n');
-    PrintKernel(out, *k);
+    line.push_back('\n');
+    PrintKernel(line, *k);
   }
+  line.flush();
   return out;
 }
 

@@ -4,7 +4,11 @@
 #ifndef PTXFORGE_IR_FORMAT_H_
 #define PTXFORGE_IR_FORMAT_H_
 
+#include <charconv>
+#include <cstdint>
+#include <cstring>
 #include <string>
+#include <string_view>
 
 #include "absl/functional/function_ref.h"
 #include "ir/kernel.h"
@@ -31,6 +35,84 @@ struct FormatStyle {
 };
 void AppendInstruction(std::string& out, const Kernel& kernel, const Instruction& inst, RegNameFn reg_name,
                        FormatStyle style = {});
+
+// The PTX printer's output buffer: text is stored into a buffer on the
+// stack and appended to the string when the buffer fills, or at flush(),
+// instead of an append each (a capacity test, and a call to memcpy for
+// most). Short pieces of a bounded size (a register name, a modifier, a
+// separator, a literal) are stored whole. The functions that know only
+// std::string (immediates, label names, the rare slots and raw PTX) write
+// to str(), which flushes the buffer first.
+class LineBuffer {
+ public:
+  explicit LineBuffer(std::string& out) : out_(out) {}
+  LineBuffer(const LineBuffer&) = delete;
+  LineBuffer& operator=(const LineBuffer&) = delete;
+  ~LineBuffer() { flush(); }
+
+  // The largest piece reserve() and put() take.
+  static constexpr size_t kMaxPiece = 64;
+
+  void flush() {
+    out_.append(buf_, static_cast<size_t>(p_ - buf_));
+    p_ = buf_;
+  }
+  std::string& str() {
+    flush();
+    return out_;
+  }
+  // Room for n <= kMaxPiece bytes at the returned cursor; advance_to() the
+  // end of what was written there.
+  char* reserve(size_t n) {
+    if (static_cast<size_t>(buf_ + sizeof(buf_) - p_) < n) flush();
+    return p_;
+  }
+  void advance_to(char* p) { p_ = p; }
+  void push_back(char c) { *reserve(1) = c; ++p_; }
+  void append(std::string_view s) {
+    if (s.size() > kMaxPiece) {
+      str().append(s);
+      return;
+    }
+    std::memcpy(reserve(s.size()), s.data(), s.size());
+    p_ += s.size();
+  }
+  // The first n bytes of text, copied as N bytes whole (n <= N <= kMaxPiece).
+  template <size_t N>
+  void put(const char (&text)[N], size_t n) {
+    static_assert(N <= kMaxPiece);
+    std::memcpy(reserve(N), text, N);
+    p_ += n;
+  }
+  // A string literal, without its terminating zero.
+  template <size_t N>
+  void literal(const char (&text)[N]) {
+    put(text, N - 1);
+  }
+  void decimal(int64_t v) {
+    char* p = reserve(20);
+    p_ = std::to_chars(p, p + 20, v).ptr;
+  }
+
+ private:
+  std::string& out_;
+  char buf_[256];
+  char* p_ = buf_;
+};
+
+// AppendInstruction with PTX register names under `numbering` (the PTX
+// printer's), read without a call through a function reference per
+// register, into `line`.
+struct RegisterNumbering;
+void AppendPtxInstruction(LineBuffer& line, const Kernel& kernel, const Instruction& inst,
+                          const RegisterNumbering& numbering);
+// What slot i of the opcode's format prints, by a switch on the slot: what
+// AppendOpcode's tables say for each slot and value (ir_test compares them).
+void AppendSlot(std::string& out, const Instruction& inst, int i);
+
+// AppendOpcode into a line buffer (the PTX printer's form: the mnemonic and
+// the modifiers stored whole).
+void AppendOpcode(LineBuffer& out, const Instruction& inst);
 
 // The virtual name of a register in the IR dump and messages: "%7".
 void AppendVirtualRegName(std::string& out, Reg r);

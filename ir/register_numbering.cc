@@ -1,36 +1,47 @@
 // Dense per-class register numbering.
 #include "ir/register_numbering.h"
 
-#include "ir/strings.h"
+#include <algorithm>
 
 namespace ptxforge::ir {
 
 RegisterNumbering RegisterNumbering::Compute(const Kernel& kernel) {
   RegisterNumbering n;
-  std::vector<bool> used(kernel.regs.size(), false);
-  auto mark = [&](Reg r) {
-    if (r.id < used.size()) used[r.id] = true;
-  };
+  const uint32_t size = static_cast<uint32_t>(kernel.regs.size());
+  // Referenced registers are marked 0 first, then numbered in id order.
+  // Marking takes no branch on the operand: what names no register (an
+  // immediate, an invalid guard, an id past the table) marks the spare
+  // entry at `size`, which is dropped at the end.
+  n.entry.assign(size + size_t{1}, kUnused);
+  uint32_t* const entry = n.entry.data();
   for (const Instruction& inst : kernel.body) {
-    for (Reg d : inst.dsts) mark(d);
-    ForEachUse(inst, mark);
+    for (Reg d : inst.dsts) entry[std::min(d.id, size)] = 0;
+    for (const Operand& op : inst.srcs) {
+      // op.reads_reg(), evaluated whole instead of with its short circuit;
+      // the index is min(op.id, size) when it reads one, else size (by a
+      // mask: g++ made the choice a branch).
+      const uint32_t reads = (op.kind == OperandKind::kReg) |
+                             ((op.kind == OperandKind::kAddress) & (op.base == AddressBase::kReg));
+      entry[size + ((std::min(op.id, size) - size) & (0 - reads))] = 0;
+    }
+    entry[std::min(inst.guard.id, size)] = 0;  // kInvalidId when unguarded
   }
-  n.number.assign(kernel.regs.size(), kUnused);
-  for (uint32_t id = 0; id < kernel.regs.size(); ++id) {
-    if (!used[id]) continue;
-    int c = static_cast<int>(RegClassOf(kernel.regs[id].type));
-    n.number[id] = n.count[c]++;
+  n.entry.pop_back();
+  // Without a branch on whether each register is used: an unused one keeps
+  // kUnused and takes no number.
+  for (uint32_t id = 0; id < size; ++id) {
+    const uint32_t c = static_cast<uint32_t>(RegClassOf(kernel.regs[id].type));
+    const uint32_t used = entry[id] == 0;
+    const uint32_t numbered = (n.count[c] << kClassBits) | c;
+    entry[id] = numbered | (used - 1);  // kUnused (all ones) when not used
+    n.count[c] += used;
   }
   return n;
 }
 
-void AppendPtxRegName(std::string& out, const Kernel& kernel, const RegisterNumbering& numbering, Reg r) {
-  if (r.id >= numbering.number.size() || numbering.number[r.id] == RegisterNumbering::kUnused) {
-    out.append("%<bad>");
-    return;
-  }
-  out.append(RegClassPrefix(RegClassOf(kernel.regs[r.id].type)));
-  AppendDecimal(out, numbering.number[r.id]);
+void AppendPtxRegName(std::string& out, const RegisterNumbering& numbering, Reg r) {
+  char buf[16];
+  out.append(buf, WritePtxRegName(buf, numbering, r));
 }
 
 }  // namespace ptxforge::ir

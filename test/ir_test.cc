@@ -565,6 +565,46 @@ TEST_CASE("the opcode table parses its format column", "[opcode]") {
   REQUIRE(text == "membar.gl");
 }
 
+TEST_CASE("AppendOpcode's slot tables print what AppendSlot's switch prints, for every slot and value", "[format]") {
+  // Each slot of each opcode set alone to every value its modifier byte
+  // may hold (bools 0 and 1, enums in range: EnumsValid); the table-driven
+  // AppendOpcode, into a string and into a line buffer, against the
+  // mnemonic and each slot by the switch.
+  int compared = 0;
+  for (int op = 0; op < ir::kNumOpcodes; ++op) {
+    const ir::OpInfo& info = ir::GetOpInfo(static_cast<ir::Opcode>(op));
+    for (int i = 0; i < info.num_slots; ++i) {
+      const int byte = ir::ModifierByte(info.slots[i]);
+      const bool is_bool = byte == offsetof(ir::Modifiers, ftz) || byte == offsetof(ir::Modifiers, sat) ||
+                           byte == offsetof(ir::Modifiers, nc) || byte == offsetof(ir::Modifiers, uni) ||
+                           byte == offsetof(ir::Modifiers, noftz) || byte == offsetof(ir::Modifiers, cvta_to);
+      for (int v = 0; v < (byte < 0 ? 1 : is_bool ? 2 : 256); ++v) {
+        ir::Instruction inst;
+        inst.op = static_cast<ir::Opcode>(op);
+        if (byte >= 0) {
+          const auto value = static_cast<uint8_t>(v);
+          std::memcpy(reinterpret_cast<unsigned char*>(&inst.mods) + byte, &value, 1);
+        }
+        if (!ir::EnumsValid(inst)) continue;
+        std::string expected(info.mnemonic);
+        for (int j = 0; j < info.num_slots; ++j) ir::AppendSlot(expected, inst, j);
+        std::string text;
+        ir::AppendOpcode(text, inst);
+        INFO(expected);
+        REQUIRE(text == expected);
+        std::string buffered;
+        {
+          ir::LineBuffer line(buffered);
+          ir::AppendOpcode(line, inst);
+        }
+        REQUIRE(buffered == expected);
+        ++compared;
+      }
+    }
+  }
+  CHECK(compared > 1000);
+}
+
 TEST_CASE("comparison and atomic operation legality", "[opcode]") {
   using T = ScalarType;
   using ir::CmpOp;

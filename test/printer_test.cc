@@ -7,6 +7,8 @@
 #include "builder/kernel_builder.h"
 #include "builder/memory.h"
 #include "emit/ptx_printer.h"
+#include "ir/format.h"
+#include "ir/register_numbering.h"
 #include "passes/pass.h"
 #include "runtime/emulator.h"
 #include "runtime/ptxas.h"
@@ -15,6 +17,7 @@
 namespace ptxforge {
 namespace {
 
+using ir::ScalarType;
 using ir::StateSpace;
 using testing::Msg;
 
@@ -502,6 +505,161 @@ TEST_CASE("raw PTX spanning several lines: every line indented, placeholders rep
         "\tret;\n"
         "}\n");
   AssemblesIfPtxasIsThere(*ptx, ir::Target::kSm80);
+}
+
+TEST_CASE("PTX register names: the class prefix and the number within the class", "[printer]") {
+  ir::Kernel k;
+  const ScalarType types[] = {ScalarType::kPred, ScalarType::kU16, ScalarType::kU32, ScalarType::kU64,
+                              ScalarType::kF32,  ScalarType::kF64, ScalarType::kS32, ScalarType::kB64};
+  std::vector<ir::Reg> regs;
+  for (ScalarType t : types) regs.push_back(k.AddReg(t));
+  const ir::Reg spare = k.AddReg(ScalarType::kU32);
+  for (int i = 0; i < 12; ++i) regs.push_back(k.AddReg(ScalarType::kF32));  // %f1 .. %f12: two digits
+  // Every register but `spare` is referenced: as a destination, a source,
+  // an address base or a guard.
+  ir::Instruction mov;
+  mov.op = ir::Opcode::kMov;
+  mov.mods.type = ScalarType::kU32;
+  mov.dsts = {regs[2]};
+  mov.srcs.push_back(regs[6]);
+  mov.guard = regs[0];
+  k.body.push_back(mov);
+  ir::Instruction ld;
+  ld.op = ir::Opcode::kLd;
+  ld.dsts = {regs[1]};
+  ld.srcs.push_back(ir::Operand::AddrReg(regs[3], 8));
+  k.body.push_back(ld);
+  for (size_t i = 4; i < regs.size(); ++i) {
+    if (i == 6) continue;
+    ir::Instruction def;
+    def.op = ir::Opcode::kMov;
+    def.dsts = {regs[i]};
+    def.srcs.push_back(ir::Operand::Imm(ScalarType::kU32, 0));
+    k.body.push_back(def);
+  }
+  const ir::RegisterNumbering numbering = ir::RegisterNumbering::Compute(k);
+  CHECK(numbering.count == std::array<uint32_t, ir::kNumRegClasses>{1, 1, 2, 2, 13, 1});
+  auto name = [&](ir::Reg r) {
+    std::string s;
+    ir::AppendPtxRegName(s, k, numbering, r);
+    return s;
+  };
+  CHECK(name(regs[0]) == "%p0");
+  CHECK(name(regs[1]) == "%rs0");
+  CHECK(name(regs[2]) == "%r0");
+  CHECK(name(regs[3]) == "%rd0");
+  CHECK(name(regs[4]) == "%f0");
+  CHECK(name(regs[5]) == "%fd0");
+  CHECK(name(regs[6]) == "%r1");
+  CHECK(name(regs[7]) == "%rd1");
+  CHECK(name(regs[8]) == "%f1");
+  CHECK(name(regs.back()) == "%f12");
+  CHECK(name(spare) == "%<bad>");
+  // The tables the printer reads for the classes' prefixes and declarations.
+  for (int c = 0; c < ir::kNumRegClasses; ++c) {
+    const ir::numbering_internal::Prefix& prefix = ir::numbering_internal::kPrefixes[c];
+    CHECK(std::string_view(prefix.text, prefix.size) == ir::RegClassPrefix(static_cast<ir::RegClass>(c)));
+    CHECK(StrCat(".", ir::TypeName(ir::numbering_internal::kDeclTypes[c])) ==
+          ir::RegClassDeclType(static_cast<ir::RegClass>(c)));
+  }
+  CHECK(name(ir::Reg{static_cast<uint32_t>(k.regs.size())}) == "%<bad>");
+  CHECK(name(ir::Reg{}) == "%<bad>");
+}
+
+TEST_CASE("the PTX printer's line buffer prints what the general formatter prints", "[printer]") {
+  // ir::AppendPtxInstruction (a line buffer, names from the numbering)
+  // against ir::AppendInstruction with the names through a function, on
+  // instructions with long names, many operands, groups, a guard, raw PTX
+  // and operand counts that do not fit the signature.
+  ir::Kernel k;
+  k.params.push_back(ir::Param{std::string(300, 'p'), ScalarType::kU64});
+  k.variables.push_back(ir::Variable{std::string(40, 'v')});
+  const ir::Label label = k.AddLabel(std::string(500, 'h'));
+  std::vector<ir::Reg> r;
+  for (int i = 0; i < 12; ++i) r.push_back(k.AddReg(i % 3 == 0 ? ScalarType::kF32 : ScalarType::kB32));
+  const ir::Reg p = k.AddReg(ScalarType::kPred);
+  const ir::Reg q = k.AddReg(ScalarType::kPred);
+  std::vector<ir::Instruction> insts;
+  auto add = [&](ir::Opcode op, ir::RegList dsts, std::vector<ir::Operand> srcs, ir::Modifiers mods = {}) {
+    ir::Instruction inst;
+    inst.op = op;
+    inst.mods = mods;
+    inst.dsts = std::move(dsts);
+    for (const ir::Operand& o : srcs) inst.srcs.push_back(o);
+    insts.push_back(inst);
+    return &insts.back();
+  };
+  add(ir::Opcode::kLd, {r[0]}, {ir::Operand::AddrParam(0)}, {.type = ScalarType::kU64, .space = StateSpace::kParam});
+  add(ir::Opcode::kLd, {r[0], r[1], r[2], r[3]}, {ir::Operand::AddrReg(r[4], -16)},
+      {.type = ScalarType::kF32, .space = StateSpace::kGlobal, .vec = 4});
+  add(ir::Opcode::kSt, {}, {ir::Operand::AddrSymbol(0, 4), r[5], r[6]},
+      {.type = ScalarType::kB32, .space = StateSpace::kShared, .vec = 2});
+  add(ir::Opcode::kMovPack, {r[7]}, {r[8], r[9]}, {.type = ScalarType::kB32});
+  add(ir::Opcode::kSetpPair, {p, q}, {r[1], r[2]}, {.type = ScalarType::kF16x2, .cmp = ir::CmpOp::kLt});
+  add(ir::Opcode::kAdd, {r[10]}, {r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[11]},
+      {.type = ScalarType::kU32});  // too many sources: one flat list
+  add(ir::Opcode::kAdd, {r[10]}, {ir::Operand::Imm(ScalarType::kF32, 0x3F800000), ir::Operand::Special(ir::SpecialReg::kTidX)},
+      {.type = ScalarType::kF32, .rounding = ir::Rounding::kRn, .ftz = true, .sat = true});
+  add(ir::Opcode::kBra, {}, {ir::Operand::FromLabel(label)})->guard = p;
+  insts.back().guard_negated = true;
+  add(ir::Opcode::kLabel, {}, {ir::Operand::FromLabel(label)});
+  k.raw_ptx.push_back(ir::RawPtxBlock{"{\nadd.u32 {0}, {1}, {2};\n" + std::string(400, ' ') + "}", {}});
+  add(ir::Opcode::kRaw, {r[11]}, {r[1], ir::Operand::Imm(ScalarType::kU32, 7)});
+  add(ir::Opcode::kMov, {r[3]}, {ir::Operand::Symbol(0)}, {.type = ScalarType::kU32})->guard = q;
+  add(ir::Opcode::kAdd, {ir::Reg{999}}, {ir::Operand{}, r[1]}, {.type = ScalarType::kU32});  // bad register, no operand
+  for (const ir::Instruction& inst : insts) k.body.push_back(inst);
+  const ir::RegisterNumbering numbering = ir::RegisterNumbering::Compute(k);
+  auto ptx = [&](const ir::Instruction& inst) {
+    std::string text = "x";
+    ir::LineBuffer line(text);
+    ir::AppendPtxInstruction(line, k, inst, numbering);
+    line.flush();
+    return text;
+  };
+  std::string expected_all;
+  for (const ir::Instruction& inst : k.body) {
+    std::string expected = "x";
+    ir::AppendInstruction(expected, k, inst,
+                          [&](std::string& out, ir::Reg reg) { ir::AppendPtxRegName(out, k, numbering, reg); });
+    CHECK(ptx(inst) == expected);
+    expected_all += expected.substr(1) + "\n";
+  }
+  CHECK(ptx(k.body[1]) == "xld.global.v4.f32 {%f0, %r0, %r1, %f1}, [%r2+-16];");
+  CHECK(ptx(k.body[4]) == "xsetp.lt.f16x2 %p0|%p1, %r0, %r1;");
+  // All of them through one buffer, which fills at a different place in
+  // each round.
+  for (int round = 0; round < 40; ++round) {
+    std::string all(static_cast<size_t>(round), '-');
+    {
+      ir::LineBuffer line(all);
+      for (int i = 0; i < round; ++i) line.push_back('-');
+      for (const ir::Instruction& inst : k.body) {
+        ir::AppendPtxInstruction(line, k, inst, numbering);
+        line.push_back('\n');
+      }
+    }
+    CHECK(all == std::string(2 * static_cast<size_t>(round), '-') + expected_all);
+  }
+}
+
+TEST_CASE("a line break in a label hint is indented like raw PTX's", "[printer]") {
+  ir::Kernel k;
+  k.name = "hint_lines";
+  const ir::Label label = k.AddLabel("a\nb");
+  ir::Instruction bra;
+  bra.op = ir::Opcode::kBra;
+  bra.srcs.push_back(ir::Operand::FromLabel(label));
+  k.body.push_back(bra);
+  ir::Instruction def;
+  def.op = ir::Opcode::kLabel;
+  def.srcs.push_back(ir::Operand::FromLabel(label));
+  k.body.push_back(def);
+  ir::Instruction ret;
+  ret.op = ir::Opcode::kRet;
+  k.body.push_back(ret);
+  absl::StatusOr<std::string> ptx = emit::PrintPtx(k);
+  REQUIRE(Msg(ptx) == "OK");
+  CHECK(ptx->substr(ptx->find("{\n")) == "{\n\n\tbra $L0_a\n\tb;\n$L0_a\nb:\n\tret;\n}\n");
 }
 
 TEST_CASE("printing is deterministic", "[printer]") {
