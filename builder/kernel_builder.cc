@@ -2,6 +2,7 @@
 #include "builder/kernel_builder.h"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <bit>
 #include <cassert>
@@ -37,25 +38,31 @@ ScalarType MemType(ScalarType t) {
   }
 }
 
-// Rounding/mode defaults PTX requires where the caller gave none.
+// Rounding/mode defaults PTX requires where the caller gave none, by
+// opcode: mul/mad.lo for integers, rn for fma, and for float div, sqrt and
+// rcp without a mode.
+enum DefaultRule : uint8_t { kNoDefault, kIntegerLo, kRn, kFloatRn };
+constexpr std::array<uint8_t, ir::kNumOpcodes> kDefaultRules = [] {
+  std::array<uint8_t, ir::kNumOpcodes> rules{};
+  rules[static_cast<size_t>(Opcode::kMul)] = kIntegerLo;
+  rules[static_cast<size_t>(Opcode::kMad)] = kIntegerLo;
+  rules[static_cast<size_t>(Opcode::kFma)] = kRn;
+  rules[static_cast<size_t>(Opcode::kDiv)] = kFloatRn;
+  rules[static_cast<size_t>(Opcode::kSqrt)] = kFloatRn;
+  rules[static_cast<size_t>(Opcode::kRcp)] = kFloatRn;
+  return rules;
+}();
+
+// Fills the defaults (`op` and m's enums are in range): selects, not a
+// switch and branches on the modifiers.
 void FillDefaults(Opcode op, ir::Modifiers& m) {
-  bool is_float = ir::IsFloat(m.type);
-  bool is_int = ir::IsInteger(m.type);
-  switch (op) {
-    case Opcode::kMul:
-    case Opcode::kMad:
-      if (is_int && m.mode == ir::Mode::kNone) m.mode = ir::Mode::kLo;
-      break;
-    case Opcode::kFma:
-      if (m.rounding == ir::Rounding::kNone) m.rounding = ir::Rounding::kRn;
-      break;
-    case Opcode::kDiv:
-    case Opcode::kSqrt:
-    case Opcode::kRcp:
-      if (is_float && m.mode == ir::Mode::kNone && m.rounding == ir::Rounding::kNone) m.rounding = ir::Rounding::kRn;
-      break;
-    default: break;
-  }
+  const unsigned rule = kDefaultRules[static_cast<size_t>(op)];
+  const bool no_mode = m.mode == ir::Mode::kNone;
+  const bool lo = (rule == kIntegerLo) & ir::IsInteger(m.type) & no_mode;
+  const bool rn = ((rule == kRn) | ((rule == kFloatRn) & ir::IsFloat(m.type) & no_mode)) &
+                  (m.rounding == ir::Rounding::kNone);
+  m.mode = lo ? ir::Mode::kLo : m.mode;
+  m.rounding = rn ? ir::Rounding::kRn : m.rounding;
 }
 
 // Builder tags 1..254, handed out in turn: two builders made one after the
@@ -72,6 +79,89 @@ constexpr size_t kInitialCapacity = 32;
 
 constexpr uint32_t kTagShift = 24;
 constexpr uint32_t kIndexMask = (uint32_t{1} << kTagShift) - 1;
+
+// Append's reference checks (OwnRegs, then FindBadReference) in one walk
+// with no branch per operand, for the usual case where both pass: xors
+// every register id `inst` names (its destinations, its guard when it has
+// one, the sources that read a register) with `tag_bits`, the builder's tag
+// in the top byte, and returns whether every reference is then in range.
+// An id of this builder becomes its register index, as OwnReg makes it:
+// with at most kIndexMask + 1 registers (NewReg refuses more), id ^
+// tag_bits is below the count exactly when the id's top byte is the tag
+// and its index is below the count (the invalid id's top byte 0xFF is no
+// tag). The other sources' ids are compared with the count of what their
+// kind (an address: its base) names, as FindBadReference does; an empty
+// operand, and a kind or base out of range, fit no limit. False: some
+// check may fail; xoring again with the same bits undoes the walk, and the
+// original checks then find and word the error (or find none where only a
+// kind or base is out of range, which neither checks).
+bool FlipAndCheckReferences(const ir::Kernel& k, uint32_t tag_bits, ir::Instruction& inst) {
+  assert(k.regs.size() <= size_t{kIndexMask} + 1);
+  const uint64_t nregs = k.regs.size();
+  // By operand code: the kind (0-5), 7 for a kind out of range, 8 plus the
+  // base for an address (11: a base out of range). Ids below the code's
+  // limit name something. Each entry is stored on its own: an initializer
+  // would clear the array with a loop first (rep stos).
+  constexpr unsigned kAddressCode = 8;
+  static_assert(static_cast<int>(ir::OperandKind::kAddress) == 6 && static_cast<int>(ir::AddressBase::kParam) == 2,
+                "the operand codes' layout");
+  uint64_t limit[12];
+  limit[0] = 0;                                   // kNone: empty, never fine
+  limit[1] = nregs;                               // kReg
+  limit[2] = uint64_t{1} << 32;                   // kImm: any id
+  limit[3] = uint64_t{ir::kNumSpecialRegs};       // kSpecial
+  limit[4] = k.variables.size();                  // kSymbol
+  limit[5] = k.labels.size();                     // kLabel
+  limit[6] = 0;                                   // (an address has codes of its own)
+  limit[7] = 0;                                   // a kind out of range
+  limit[kAddressCode + 0] = nregs;                // an address of a register
+  limit[kAddressCode + 1] = k.variables.size();   // of a variable
+  limit[kAddressCode + 2] = k.params.size();      // of a param
+  limit[kAddressCode + 3] = 0;                    // a base out of range
+  // The codes of the sources that read a register (Operand::reads_reg).
+  constexpr uint32_t kRegCodes = 1u << static_cast<int>(ir::OperandKind::kReg) | 1u << kAddressCode;
+
+  const bool guarded = inst.guard.valid();
+  bool ok = !guarded | ((inst.guard.id ^ tag_bits) < nregs);
+  inst.guard.id ^= tag_bits & (0u - guarded);
+  for (ir::Reg& d : inst.dsts) {
+    d.id ^= tag_bits;
+    ok &= d.id < nregs;
+  }
+  for (Operand& op : inst.srcs) {
+    const unsigned kind = static_cast<unsigned>(op.kind);
+    const unsigned base = std::min(static_cast<unsigned>(op.base), 3u);
+    // kAddress (6) + 2 + base for an address: arithmetic, not a branch on the kind.
+    const unsigned code =
+        std::min(kind, 7u) + (kind == static_cast<unsigned>(ir::OperandKind::kAddress)) * (kAddressCode - 6 + base);
+    op.id ^= tag_bits & (0u - ((kRegCodes >> code) & 1u));
+    ok &= op.id < limit[code];
+  }
+  ok &= !((inst.op == Opcode::kRaw) & (inst.raw_index >= k.raw_ptx.size()));
+  return ok;
+}
+
+// A new register of `type` when NewReg's checks pass (a type in range that
+// a register may have, fewer than kIndexMask + 1 registers so far), as
+// NewReg makes it; else Reg{}, and NewReg words the error. The checks are
+// one test.
+Reg AddRegIfValid(ir::Kernel& k, uint32_t tag, ScalarType type, bool is_mutable, std::string_view hint) {
+  const bool fine = ir::IsValid(type) & !ir::IsInstructionOnlyType(type) & (k.regs.size() <= kIndexMask);
+  if (!fine) return Reg{};
+  return Reg{k.AddReg(type, is_mutable, hint).id | tag << kTagShift};
+}
+
+// Appends `inst` at `loc` to the body when its references pass
+// (FlipAndCheckReferences); else leaves it as it was and returns false.
+bool AppendIfReferencesFine(ir::Kernel& k, uint32_t tag_bits, ir::Instruction& inst, Loc loc) {
+  if (!FlipAndCheckReferences(k, tag_bits, inst)) {
+    FlipAndCheckReferences(k, tag_bits, inst);  // undone
+    return false;
+  }
+  inst.loc = loc;
+  k.body.push_back(std::move(inst));
+  return true;
+}
 
 }  // namespace
 
@@ -150,7 +240,9 @@ uint32_t KernelBuilder::DeclareParam(std::string name, ScalarType type, Loc loc)
 }
 
 Reg KernelBuilder::LoadParamReg(uint32_t index, ScalarType type, Loc loc) {
-  Reg r = NewReg(type, kernel_.params[index].name, false);
+  // The param's name as the hint, without a copy of the string.
+  Reg r = AddRegIfValid(kernel_, tag_, type, false, kernel_.params[index].name);
+  if (!r.valid()) r = NewReg(type, kernel_.params[index].name, false);
   ir::Instruction inst;
   inst.op = Opcode::kLd;
   inst.mods.space = ir::StateSpace::kParam;
@@ -209,6 +301,7 @@ void KernelBuilder::SetMaxRegisters(uint32_t n, Loc loc) {
 // ---- registers
 
 Reg KernelBuilder::NewReg(ScalarType type, std::string hint, bool is_mutable, Loc loc) {
+  if (Reg r = AddRegIfValid(kernel_, tag_, type, is_mutable, hint); r.valid()) return r;
   if (!ir::IsValid(type)) {
     Fail(loc, StrCat("a register's type: ", ir::OutOfRange("ScalarType", type)));
     return Reg{};
@@ -220,9 +313,8 @@ Reg KernelBuilder::NewReg(ScalarType type, std::string hint, bool is_mutable, Lo
   }
   if (kernel_.regs.size() > kIndexMask) {
     Fail(loc, StrCat("more than ", kIndexMask + 1, " registers"));
-    return Reg{};
   }
-  return Reg{kernel_.AddReg(type, is_mutable, hint).id | tag_ << kTagShift};
+  return Reg{};
 }
 
 void KernelBuilder::SetHint(Reg r, std::string hint) {
@@ -255,7 +347,8 @@ ir::Modifiers KernelBuilder::Mods(ScalarType type, const FloatOpts& o) {
 }
 
 Reg KernelBuilder::Mov(ScalarType type, const Operand& src, Loc loc) {
-  Reg r = NewReg(type, "", false);
+  Reg r = AddRegIfValid(kernel_, tag_, type, false, {});
+  if (!r.valid()) r = NewReg(type, "", false);
   MovInto(r, type, src, loc);
   return r;
 }
@@ -315,6 +408,9 @@ void KernelBuilder::Append(ir::Instruction inst, Loc loc) {
     Fail(loc, ir::InvalidEnum(inst));
     return;
   }
+  // The usual case: the references pass OwnRegs and FindBadReference, tested
+  // in one walk; else they find and word the error.
+  if (AppendIfReferencesFine(kernel_, tag_ << kTagShift, inst, loc)) return;
   if (!OwnRegs(inst, loc)) return;
   if (std::optional<std::string> bad = ir::FindBadReference(kernel_, inst)) {
     std::string name;
@@ -343,10 +439,14 @@ Reg KernelBuilder::EmitSpan(Opcode op, const ir::Modifiers& mods, ScalarType dst
   for (Operand& s : inst.srcs) s = Materialize(s, loc);
   Reg dst;
   if (dst_type != ScalarType::kNone) {
-    dst = NewReg(dst_type, "", false, loc);
+    dst = AddRegIfValid(kernel_, tag_, dst_type, false, {});
+    if (!dst.valid()) dst = NewReg(dst_type, "", false, loc);
     inst.dsts.push_back(dst);
   }
-  Append(std::move(inst), loc);
+  // Append, less its enum check, which passed above (FillDefaults and
+  // Materialize store only values in range); Append itself when the
+  // builder is finished or failed, or a reference is not fine.
+  if (finished_ || !ok() || !AppendIfReferencesFine(kernel_, tag_ << kTagShift, inst, loc)) Append(std::move(inst), loc);
   return dst;
 }
 

@@ -489,6 +489,84 @@ TEST_CASE("a value from another builder is refused even when its id and type exi
   REQUIRE(Msg(a.Finish()) == "OK");  // a itself is fine
 }
 
+// The builder tests an instruction's references in one walk that also
+// turns its registers into indices, and where the walk cannot vouch for
+// them it undoes itself and runs the full checks (kernel_builder.cc,
+// FlipAndCheckReferences): what those accept is recorded as given (a kind
+// or address base out of range is the verifier's to refuse), and an error
+// in a later operand is worded with the earlier registers as they were.
+TEST_CASE("what the builder's one-walk reference check cannot vouch for goes through the full checks", "[builder]") {
+  KernelBuilder b("k");
+  Value<U32> x = b.Param<U32>("x");   // register 0
+  Value<U32> y = b.Undefined<U32>();  // register 1
+  Value<U64> a = b.Param<U64>("a");   // register 2
+  Value<Pred> p = b.Const<Pred>(true);  // register 3
+  ir::Operand odd_kind(x.reg);
+  odd_kind.kind = static_cast<ir::OperandKind>(9);
+  ir::Operand odd_base = ir::Operand::AddrReg(a.reg, 8);
+  odd_base.base = static_cast<ir::AddressBase>(5);
+  ir::Instruction inst;
+  inst.op = ir::Opcode::kMov;
+  inst.mods.type = ScalarType::kU32;
+  inst.guard = p.reg;
+  inst.dsts.push_back(y.reg);
+  inst.srcs = {ir::Operand(x.reg), odd_kind, ir::Operand::AddrReg(a.reg, 4), odd_base};
+  b.EmitInstruction(inst);
+  REQUIRE(Msg(b.status()) == "OK");
+  const ir::Instruction& got = b.kernel().body.back();
+  REQUIRE(got.guard.id == 3);  // this builder's registers as indices, each tag stripped once
+  REQUIRE(got.dsts[0].id == 1);
+  REQUIRE(got.srcs[0].id == 0);
+  REQUIRE(got.srcs[2].id == 2);
+  REQUIRE(got.srcs[1].id == x.reg.id);  // no register: ids kept as given
+  REQUIRE(got.srcs[3].id == a.reg.id);
+
+  // An empty operand after a register, with a guard and a destination: the
+  // error is the empty operand's, not a register's.
+  inst.srcs = {ir::Operand(x.reg), ir::Operand::AddrReg(a.reg, 4), ir::Operand()};
+  const int line = __LINE__; b.EmitInstruction(inst);
+  REQUIRE(Msg(b.status()) == At(line) + "mov.u32: operand 3 is empty (a value, label or variable from another builder, "
+                                        "or default-constructed?)");
+}
+
+// FillDefaults as a table and selects: the same defaults as the rule it
+// replaced, restated here, for every opcode, type, mode and rounding kind.
+TEST_CASE("the builder fills PTX's required defaults for every opcode and type", "[builder]") {
+  KernelBuilder b("k");
+  size_t checked = 0;
+  for (int o = 0; o < ir::kNumOpcodes; ++o) {
+    for (int t = 0; t < ir::kNumScalarTypes; ++t) {
+      for (ir::Mode mode : {ir::Mode::kNone, ir::Mode::kLo, ir::Mode::kApprox}) {
+        for (ir::Rounding rounding : {ir::Rounding::kNone, ir::Rounding::kRz}) {
+          const auto op = static_cast<ir::Opcode>(o);
+          if (op == ir::Opcode::kRaw) continue;  // needs a raw PTX block
+          const auto type = static_cast<ScalarType>(t);
+          ir::Modifiers m{.type = type, .rounding = rounding, .mode = mode};
+          ir::Modifiers want = m;
+          const bool is_int = ir::IsInteger(type), is_float = ir::IsFloat(type);
+          if ((op == ir::Opcode::kMul || op == ir::Opcode::kMad) && is_int && mode == ir::Mode::kNone) {
+            want.mode = ir::Mode::kLo;
+          }
+          if (op == ir::Opcode::kFma && rounding == ir::Rounding::kNone) want.rounding = ir::Rounding::kRn;
+          if ((op == ir::Opcode::kDiv || op == ir::Opcode::kSqrt || op == ir::Opcode::kRcp) && is_float &&
+              mode == ir::Mode::kNone && rounding == ir::Rounding::kNone) {
+            want.rounding = ir::Rounding::kRn;
+          }
+          b.Emit(op, m, ScalarType::kNone, std::initializer_list<ir::Operand>{});
+          REQUIRE(Msg(b.status()) == "OK");
+          const ir::Modifiers& got = b.kernel().body.back().mods;
+          INFO(ir::OpcodeName(op) << " " << ir::TypeName(type) << " mode " << static_cast<int>(mode) << " rounding "
+                                  << static_cast<int>(rounding));
+          REQUIRE(got.mode == want.mode);
+          REQUIRE(got.rounding == want.rounding);
+          ++checked;
+        }
+      }
+    }
+  }
+  REQUIRE(checked == size_t{ir::kNumOpcodes - 1} * ir::kNumScalarTypes * 6);
+}
+
 TEST_CASE("raw PTX: literal braces and non-register % names are allowed", "[builder]") {
   KernelBuilder b("raw", ir::Target::kSm80);
   Value<U32> in = b.Param<U32>("n");
