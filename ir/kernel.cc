@@ -2,6 +2,7 @@
 #include "ir/kernel.h"
 
 #include <algorithm>
+#include <cstring>
 
 namespace ptxforge::ir {
 
@@ -9,7 +10,13 @@ uint32_t Kernel::InternName(std::string_view text) {
   if (text.empty()) return 0;
   const size_t n = names.size();
   for (size_t i = n; i > 0 && i + 16 > n; --i) {
-    if (names[i - 1] == text) return static_cast<uint32_t>(i);
+    // Length and first letter first: most hints differ in one or the other,
+    // and then memcmp is not called (text is not empty).
+    const std::string& name = names[i - 1];
+    if (name.size() == text.size() && name[0] == text[0] &&
+        std::memcmp(name.data(), text.data(), text.size()) == 0) {
+      return static_cast<uint32_t>(i);
+    }
   }
   // Room for the first 16 at once: a kernel names a handful of registers
   // and labels ("a", "gid", "endif"), and growing 1, 2, 4, 8 was four
