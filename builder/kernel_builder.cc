@@ -7,6 +7,7 @@
 #include <bit>
 #include <cassert>
 #include <cctype>
+#include <cstring>
 
 #include "ir/canonical_order.h"
 #include "ir/enum_ranges.h"
@@ -53,7 +54,7 @@ constexpr std::array<uint8_t, ir::kNumOpcodes> kDefaultRules = [] {
   return rules;
 }();
 
-// Fills the defaults (`op` and m's enums are in range): selects, not a
+// Fills the defaults (`op` and m's enums are in range): arithmetic, not a
 // switch and branches on the modifiers.
 void FillDefaults(Opcode op, ir::Modifiers& m) {
   const unsigned rule = kDefaultRules[static_cast<size_t>(op)];
@@ -61,8 +62,11 @@ void FillDefaults(Opcode op, ir::Modifiers& m) {
   const bool lo = (rule == kIntegerLo) & ir::IsInteger(m.type) & no_mode;
   const bool rn = ((rule == kRn) | ((rule == kFloatRn) & ir::IsFloat(m.type) & no_mode)) &
                   (m.rounding == ir::Rounding::kNone);
-  m.mode = lo ? ir::Mode::kLo : m.mode;
-  m.rounding = rn ? ir::Rounding::kRn : m.rounding;
+  // lo and rn each hold only where the field is kNone (0): or-ing sets it
+  // without a branch (gcc made the selects branches).
+  m.mode = static_cast<ir::Mode>(static_cast<unsigned>(m.mode) | lo * static_cast<unsigned>(ir::Mode::kLo));
+  m.rounding =
+      static_cast<ir::Rounding>(static_cast<unsigned>(m.rounding) | rn * static_cast<unsigned>(ir::Rounding::kRn));
 }
 
 // Builder tags 1..254, handed out in turn: two builders made one after the
@@ -74,6 +78,21 @@ uint32_t NextBuilderTag() {
   static std::atomic<uint32_t> counter{254};
   return 1 + counter.fetch_add(1, std::memory_order_relaxed) % 254;
 }
+
+// a == b, with the lengths and first letters compared before memcmp is
+// called: declared names seldom share both.
+bool SameName(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && (a.empty() || (a[0] == b[0] && std::memcmp(a.data(), b.data(), a.size()) == 0));
+}
+
+// The types of ir::IsHalfFamily as a mask, tested with a shift instead of
+// four compares (which gcc makes branches).
+constexpr uint64_t kHalfFamily = [] {
+  uint64_t mask = 0;
+  for (int t = 0; t < ir::kNumScalarTypes; ++t) mask |= uint64_t{ir::IsHalfFamily(static_cast<ScalarType>(t))} << t;
+  return mask;
+}();
+static_assert(ir::kNumScalarTypes <= 64);
 
 constexpr size_t kInitialCapacity = 32;
 
@@ -148,7 +167,9 @@ bool FlipAndCheckReferences(const ir::Kernel& k, uint32_t tag_bits, ir::Instruct
 Reg AddRegIfValid(ir::Kernel& k, uint32_t tag, ScalarType type, bool is_mutable, std::string_view hint) {
   const bool fine = ir::IsValid(type) & !ir::IsInstructionOnlyType(type) & (k.regs.size() <= kIndexMask);
   if (!fine) return Reg{};
-  return Reg{k.AddReg(type, is_mutable, hint).id | tag << kTagShift};
+  // Kernel::AddReg, but without a call to intern the empty hint (id 0).
+  k.regs.push_back(ir::RegInfo{type, is_mutable, hint.empty() ? 0 : k.InternName(hint)});
+  return Reg{static_cast<uint32_t>(k.regs.size() - 1) | tag << kTagShift};
 }
 
 // Appends `inst` at `loc` to the body when its references pass
@@ -227,15 +248,17 @@ uint32_t KernelBuilder::DeclareParam(std::string name, ScalarType type, Loc loc)
     Fail(loc, StrCat("param '", name, "' cannot be a predicate; pass a u32 and compare it"));
   }
   for (const ir::Param& p : kernel_.params) {
-    if (p.name == name) Fail(loc, StrCat("param '", name, "' is declared twice"));
+    if (SameName(p.name, name)) Fail(loc, StrCat("param '", name, "' is declared twice"));
   }
   for (const ir::Variable& v : kernel_.variables) {
-    if (v.name == name) Fail(loc, StrCat("param '", name, "' has the name of a ", ir::StateSpaceName(v.space), " variable"));
+    if (SameName(v.name, name)) {
+      Fail(loc, StrCat("param '", name, "' has the name of a ", ir::StateSpaceName(v.space), " variable"));
+    }
   }
   // Room for 8 at the first: growing 1, 2, 4 was three allocations for a
   // four-param kernel.
   if (kernel_.params.capacity() == 0) kernel_.params.reserve(8);
-  kernel_.params.push_back(ir::Param{std::move(name), type});
+  kernel_.params.emplace_back(std::move(name), type);  // in place: the name is moved once
   return static_cast<uint32_t>(kernel_.params.size() - 1);
 }
 
@@ -427,7 +450,13 @@ Reg KernelBuilder::EmitSpan(Opcode op, const ir::Modifiers& mods, ScalarType dst
   ir::Instruction inst;
   inst.op = op;
   inst.mods = mods;
-  inst.srcs.assign(srcs.begin(), srcs.end());
+  // One by one (absl's generic assign took more branches for a few), noting
+  // whether Materialize has an f16/bf16 immediate to move.
+  bool half_imm = false;
+  for (const Operand& s : srcs) {
+    inst.srcs.push_back(s);
+    half_imm |= s.is_imm() & ((kHalfFamily >> (static_cast<unsigned>(s.type) & 63)) & 1);
+  }
   // Everything below looks enums up in tables: refuse out-of-range ones first.
   if (!ir::EnumsValid(inst) || !ir::IsValid(dst_type)) {
     std::string bad = ir::InvalidEnum(inst);
@@ -436,7 +465,9 @@ Reg KernelBuilder::EmitSpan(Opcode op, const ir::Modifiers& mods, ScalarType dst
     return Reg{};
   }
   FillDefaults(op, inst.mods);
-  for (Operand& s : inst.srcs) s = Materialize(s, loc);
+  if (half_imm) {
+    for (Operand& s : inst.srcs) s = Materialize(s, loc);
+  }
   Reg dst;
   if (dst_type != ScalarType::kNone) {
     dst = AddRegIfValid(kernel_, tag_, dst_type, false, {});
@@ -457,6 +488,11 @@ Reg KernelBuilder::Emit(Opcode op, const ir::Modifiers& mods, ScalarType dst_typ
 
 Reg KernelBuilder::Emit(Opcode op, const ir::Modifiers& mods, ScalarType dst_type, std::initializer_list<Reg> srcs,
                         Loc loc) {
+  if (srcs.size() <= 4) {  // on the stack, without InlinedVector's generic construction
+    Operand ops[4];
+    std::copy(srcs.begin(), srcs.end(), ops);
+    return EmitSpan(op, mods, dst_type, std::span<const Operand>(ops, srcs.size()), loc);
+  }
   absl::InlinedVector<Operand, 4> ops(srcs.begin(), srcs.end());
   return EmitSpan(op, mods, dst_type, ops, loc);
 }
