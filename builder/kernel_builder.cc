@@ -28,16 +28,28 @@ namespace {
 constexpr std::string_view kForeignHint =
     " (a value, label or variable from another builder, or default-constructed?)";
 
-// The type ld/st/ld.param use for a value type: f16/bf16 move as b16.
-ScalarType MemType(ScalarType t) {
-  switch (t) {
-    case ScalarType::kF16:
-    case ScalarType::kBF16: return ScalarType::kB16;
-    case ScalarType::kF16x2:
-    case ScalarType::kBF16x2: return ScalarType::kB32;
-    default: return t;
-  }
-}
+// The type ld/st/ld.param use for a value type (f16/bf16 move as b16), and
+// the type mov/selp use (also u8 -> u16): tables by the type's byte (any
+// value, so a type out of range maps to itself as the switches they
+// replaced did) instead of a switch's branches.
+using TypeMap = std::array<ScalarType, 256>;
+constexpr TypeMap kMemTypes = [] {
+  TypeMap map{};
+  for (int t = 0; t < 256; ++t) map[t] = static_cast<ScalarType>(t);
+  map[static_cast<int>(ScalarType::kF16)] = map[static_cast<int>(ScalarType::kBF16)] = ScalarType::kB16;
+  map[static_cast<int>(ScalarType::kF16x2)] = map[static_cast<int>(ScalarType::kBF16x2)] = ScalarType::kB32;
+  return map;
+}();
+constexpr TypeMap kMovTypes = [] {
+  TypeMap map = kMemTypes;
+  map[static_cast<int>(ScalarType::kU8)] = ScalarType::kU16;
+  map[static_cast<int>(ScalarType::kS8)] = ScalarType::kS16;
+  map[static_cast<int>(ScalarType::kB8)] = ScalarType::kB16;
+  return map;
+}();
+static_assert(sizeof(ScalarType) == 1);
+
+ScalarType MemType(ScalarType t) { return kMemTypes[static_cast<uint8_t>(t)]; }
 
 // Rounding/mode defaults PTX requires where the caller gave none, by
 // opcode: mul/mad.lo for integers, rn for fma, and for float div, sqrt and
@@ -350,14 +362,7 @@ ScalarType KernelBuilder::BitsOf(ScalarType t) {
   return t == ScalarType::kPred ? t : ir::BitsTypeOfSize(ir::TypeBits(t));
 }
 
-ScalarType KernelBuilder::MovType(ScalarType t) {
-  switch (t) {
-    case ScalarType::kU8: return ScalarType::kU16;
-    case ScalarType::kS8: return ScalarType::kS16;
-    case ScalarType::kB8: return ScalarType::kB16;
-    default: return MemType(t);
-  }
-}
+ScalarType KernelBuilder::MovType(ScalarType t) { return kMovTypes[static_cast<uint8_t>(t)]; }
 
 ir::Modifiers KernelBuilder::Mods(ScalarType type, const FloatOpts& o) {
   ir::Modifiers m;
@@ -421,7 +426,7 @@ bool KernelBuilder::OwnRegs(ir::Instruction& inst, Loc loc) {
   return !inst.guard.valid() || OwnReg(inst.guard, "a guard predicate", loc);
 }
 
-void KernelBuilder::Append(ir::Instruction inst, Loc loc) {
+void KernelBuilder::Append(ir::Instruction&& inst, Loc loc) {
   if (finished_) {
     Fail(loc, "the builder was used after Finish()");
     return;

@@ -567,6 +567,50 @@ TEST_CASE("the builder fills PTX's required defaults for every opcode and type",
   REQUIRE(checked == size_t{ir::kNumOpcodes - 1} * ir::kNumScalarTypes * 6);
 }
 
+// The types ld/st/ld.param and mov use for each value type (the builder's
+// MemType and MovType tables), restated: f16 and bf16 move as b16, their
+// pairs as b32, and mov has no 8-bit form.
+TEST_CASE("the builder loads, stores and moves each value type as PTX spells it", "[builder]") {
+  KernelBuilder b("k");
+  Value<U64> p = b.Param<U64>("p");
+  std::string seen;
+  auto check = [&]<ScalarTag T>(T, ScalarType mem, ScalarType mov) {
+    const size_t before = b.kernel().body.size();
+    Value<T> x = b.Load<T>(StateSpace::kGlobal, p);
+    b.Store(StateSpace::kGlobal, p, x);
+    Var<T> v = b.Mutable<T>(x);
+    b.Assign(v, x);
+    REQUIRE(Msg(b.status()) == "OK");
+    const ir::InstructionList& body = b.kernel().body;
+    REQUIRE(body.size() == before + 4);
+    INFO(ir::TypeName(T::kType));
+    CHECK(body[before].mods.type == mem);      // ld
+    CHECK(body[before + 1].mods.type == mem);  // st
+    CHECK(body[before + 2].mods.type == mov);  // mov
+    CHECK(body[before + 3].mods.type == mov);
+    seen += StrCat(ir::TypeName(T::kType), " ");
+  };
+  check(B8{}, ScalarType::kB8, ScalarType::kB16);
+  check(U8{}, ScalarType::kU8, ScalarType::kU16);
+  check(S8{}, ScalarType::kS8, ScalarType::kS16);
+  check(B16{}, ScalarType::kB16, ScalarType::kB16);
+  check(U16{}, ScalarType::kU16, ScalarType::kU16);
+  check(S16{}, ScalarType::kS16, ScalarType::kS16);
+  check(F16{}, ScalarType::kB16, ScalarType::kB16);
+  check(BF16{}, ScalarType::kB16, ScalarType::kB16);
+  check(B32{}, ScalarType::kB32, ScalarType::kB32);
+  check(U32{}, ScalarType::kU32, ScalarType::kU32);
+  check(S32{}, ScalarType::kS32, ScalarType::kS32);
+  check(F16x2{}, ScalarType::kB32, ScalarType::kB32);
+  check(BF16x2{}, ScalarType::kB32, ScalarType::kB32);
+  check(F32{}, ScalarType::kF32, ScalarType::kF32);
+  check(B64{}, ScalarType::kB64, ScalarType::kB64);
+  check(U64{}, ScalarType::kU64, ScalarType::kU64);
+  check(S64{}, ScalarType::kS64, ScalarType::kS64);
+  check(F64{}, ScalarType::kF64, ScalarType::kF64);
+  CHECK(seen == "b8 u8 s8 b16 u16 s16 f16 bf16 b32 u32 s32 f16x2 bf16x2 f32 b64 u64 s64 f64 ");
+}
+
 TEST_CASE("raw PTX: literal braces and non-register % names are allowed", "[builder]") {
   KernelBuilder b("raw", ir::Target::kSm80);
   Value<U32> in = b.Param<U32>("n");
