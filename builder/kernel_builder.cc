@@ -177,8 +177,16 @@ bool FlipAndCheckReferences(const ir::Kernel& k, uint32_t tag_bits, ir::Instruct
 // NewReg makes it; else Reg{}, and NewReg words the error. The checks are
 // one test.
 Reg AddRegIfValid(ir::Kernel& k, uint32_t tag, ScalarType type, bool is_mutable, std::string_view hint) {
-  const bool fine = ir::IsValid(type) & !ir::IsInstructionOnlyType(type) & (k.regs.size() <= kIndexMask);
-  if (!fine) return Reg{};
+  // By the type's byte: a type in range that a register may have.
+  static constexpr std::array<bool, 256> kRegisterTypes = [] {
+    std::array<bool, 256> ok{};
+    for (int t = 0; t < ir::kNumScalarTypes; ++t) ok[t] = !ir::IsInstructionOnlyType(static_cast<ScalarType>(t));
+    return ok;
+  }();
+  // One compare for both (gcc made a branch of each test): a refused type
+  // sets a bit far above kIndexMask.
+  const uint64_t refused = uint64_t{!kRegisterTypes[static_cast<uint8_t>(type)]} << 32;
+  if ((k.regs.size() | refused) > kIndexMask) return Reg{};
   // Kernel::AddReg, but without a call to intern the empty hint (id 0).
   k.regs.push_back(ir::RegInfo{type, is_mutable, hint.empty() ? 0 : k.InternName(hint)});
   return Reg{static_cast<uint32_t>(k.regs.size() - 1) | tag << kTagShift};
@@ -348,8 +356,9 @@ Reg KernelBuilder::NewReg(ScalarType type, std::string hint, bool is_mutable, Lo
   }
   if (kernel_.regs.size() > kIndexMask) {
     Fail(loc, StrCat("more than ", kIndexMask + 1, " registers"));
+    return Reg{};
   }
-  return Reg{};
+  return Reg{kernel_.AddReg(type, is_mutable, hint).id | tag_ << kTagShift};  // (AddRegIfValid made it above)
 }
 
 void KernelBuilder::SetHint(Reg r, std::string hint) {

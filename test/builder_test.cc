@@ -611,6 +611,20 @@ TEST_CASE("the builder loads, stores and moves each value type as PTX spells it"
   CHECK(seen == "b8 u8 s8 b16 u16 s16 f16 bf16 b32 u32 s32 f16x2 bf16x2 f32 b64 u64 s64 f64 ");
 }
 
+// NewReg's checks in one test (kernel_builder.cc, AddRegIfValid) accept
+// exactly the types in range that are not instruction-only.
+TEST_CASE("the builder makes registers of exactly the types a register may have", "[builder]") {
+  for (int t = 0; t < 256; ++t) {
+    const auto type = static_cast<ScalarType>(t);
+    const bool may = t < ir::kNumScalarTypes && !ir::IsInstructionOnlyType(type);
+    KernelBuilder b("k");
+    INFO("type " << t);
+    CHECK(b.NewReg(type).valid() == may);
+    CHECK(b.status().ok() == may);
+    CHECK(b.kernel().regs.size() == (may ? 1u : 0u));
+  }
+}
+
 TEST_CASE("raw PTX: literal braces and non-register % names are allowed", "[builder]") {
   KernelBuilder b("raw", ir::Target::kSm80);
   Value<U32> in = b.Param<U32>("n");
