@@ -718,7 +718,7 @@ Reg KernelBuilder::AtomicOp(bool with_result, ir::AtomOp op, ir::StateSpace spac
 // ---- control flow
 
 ir::Label KernelBuilder::NewLabel(std::string hint) {
-  label_bound_.push_back(false);
+  if (kernel_.labels.size() % 64 == 0) label_bound_.push_back(0);
   return kernel_.AddLabel(hint);
 }
 
@@ -727,12 +727,14 @@ void KernelBuilder::Bind(ir::Label label, Loc loc) {
     Fail(loc, "Bind() of a label that is not of this kernel");
     return;
   }
-  if (label_bound_[label.id]) {
+  uint64_t& bound = label_bound_[label.id / 64];
+  const uint64_t bit = uint64_t{1} << (label.id % 64);
+  if ((bound & bit) != 0) {
     const std::string_view hint = kernel_.hint(label);
     Fail(loc, StrCat("label ", label.id, hint.empty() ? "" : StrCat(" (", hint, ")"), " is bound twice"));
     return;
   }
-  label_bound_[label.id] = true;
+  bound |= bit;
   ir::Instruction inst;
   inst.op = Opcode::kLabel;
   inst.srcs.push_back(Operand::FromLabel(label));

@@ -1026,8 +1026,9 @@ class KernelBuilder {
   uint32_t tag_;
   ir::Kernel kernel_;
   absl::Status error_;
-  // Whether each label is bound, by id; the first 16 without an allocation.
-  absl::InlinedVector<bool, 16> label_bound_;
+  // Whether each label is bound: bit id % 64 of word id / 64, a word for
+  // every 64 labels made; the first word without an allocation.
+  absl::InlinedVector<uint64_t, 1> label_bound_;
   bool finished_ = false;
 };
 

@@ -625,6 +625,20 @@ TEST_CASE("the builder makes registers of exactly the types a register may have"
   }
 }
 
+// The builder keeps a bit per label, 64 to a word (the first word inline).
+TEST_CASE("the builder knows which of many labels are bound", "[builder]") {
+  for (uint32_t twice : {0u, 63u, 64u, 127u, 128u, 199u}) {
+    KernelBuilder b("k");
+    std::vector<ir::Label> labels;
+    for (int i = 0; i < 200; ++i) labels.push_back(b.NewLabel());
+    for (uint32_t i = 0; i < 200; i += 2) b.Bind(labels[i]);  // the even ones first
+    for (uint32_t i = 1; i < 200; i += 2) b.Bind(labels[i]);
+    REQUIRE(Msg(b.status()) == "OK");
+    const int line = __LINE__; b.Bind(labels[twice]);
+    REQUIRE(Msg(b.status()) == At(line) + StrCat("label ", twice, " is bound twice"));
+  }
+}
+
 TEST_CASE("raw PTX: literal braces and non-register % names are allowed", "[builder]") {
   KernelBuilder b("raw", ir::Target::kSm80);
   Value<U32> in = b.Param<U32>("n");
