@@ -750,7 +750,10 @@ void KernelBuilder::Bra(ir::Label target, Loc loc) {
 
 void KernelBuilder::GuardedBra(Value<Pred> p, bool negated, ir::Label target, Loc loc) {
   // An invalid register as the guard would make the branch unconditional.
-  if (Reg guard = p.reg; !OwnReg(guard, "a guard predicate", loc)) return;
+  // (A register of this builder passes OwnReg: id ^ tag bits is below the
+  // count, as FlipAndCheckReferences tests it; OwnReg words the others.)
+  const bool own = (p.reg.id ^ (tag_ << kTagShift)) < kernel_.regs.size();
+  if (Reg guard = p.reg; !own && !OwnReg(guard, "a guard predicate", loc)) return;
   ir::Instruction inst;
   inst.op = Opcode::kBra;
   inst.srcs.push_back(Operand::FromLabel(target));
