@@ -186,7 +186,7 @@ Reg AddRegIfValid(ir::Kernel& k, uint32_t tag, ScalarType type, bool is_mutable,
   // One compare for both (gcc made a branch of each test): a refused type
   // sets a bit far above kIndexMask.
   const uint64_t refused = uint64_t{!kRegisterTypes[static_cast<uint8_t>(type)]} << 32;
-  if ((k.regs.size() | refused) > kIndexMask) return Reg{};
+  if ((k.regs.size() | refused) > kIndexMask) [[unlikely]] return Reg{};
   // Kernel::AddReg, but without a call to intern the empty hint (id 0).
   k.regs.push_back(ir::RegInfo{type, is_mutable, hint.empty() ? 0 : k.InternName(hint)});
   return Reg{static_cast<uint32_t>(k.regs.size() - 1) | tag << kTagShift};
@@ -195,7 +195,7 @@ Reg AddRegIfValid(ir::Kernel& k, uint32_t tag, ScalarType type, bool is_mutable,
 // Appends `inst` at `loc` to the body when its references pass
 // (FlipAndCheckReferences); else leaves it as it was and returns false.
 bool AppendIfReferencesFine(ir::Kernel& k, uint32_t tag_bits, ir::Instruction& inst, Loc loc) {
-  if (!FlipAndCheckReferences(k, tag_bits, inst)) {
+  if (!FlipAndCheckReferences(k, tag_bits, inst)) [[unlikely]] {
     FlipAndCheckReferences(k, tag_bits, inst);  // undone
     return false;
   }
@@ -214,11 +214,11 @@ KernelBuilder::KernelBuilder(std::string name, ir::Target target, Loc loc) : tag
   kernel_.regs.reserve(kInitialCapacity);
   kernel_.name = std::move(name);
   kernel_.target = target;
-  if (!ir::IsIdentifier(kernel_.name)) {
+  if (!ir::IsIdentifier(kernel_.name)) [[unlikely]] {
     Fail(loc, StrCat("kernel name '", kernel_.name,
                            "' is not a PTX identifier (a letter or '_', then letters, digits or '_')"));
   }
-  if (!ir::IsValid(target)) Fail(loc, StrCat("the target: ", ir::OutOfRange("Target", target)));
+  if (!ir::IsValid(target)) [[unlikely]] Fail(loc, StrCat("the target: ", ir::OutOfRange("Target", target)));
 }
 
 void KernelBuilder::Fail(Loc loc, std::string message) {
@@ -262,16 +262,16 @@ constexpr std::string_view kBothBounds =
 }  // namespace
 
 uint32_t KernelBuilder::DeclareParam(std::string name, ScalarType type, Loc loc) {
-  if (!ir::IsIdentifier(name)) {
+  if (!ir::IsIdentifier(name)) [[unlikely]] {
     Fail(loc, StrCat("param name '", name, "' is not a PTX identifier"));
-  } else if (type == ScalarType::kPred) {
+  } else if (type == ScalarType::kPred) [[unlikely]] {
     Fail(loc, StrCat("param '", name, "' cannot be a predicate; pass a u32 and compare it"));
   }
   for (const ir::Param& p : kernel_.params) {
-    if (SameName(p.name, name)) Fail(loc, StrCat("param '", name, "' is declared twice"));
+    if (SameName(p.name, name)) [[unlikely]] Fail(loc, StrCat("param '", name, "' is declared twice"));
   }
   for (const ir::Variable& v : kernel_.variables) {
-    if (SameName(v.name, name)) {
+    if (SameName(v.name, name)) [[unlikely]] {
       Fail(loc, StrCat("param '", name, "' has the name of a ", ir::StateSpaceName(v.space), " variable"));
     }
   }
@@ -285,7 +285,7 @@ uint32_t KernelBuilder::DeclareParam(std::string name, ScalarType type, Loc loc)
 Reg KernelBuilder::LoadParamReg(uint32_t index, ScalarType type, Loc loc) {
   // The param's name as the hint, without a copy of the string.
   Reg r = AddRegIfValid(kernel_, tag_, type, false, kernel_.params[index].name);
-  if (!r.valid()) r = NewReg(type, kernel_.params[index].name, false);
+  if (!r.valid()) [[unlikely]] r = NewReg(type, kernel_.params[index].name, false);
   ir::Instruction inst;
   inst.op = Opcode::kLd;
   inst.mods.space = ir::StateSpace::kParam;
@@ -344,7 +344,7 @@ void KernelBuilder::SetMaxRegisters(uint32_t n, Loc loc) {
 // ---- registers
 
 Reg KernelBuilder::NewReg(ScalarType type, std::string hint, bool is_mutable, Loc loc) {
-  if (Reg r = AddRegIfValid(kernel_, tag_, type, is_mutable, hint); r.valid()) return r;
+  if (Reg r = AddRegIfValid(kernel_, tag_, type, is_mutable, hint); r.valid()) [[likely]] return r;
   if (!ir::IsValid(type)) {
     Fail(loc, StrCat("a register's type: ", ir::OutOfRange("ScalarType", type)));
     return Reg{};
@@ -385,7 +385,7 @@ ir::Modifiers KernelBuilder::Mods(ScalarType type, const FloatOpts& o) {
 
 Reg KernelBuilder::Mov(ScalarType type, const Operand& src, Loc loc) {
   Reg r = AddRegIfValid(kernel_, tag_, type, false, {});
-  if (!r.valid()) r = NewReg(type, "", false);
+  if (!r.valid()) [[unlikely]] r = NewReg(type, "", false);
   MovInto(r, type, src, loc);
   return r;
 }
@@ -436,18 +436,18 @@ bool KernelBuilder::OwnRegs(ir::Instruction& inst, Loc loc) {
 }
 
 void KernelBuilder::Append(ir::Instruction&& inst, Loc loc) {
-  if (finished_) {
+  if (finished_) [[unlikely]] {
     Fail(loc, "the builder was used after Finish()");
     return;
   }
-  if (!ok()) return;
-  if (!ir::EnumsValid(inst)) {
+  if (!ok()) [[unlikely]] return;
+  if (!ir::EnumsValid(inst)) [[unlikely]] {
     Fail(loc, ir::InvalidEnum(inst));
     return;
   }
   // The usual case: the references pass OwnRegs and FindBadReference, tested
   // in one walk; else they find and word the error.
-  if (AppendIfReferencesFine(kernel_, tag_ << kTagShift, inst, loc)) return;
+  if (AppendIfReferencesFine(kernel_, tag_ << kTagShift, inst, loc)) [[likely]] return;
   if (!OwnRegs(inst, loc)) return;
   if (std::optional<std::string> bad = ir::FindBadReference(kernel_, inst)) {
     std::string name;
@@ -472,26 +472,28 @@ Reg KernelBuilder::EmitSpan(Opcode op, const ir::Modifiers& mods, ScalarType dst
     half_imm |= s.is_imm() & ((kHalfFamily >> (static_cast<unsigned>(s.type) & 63)) & 1);
   }
   // Everything below looks enums up in tables: refuse out-of-range ones first.
-  if (!ir::EnumsValid(inst) || !ir::IsValid(dst_type)) {
+  if (!ir::EnumsValid(inst) || !ir::IsValid(dst_type)) [[unlikely]] {
     std::string bad = ir::InvalidEnum(inst);
     if (bad.empty()) bad = StrCat("the destination type: ", ir::OutOfRange("ScalarType", dst_type));
     Fail(loc, bad);
     return Reg{};
   }
   FillDefaults(op, inst.mods);
-  if (half_imm) {
+  if (half_imm) [[unlikely]] {
     for (Operand& s : inst.srcs) s = Materialize(s, loc);
   }
   Reg dst;
-  if (dst_type != ScalarType::kNone) {
+  if (dst_type != ScalarType::kNone) [[likely]] {
     dst = AddRegIfValid(kernel_, tag_, dst_type, false, {});
-    if (!dst.valid()) dst = NewReg(dst_type, "", false, loc);
+    if (!dst.valid()) [[unlikely]] dst = NewReg(dst_type, "", false, loc);
     inst.dsts.push_back(dst);
   }
   // Append, less its enum check, which passed above (FillDefaults and
   // Materialize store only values in range); Append itself when the
   // builder is finished or failed, or a reference is not fine.
-  if (finished_ || !ok() || !AppendIfReferencesFine(kernel_, tag_ << kTagShift, inst, loc)) Append(std::move(inst), loc);
+  if (finished_ || !ok() || !AppendIfReferencesFine(kernel_, tag_ << kTagShift, inst, loc)) [[unlikely]] {
+    Append(std::move(inst), loc);
+  }
   return dst;
 }
 
@@ -516,11 +518,11 @@ void KernelBuilder::EmitInstruction(ir::Instruction inst, Loc loc) { Append(std:
 // ---- special registers
 
 Value<U32> KernelBuilder::Special(ir::SpecialReg r, Loc loc) {
-  if (!ir::IsValid(r)) {
+  if (!ir::IsValid(r)) [[unlikely]] {
     Fail(loc, ir::OutOfRange("SpecialReg", r));
     return Value<U32>();
   }
-  if (ir::SpecialRegType(r) != ScalarType::kU32) {
+  if (ir::SpecialRegType(r) != ScalarType::kU32) [[unlikely]] {
     Fail(loc, StrCat(ir::SpecialRegName(r), " is 64-bit; read it with Special64()"));
   }
   return Value<U32>(Mov(ScalarType::kU32, Operand::Special(r), loc));
@@ -672,7 +674,7 @@ void KernelBuilder::StoreOps(ir::StateSpace space, ScalarType type, const Addres
   inst.mods.type = MemType(type);
   inst.mods.vec = static_cast<uint8_t>(values.size());
   inst.mods.cache = o.cache;
-  if (o.nc) Fail(loc, ".nc applies to loads only");
+  if (o.nc) [[unlikely]] Fail(loc, ".nc applies to loads only");
   inst.srcs.push_back(addr.op);
   for (const Operand& v : values) inst.srcs.push_back(v);
   Append(std::move(inst), loc);
@@ -723,13 +725,13 @@ ir::Label KernelBuilder::NewLabel(std::string hint) {
 }
 
 void KernelBuilder::Bind(ir::Label label, Loc loc) {
-  if (label.id >= kernel_.labels.size()) {
+  if (label.id >= kernel_.labels.size()) [[unlikely]] {
     Fail(loc, "Bind() of a label that is not of this kernel");
     return;
   }
   uint64_t& bound = label_bound_[label.id / 64];
   const uint64_t bit = uint64_t{1} << (label.id % 64);
-  if ((bound & bit) != 0) {
+  if ((bound & bit) != 0) [[unlikely]] {
     const std::string_view hint = kernel_.hint(label);
     Fail(loc, StrCat("label ", label.id, hint.empty() ? "" : StrCat(" (", hint, ")"), " is bound twice"));
     return;
@@ -753,7 +755,7 @@ void KernelBuilder::GuardedBra(Value<Pred> p, bool negated, ir::Label target, Lo
   // (A register of this builder passes OwnReg: id ^ tag bits is below the
   // count, as FlipAndCheckReferences tests it; OwnReg words the others.)
   const bool own = (p.reg.id ^ (tag_ << kTagShift)) < kernel_.regs.size();
-  if (Reg guard = p.reg; !own && !OwnReg(guard, "a guard predicate", loc)) return;
+  if (Reg guard = p.reg; !own && !OwnReg(guard, "a guard predicate", loc)) [[unlikely]] return;
   ir::Instruction inst;
   inst.op = Opcode::kBra;
   inst.srcs.push_back(Operand::FromLabel(target));

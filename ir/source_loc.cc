@@ -61,7 +61,7 @@ uint32_t CompactLoc::InternFile(const char* file) {
   // the id of null.
   thread_local const char* last_file = nullptr;
   thread_local uint32_t last_id = 0;
-  if (file == last_file) return last_id;
+  if (file == last_file) [[likely]] return last_id;
   if (file == nullptr || *file == '\0') return 0;
   FileTable& t = g_files;
   std::lock_guard<std::mutex> lock(t.mu);
