@@ -358,7 +358,9 @@ Reg KernelBuilder::NewReg(ScalarType type, std::string hint, bool is_mutable, Lo
     Fail(loc, StrCat("more than ", kIndexMask + 1, " registers"));
     return Reg{};
   }
-  return Reg{kernel_.AddReg(type, is_mutable, hint).id | tag_ << kTagShift};  // (AddRegIfValid made it above)
+  // Not reached while AddRegIfValid agrees with the checks above (builder_test
+  // checks every type); if it did not, the register is made as before.
+  return Reg{kernel_.AddReg(type, is_mutable, hint).id | tag_ << kTagShift};
 }
 
 void KernelBuilder::SetHint(Reg r, std::string hint) {
