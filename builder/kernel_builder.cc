@@ -2,10 +2,12 @@
 #include "builder/kernel_builder.h"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <bit>
 #include <cassert>
 #include <cctype>
+#include <cstring>
 
 #include "ir/canonical_order.h"
 #include "ir/enum_ranges.h"
@@ -26,36 +28,57 @@ namespace {
 constexpr std::string_view kForeignHint =
     " (a value, label or variable from another builder, or default-constructed?)";
 
-// The type ld/st/ld.param use for a value type: f16/bf16 move as b16.
-ScalarType MemType(ScalarType t) {
-  switch (t) {
-    case ScalarType::kF16:
-    case ScalarType::kBF16: return ScalarType::kB16;
-    case ScalarType::kF16x2:
-    case ScalarType::kBF16x2: return ScalarType::kB32;
-    default: return t;
-  }
-}
+// The type ld/st/ld.param use for a value type (f16/bf16 move as b16), and
+// the type mov/selp use (also u8 -> u16): tables by the type's byte (any
+// value, so a type out of range maps to itself as the switches they
+// replaced did) instead of a switch's branches.
+using TypeMap = std::array<ScalarType, 256>;
+constexpr TypeMap kMemTypes = [] {
+  TypeMap map{};
+  for (int t = 0; t < 256; ++t) map[t] = static_cast<ScalarType>(t);
+  map[static_cast<int>(ScalarType::kF16)] = map[static_cast<int>(ScalarType::kBF16)] = ScalarType::kB16;
+  map[static_cast<int>(ScalarType::kF16x2)] = map[static_cast<int>(ScalarType::kBF16x2)] = ScalarType::kB32;
+  return map;
+}();
+constexpr TypeMap kMovTypes = [] {
+  TypeMap map = kMemTypes;
+  map[static_cast<int>(ScalarType::kU8)] = ScalarType::kU16;
+  map[static_cast<int>(ScalarType::kS8)] = ScalarType::kS16;
+  map[static_cast<int>(ScalarType::kB8)] = ScalarType::kB16;
+  return map;
+}();
+static_assert(sizeof(ScalarType) == 1);
 
-// Rounding/mode defaults PTX requires where the caller gave none.
+ScalarType MemType(ScalarType t) { return kMemTypes[static_cast<uint8_t>(t)]; }
+
+// Rounding/mode defaults PTX requires where the caller gave none, by
+// opcode: mul/mad.lo for integers, rn for fma, and for float div, sqrt and
+// rcp without a mode.
+enum DefaultRule : uint8_t { kNoDefault, kIntegerLo, kRn, kFloatRn };
+constexpr std::array<uint8_t, ir::kNumOpcodes> kDefaultRules = [] {
+  std::array<uint8_t, ir::kNumOpcodes> rules{};
+  rules[static_cast<size_t>(Opcode::kMul)] = kIntegerLo;
+  rules[static_cast<size_t>(Opcode::kMad)] = kIntegerLo;
+  rules[static_cast<size_t>(Opcode::kFma)] = kRn;
+  rules[static_cast<size_t>(Opcode::kDiv)] = kFloatRn;
+  rules[static_cast<size_t>(Opcode::kSqrt)] = kFloatRn;
+  rules[static_cast<size_t>(Opcode::kRcp)] = kFloatRn;
+  return rules;
+}();
+
+// Fills the defaults (`op` and m's enums are in range): arithmetic, not a
+// switch and branches on the modifiers.
 void FillDefaults(Opcode op, ir::Modifiers& m) {
-  bool is_float = ir::IsFloat(m.type);
-  bool is_int = ir::IsInteger(m.type);
-  switch (op) {
-    case Opcode::kMul:
-    case Opcode::kMad:
-      if (is_int && m.mode == ir::Mode::kNone) m.mode = ir::Mode::kLo;
-      break;
-    case Opcode::kFma:
-      if (m.rounding == ir::Rounding::kNone) m.rounding = ir::Rounding::kRn;
-      break;
-    case Opcode::kDiv:
-    case Opcode::kSqrt:
-    case Opcode::kRcp:
-      if (is_float && m.mode == ir::Mode::kNone && m.rounding == ir::Rounding::kNone) m.rounding = ir::Rounding::kRn;
-      break;
-    default: break;
-  }
+  const unsigned rule = kDefaultRules[static_cast<size_t>(op)];
+  const bool no_mode = m.mode == ir::Mode::kNone;
+  const bool lo = (rule == kIntegerLo) & ir::IsInteger(m.type) & no_mode;
+  const bool rn = ((rule == kRn) | ((rule == kFloatRn) & ir::IsFloat(m.type) & no_mode)) &
+                  (m.rounding == ir::Rounding::kNone);
+  // lo and rn each hold only where the field is kNone (0): or-ing sets it
+  // without a branch (gcc made the selects branches).
+  m.mode = static_cast<ir::Mode>(static_cast<unsigned>(m.mode) | lo * static_cast<unsigned>(ir::Mode::kLo));
+  m.rounding =
+      static_cast<ir::Rounding>(static_cast<unsigned>(m.rounding) | rn * static_cast<unsigned>(ir::Rounding::kRn));
 }
 
 // Builder tags 1..254, handed out in turn: two builders made one after the
@@ -68,10 +91,118 @@ uint32_t NextBuilderTag() {
   return 1 + counter.fetch_add(1, std::memory_order_relaxed) % 254;
 }
 
+// a == b, with the lengths and first letters compared before memcmp is
+// called: declared names seldom share both.
+bool SameName(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && (a.empty() || (a[0] == b[0] && std::memcmp(a.data(), b.data(), a.size()) == 0));
+}
+
+// The types of ir::IsHalfFamily as a mask, tested with a shift instead of
+// four compares (which gcc makes branches).
+constexpr uint64_t kHalfFamily = [] {
+  uint64_t mask = 0;
+  for (int t = 0; t < ir::kNumScalarTypes; ++t) mask |= uint64_t{ir::IsHalfFamily(static_cast<ScalarType>(t))} << t;
+  return mask;
+}();
+static_assert(ir::kNumScalarTypes <= 64);
+
 constexpr size_t kInitialCapacity = 32;
 
 constexpr uint32_t kTagShift = 24;
 constexpr uint32_t kIndexMask = (uint32_t{1} << kTagShift) - 1;
+
+// Append's reference checks (OwnRegs, then FindBadReference) in one walk
+// with no branch per operand, for the usual case where both pass: xors
+// every register id `inst` names (its destinations, its guard when it has
+// one, the sources that read a register) with `tag_bits`, the builder's tag
+// in the top byte, and returns whether every reference is then in range.
+// An id of this builder becomes its register index, as OwnReg makes it:
+// with at most kIndexMask + 1 registers (NewReg refuses more), id ^
+// tag_bits is below the count exactly when the id's top byte is the tag
+// and its index is below the count (the invalid id's top byte 0xFF is no
+// tag). The other sources' ids are compared with the count of what their
+// kind (an address: its base) names, as FindBadReference does; an empty
+// operand, and a kind or base out of range, fit no limit. False: some
+// check may fail; xoring again with the same bits undoes the walk, and the
+// original checks then find and word the error (or find none where only a
+// kind or base is out of range, which neither checks).
+bool FlipAndCheckReferences(const ir::Kernel& k, uint32_t tag_bits, ir::Instruction& inst) {
+  assert(k.regs.size() <= size_t{kIndexMask} + 1);
+  const uint64_t nregs = k.regs.size();
+  // By operand code: the kind (0-5), 7 for a kind out of range, 8 plus the
+  // base for an address (11: a base out of range). Ids below the code's
+  // limit name something. Each entry is stored on its own: an initializer
+  // would clear the array with a loop first (rep stos).
+  constexpr unsigned kAddressCode = 8;
+  static_assert(static_cast<int>(ir::OperandKind::kAddress) == 6 && static_cast<int>(ir::AddressBase::kParam) == 2,
+                "the operand codes' layout");
+  uint64_t limit[12];
+  limit[0] = 0;                                   // kNone: empty, never fine
+  limit[1] = nregs;                               // kReg
+  limit[2] = uint64_t{1} << 32;                   // kImm: any id
+  limit[3] = uint64_t{ir::kNumSpecialRegs};       // kSpecial
+  limit[4] = k.variables.size();                  // kSymbol
+  limit[5] = k.labels.size();                     // kLabel
+  limit[6] = 0;                                   // (an address has codes of its own)
+  limit[7] = 0;                                   // a kind out of range
+  limit[kAddressCode + 0] = nregs;                // an address of a register
+  limit[kAddressCode + 1] = k.variables.size();   // of a variable
+  limit[kAddressCode + 2] = k.params.size();      // of a param
+  limit[kAddressCode + 3] = 0;                    // a base out of range
+  // The codes of the sources that read a register (Operand::reads_reg).
+  constexpr uint32_t kRegCodes = 1u << static_cast<int>(ir::OperandKind::kReg) | 1u << kAddressCode;
+
+  const bool guarded = inst.guard.valid();
+  bool ok = !guarded | ((inst.guard.id ^ tag_bits) < nregs);
+  inst.guard.id ^= tag_bits & (0u - guarded);
+  for (ir::Reg& d : inst.dsts) {
+    d.id ^= tag_bits;
+    ok &= d.id < nregs;
+  }
+  for (Operand& op : inst.srcs) {
+    const unsigned kind = static_cast<unsigned>(op.kind);
+    const unsigned base = std::min(static_cast<unsigned>(op.base), 3u);
+    // kAddress (6) + 2 + base for an address: arithmetic, not a branch on the kind.
+    const unsigned code =
+        std::min(kind, 7u) + (kind == static_cast<unsigned>(ir::OperandKind::kAddress)) * (kAddressCode - 6 + base);
+    op.id ^= tag_bits & (0u - ((kRegCodes >> code) & 1u));
+    ok &= op.id < limit[code];
+  }
+  ok &= !((inst.op == Opcode::kRaw) & (inst.raw_index >= k.raw_ptx.size()));
+  return ok;
+}
+
+// A new register of `type` when NewReg's checks pass (a type in range that
+// a register may have, fewer than kIndexMask + 1 registers so far), as
+// NewReg makes it; else Reg{}, and NewReg words the error. The checks are
+// one test.
+Reg AddRegIfValid(ir::Kernel& k, uint32_t tag, ScalarType type, bool is_mutable, std::string_view hint) {
+  // By the type's byte: a type in range that a register may have.
+  static constexpr std::array<bool, 256> kRegisterTypes = [] {
+    std::array<bool, 256> ok{};
+    for (int t = 0; t < ir::kNumScalarTypes; ++t) ok[t] = !ir::IsInstructionOnlyType(static_cast<ScalarType>(t));
+    return ok;
+  }();
+  // One compare for both (gcc made a branch of each test): a refused type
+  // sets a bit far above kIndexMask.
+  const uint64_t refused = uint64_t{!kRegisterTypes[static_cast<uint8_t>(type)]} << 32;
+  if ((k.regs.size() | refused) > kIndexMask) [[unlikely]] return Reg{};
+  // Kernel::AddReg, but without a call to intern the empty hint (id 0).
+  k.regs.push_back(ir::RegInfo{type, is_mutable, hint.empty() ? 0 : k.InternName(hint)});
+  return Reg{static_cast<uint32_t>(k.regs.size() - 1) | tag << kTagShift};
+}
+
+// Appends `inst` at `loc` to the body when its references pass
+// (FlipAndCheckReferences); else leaves it as it was and returns false.
+bool AppendIfReferencesFine(ir::Kernel& k, uint32_t tag_bits, ir::Instruction& inst, Loc loc) {
+  if (!FlipAndCheckReferences(k, tag_bits, inst)) [[unlikely]] {
+    FlipAndCheckReferences(k, tag_bits, inst);  // undone
+    return false;
+  }
+  inst.loc = loc;
+  k.body.push_back(std::move(inst));
+  return true;
+}
 
 }  // namespace
 
@@ -83,11 +214,11 @@ KernelBuilder::KernelBuilder(std::string name, ir::Target target, Loc loc) : tag
   kernel_.regs.reserve(kInitialCapacity);
   kernel_.name = std::move(name);
   kernel_.target = target;
-  if (!ir::IsIdentifier(kernel_.name)) {
+  if (!ir::IsIdentifier(kernel_.name)) [[unlikely]] {
     Fail(loc, StrCat("kernel name '", kernel_.name,
                            "' is not a PTX identifier (a letter or '_', then letters, digits or '_')"));
   }
-  if (!ir::IsValid(target)) Fail(loc, StrCat("the target: ", ir::OutOfRange("Target", target)));
+  if (!ir::IsValid(target)) [[unlikely]] Fail(loc, StrCat("the target: ", ir::OutOfRange("Target", target)));
 }
 
 void KernelBuilder::Fail(Loc loc, std::string message) {
@@ -131,26 +262,30 @@ constexpr std::string_view kBothBounds =
 }  // namespace
 
 uint32_t KernelBuilder::DeclareParam(std::string name, ScalarType type, Loc loc) {
-  if (!ir::IsIdentifier(name)) {
+  if (!ir::IsIdentifier(name)) [[unlikely]] {
     Fail(loc, StrCat("param name '", name, "' is not a PTX identifier"));
-  } else if (type == ScalarType::kPred) {
+  } else if (type == ScalarType::kPred) [[unlikely]] {
     Fail(loc, StrCat("param '", name, "' cannot be a predicate; pass a u32 and compare it"));
   }
   for (const ir::Param& p : kernel_.params) {
-    if (p.name == name) Fail(loc, StrCat("param '", name, "' is declared twice"));
+    if (SameName(p.name, name)) [[unlikely]] Fail(loc, StrCat("param '", name, "' is declared twice"));
   }
   for (const ir::Variable& v : kernel_.variables) {
-    if (v.name == name) Fail(loc, StrCat("param '", name, "' has the name of a ", ir::StateSpaceName(v.space), " variable"));
+    if (SameName(v.name, name)) [[unlikely]] {
+      Fail(loc, StrCat("param '", name, "' has the name of a ", ir::StateSpaceName(v.space), " variable"));
+    }
   }
   // Room for 8 at the first: growing 1, 2, 4 was three allocations for a
   // four-param kernel.
   if (kernel_.params.capacity() == 0) kernel_.params.reserve(8);
-  kernel_.params.push_back(ir::Param{std::move(name), type});
+  kernel_.params.emplace_back(std::move(name), type);  // in place: the name is moved once
   return static_cast<uint32_t>(kernel_.params.size() - 1);
 }
 
 Reg KernelBuilder::LoadParamReg(uint32_t index, ScalarType type, Loc loc) {
-  Reg r = NewReg(type, kernel_.params[index].name, false);
+  // The param's name as the hint, without a copy of the string.
+  Reg r = AddRegIfValid(kernel_, tag_, type, false, kernel_.params[index].name);
+  if (!r.valid()) [[unlikely]] r = NewReg(type, kernel_.params[index].name, false);
   ir::Instruction inst;
   inst.op = Opcode::kLd;
   inst.mods.space = ir::StateSpace::kParam;
@@ -209,6 +344,7 @@ void KernelBuilder::SetMaxRegisters(uint32_t n, Loc loc) {
 // ---- registers
 
 Reg KernelBuilder::NewReg(ScalarType type, std::string hint, bool is_mutable, Loc loc) {
+  if (Reg r = AddRegIfValid(kernel_, tag_, type, is_mutable, hint); r.valid()) [[likely]] return r;
   if (!ir::IsValid(type)) {
     Fail(loc, StrCat("a register's type: ", ir::OutOfRange("ScalarType", type)));
     return Reg{};
@@ -222,6 +358,8 @@ Reg KernelBuilder::NewReg(ScalarType type, std::string hint, bool is_mutable, Lo
     Fail(loc, StrCat("more than ", kIndexMask + 1, " registers"));
     return Reg{};
   }
+  // Not reached while AddRegIfValid agrees with the checks above (builder_test
+  // checks every type); if it did not, the register is made as before.
   return Reg{kernel_.AddReg(type, is_mutable, hint).id | tag_ << kTagShift};
 }
 
@@ -235,14 +373,7 @@ ScalarType KernelBuilder::BitsOf(ScalarType t) {
   return t == ScalarType::kPred ? t : ir::BitsTypeOfSize(ir::TypeBits(t));
 }
 
-ScalarType KernelBuilder::MovType(ScalarType t) {
-  switch (t) {
-    case ScalarType::kU8: return ScalarType::kU16;
-    case ScalarType::kS8: return ScalarType::kS16;
-    case ScalarType::kB8: return ScalarType::kB16;
-    default: return MemType(t);
-  }
-}
+ScalarType KernelBuilder::MovType(ScalarType t) { return kMovTypes[static_cast<uint8_t>(t)]; }
 
 ir::Modifiers KernelBuilder::Mods(ScalarType type, const FloatOpts& o) {
   ir::Modifiers m;
@@ -255,7 +386,8 @@ ir::Modifiers KernelBuilder::Mods(ScalarType type, const FloatOpts& o) {
 }
 
 Reg KernelBuilder::Mov(ScalarType type, const Operand& src, Loc loc) {
-  Reg r = NewReg(type, "", false);
+  Reg r = AddRegIfValid(kernel_, tag_, type, false, {});
+  if (!r.valid()) [[unlikely]] r = NewReg(type, "", false);
   MovInto(r, type, src, loc);
   return r;
 }
@@ -305,16 +437,19 @@ bool KernelBuilder::OwnRegs(ir::Instruction& inst, Loc loc) {
   return !inst.guard.valid() || OwnReg(inst.guard, "a guard predicate", loc);
 }
 
-void KernelBuilder::Append(ir::Instruction inst, Loc loc) {
-  if (finished_) {
+void KernelBuilder::Append(ir::Instruction&& inst, Loc loc) {
+  if (finished_) [[unlikely]] {
     Fail(loc, "the builder was used after Finish()");
     return;
   }
-  if (!ok()) return;
-  if (!ir::EnumsValid(inst)) {
+  if (!ok()) [[unlikely]] return;
+  if (!ir::EnumsValid(inst)) [[unlikely]] {
     Fail(loc, ir::InvalidEnum(inst));
     return;
   }
+  // The usual case: the references pass OwnRegs and FindBadReference, tested
+  // in one walk; else they find and word the error.
+  if (AppendIfReferencesFine(kernel_, tag_ << kTagShift, inst, loc)) [[likely]] return;
   if (!OwnRegs(inst, loc)) return;
   if (std::optional<std::string> bad = ir::FindBadReference(kernel_, inst)) {
     std::string name;
@@ -331,22 +466,36 @@ Reg KernelBuilder::EmitSpan(Opcode op, const ir::Modifiers& mods, ScalarType dst
   ir::Instruction inst;
   inst.op = op;
   inst.mods = mods;
-  inst.srcs.assign(srcs.begin(), srcs.end());
+  // One by one (absl's generic assign took more branches for a few), noting
+  // whether Materialize has an f16/bf16 immediate to move.
+  bool half_imm = false;
+  for (const Operand& s : srcs) {
+    inst.srcs.push_back(s);
+    half_imm |= s.is_imm() & ((kHalfFamily >> (static_cast<unsigned>(s.type) & 63)) & 1);
+  }
   // Everything below looks enums up in tables: refuse out-of-range ones first.
-  if (!ir::EnumsValid(inst) || !ir::IsValid(dst_type)) {
+  if (!ir::EnumsValid(inst) || !ir::IsValid(dst_type)) [[unlikely]] {
     std::string bad = ir::InvalidEnum(inst);
     if (bad.empty()) bad = StrCat("the destination type: ", ir::OutOfRange("ScalarType", dst_type));
     Fail(loc, bad);
     return Reg{};
   }
   FillDefaults(op, inst.mods);
-  for (Operand& s : inst.srcs) s = Materialize(s, loc);
+  if (half_imm) [[unlikely]] {
+    for (Operand& s : inst.srcs) s = Materialize(s, loc);
+  }
   Reg dst;
-  if (dst_type != ScalarType::kNone) {
-    dst = NewReg(dst_type, "", false, loc);
+  if (dst_type != ScalarType::kNone) [[likely]] {
+    dst = AddRegIfValid(kernel_, tag_, dst_type, false, {});
+    if (!dst.valid()) [[unlikely]] dst = NewReg(dst_type, "", false, loc);
     inst.dsts.push_back(dst);
   }
-  Append(std::move(inst), loc);
+  // Append, less its enum check, which passed above (FillDefaults and
+  // Materialize store only values in range); Append itself when the
+  // builder is finished or failed, or a reference is not fine.
+  if (finished_ || !ok() || !AppendIfReferencesFine(kernel_, tag_ << kTagShift, inst, loc)) [[unlikely]] {
+    Append(std::move(inst), loc);
+  }
   return dst;
 }
 
@@ -357,6 +506,11 @@ Reg KernelBuilder::Emit(Opcode op, const ir::Modifiers& mods, ScalarType dst_typ
 
 Reg KernelBuilder::Emit(Opcode op, const ir::Modifiers& mods, ScalarType dst_type, std::initializer_list<Reg> srcs,
                         Loc loc) {
+  if (srcs.size() <= 4) {  // on the stack, without InlinedVector's generic construction
+    Operand ops[4];
+    std::copy(srcs.begin(), srcs.end(), ops);
+    return EmitSpan(op, mods, dst_type, std::span<const Operand>(ops, srcs.size()), loc);
+  }
   absl::InlinedVector<Operand, 4> ops(srcs.begin(), srcs.end());
   return EmitSpan(op, mods, dst_type, ops, loc);
 }
@@ -366,11 +520,11 @@ void KernelBuilder::EmitInstruction(ir::Instruction inst, Loc loc) { Append(std:
 // ---- special registers
 
 Value<U32> KernelBuilder::Special(ir::SpecialReg r, Loc loc) {
-  if (!ir::IsValid(r)) {
+  if (!ir::IsValid(r)) [[unlikely]] {
     Fail(loc, ir::OutOfRange("SpecialReg", r));
     return Value<U32>();
   }
-  if (ir::SpecialRegType(r) != ScalarType::kU32) {
+  if (ir::SpecialRegType(r) != ScalarType::kU32) [[unlikely]] {
     Fail(loc, StrCat(ir::SpecialRegName(r), " is 64-bit; read it with Special64()"));
   }
   return Value<U32>(Mov(ScalarType::kU32, Operand::Special(r), loc));
@@ -522,7 +676,7 @@ void KernelBuilder::StoreOps(ir::StateSpace space, ScalarType type, const Addres
   inst.mods.type = MemType(type);
   inst.mods.vec = static_cast<uint8_t>(values.size());
   inst.mods.cache = o.cache;
-  if (o.nc) Fail(loc, ".nc applies to loads only");
+  if (o.nc) [[unlikely]] Fail(loc, ".nc applies to loads only");
   inst.srcs.push_back(addr.op);
   for (const Operand& v : values) inst.srcs.push_back(v);
   Append(std::move(inst), loc);
@@ -568,21 +722,23 @@ Reg KernelBuilder::AtomicOp(bool with_result, ir::AtomOp op, ir::StateSpace spac
 // ---- control flow
 
 ir::Label KernelBuilder::NewLabel(std::string hint) {
-  label_bound_.push_back(false);
+  if (kernel_.labels.size() % 64 == 0) label_bound_.push_back(0);
   return kernel_.AddLabel(hint);
 }
 
 void KernelBuilder::Bind(ir::Label label, Loc loc) {
-  if (label.id >= kernel_.labels.size()) {
+  if (label.id >= kernel_.labels.size()) [[unlikely]] {
     Fail(loc, "Bind() of a label that is not of this kernel");
     return;
   }
-  if (label_bound_[label.id]) {
+  uint64_t& bound = label_bound_[label.id / 64];
+  const uint64_t bit = uint64_t{1} << (label.id % 64);
+  if ((bound & bit) != 0) [[unlikely]] {
     const std::string_view hint = kernel_.hint(label);
     Fail(loc, StrCat("label ", label.id, hint.empty() ? "" : StrCat(" (", hint, ")"), " is bound twice"));
     return;
   }
-  label_bound_[label.id] = true;
+  bound |= bit;
   ir::Instruction inst;
   inst.op = Opcode::kLabel;
   inst.srcs.push_back(Operand::FromLabel(label));
@@ -598,7 +754,10 @@ void KernelBuilder::Bra(ir::Label target, Loc loc) {
 
 void KernelBuilder::GuardedBra(Value<Pred> p, bool negated, ir::Label target, Loc loc) {
   // An invalid register as the guard would make the branch unconditional.
-  if (Reg guard = p.reg; !OwnReg(guard, "a guard predicate", loc)) return;
+  // (A register of this builder passes OwnReg: id ^ tag bits is below the
+  // count, as FlipAndCheckReferences tests it; OwnReg words the others.)
+  const bool own = (p.reg.id ^ (tag_ << kTagShift)) < kernel_.regs.size();
+  if (Reg guard = p.reg; !own && !OwnReg(guard, "a guard predicate", loc)) [[unlikely]] return;
   ir::Instruction inst;
   inst.op = Opcode::kBra;
   inst.srcs.push_back(Operand::FromLabel(target));

@@ -29,6 +29,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "builder/mma.h"
@@ -1007,7 +1008,9 @@ class KernelBuilder {
   void GuardedBra(Value<Pred> p, bool negated, ir::Label target, Loc loc);
   ir::Reg EmitSpan(ir::Opcode op, const ir::Modifiers& mods, ir::ScalarType dst_type,
                    std::span<const ir::Operand> srcs, Loc loc);
-  void Append(ir::Instruction inst, Loc loc);
+  // Checks `inst` and moves it into the body (a reference: no copy of the
+  // instruction made to pass it).
+  void Append(ir::Instruction&& inst, Loc loc);
   // f16/bf16 immediates cannot be operands in PTX: move them to a register.
   ir::Operand Materialize(const ir::Operand& op, Loc loc);
   // Checks that `r` was made by this builder and turns its id into the
@@ -1023,7 +1026,9 @@ class KernelBuilder {
   uint32_t tag_;
   ir::Kernel kernel_;
   absl::Status error_;
-  std::vector<bool> label_bound_;
+  // Whether each label is bound: bit id % 64 of word id / 64, a word for
+  // every 64 labels made; the first word without an allocation.
+  absl::InlinedVector<uint64_t, 1> label_bound_;
   bool finished_ = false;
 };
 

@@ -80,7 +80,8 @@ bool EnumsValid(const Instruction& inst) {
   // (int & int: both calls always run, and clang does not take & for a slip of &&.)
   bool ok = (static_cast<int>(IsValid(inst.op)) & static_cast<int>(ModifiersValid(inst.mods))) != 0;
   for (const Operand& op : inst.srcs) {
-    ok &= !(op.kind == OperandKind::kSpecial && op.id >= static_cast<uint32_t>(kNumSpecialRegs)) & IsValid(op.type);
+    // & for &&: a branch on each operand's kind was taken or not by the data.
+    ok &= !((op.kind == OperandKind::kSpecial) & (op.id >= static_cast<uint32_t>(kNumSpecialRegs))) & IsValid(op.type);
   }
   return ok;
 }

@@ -2,14 +2,23 @@
 #include "ir/kernel.h"
 
 #include <algorithm>
+#include <cstring>
 
 namespace ptxforge::ir {
 
 uint32_t Kernel::InternName(std::string_view text) {
   if (text.empty()) return 0;
   const size_t n = names.size();
-  for (size_t i = n; i > 0 && i + 16 > n; --i) {
-    if (names[i - 1] == text) return static_cast<uint32_t>(i);
+  const size_t stop = n > 16 ? n - 16 : 0;  // ids stop + 1 .. n: the last 16
+  for (size_t i = n; i > stop; --i) {
+    // Length and first letter in one test first: most hints differ in one
+    // or the other, and then memcmp is not called. Neither string is empty
+    // (no empty name is stored), so both have a first letter.
+    const std::string& name = names[i - 1];
+    if ((name.size() == text.size()) & (name[0] == text[0]) &&
+        std::memcmp(name.data(), text.data(), text.size()) == 0) {
+      return static_cast<uint32_t>(i);
+    }
   }
   // Room for the first 16 at once: a kernel names a handful of registers
   // and labels ("a", "gid", "endif"), and growing 1, 2, 4, 8 was four

@@ -56,11 +56,13 @@ uint32_t Intern(FileTable& t, const char* file) {
 }  // namespace
 
 uint32_t CompactLoc::InternFile(const char* file) {
-  if (file == nullptr || *file == '\0') return 0;
-  // Consecutive builder calls nearly always come from the same file.
+  // Consecutive builder calls nearly always come from the same file: that
+  // test first. last_file is only ever a nonempty name, or null with id 0,
+  // the id of null.
   thread_local const char* last_file = nullptr;
   thread_local uint32_t last_id = 0;
-  if (file == last_file) return last_id;
+  if (file == last_file) [[likely]] return last_id;
+  if (file == nullptr || *file == '\0') return 0;
   FileTable& t = g_files;
   std::lock_guard<std::mutex> lock(t.mu);
   const uint32_t id = Intern(t, file);

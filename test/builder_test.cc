@@ -489,6 +489,156 @@ TEST_CASE("a value from another builder is refused even when its id and type exi
   REQUIRE(Msg(a.Finish()) == "OK");  // a itself is fine
 }
 
+// The builder tests an instruction's references in one walk that also
+// turns its registers into indices, and where the walk cannot vouch for
+// them it undoes itself and runs the full checks (kernel_builder.cc,
+// FlipAndCheckReferences): what those accept is recorded as given (a kind
+// or address base out of range is the verifier's to refuse), and an error
+// in a later operand is worded with the earlier registers as they were.
+TEST_CASE("what the builder's one-walk reference check cannot vouch for goes through the full checks", "[builder]") {
+  KernelBuilder b("k");
+  Value<U32> x = b.Param<U32>("x");   // register 0
+  Value<U32> y = b.Undefined<U32>();  // register 1
+  Value<U64> a = b.Param<U64>("a");   // register 2
+  Value<Pred> p = b.Const<Pred>(true);  // register 3
+  ir::Operand odd_kind(x.reg);
+  odd_kind.kind = static_cast<ir::OperandKind>(9);
+  ir::Operand odd_base = ir::Operand::AddrReg(a.reg, 8);
+  odd_base.base = static_cast<ir::AddressBase>(5);
+  ir::Instruction inst;
+  inst.op = ir::Opcode::kMov;
+  inst.mods.type = ScalarType::kU32;
+  inst.guard = p.reg;
+  inst.dsts.push_back(y.reg);
+  inst.srcs = {ir::Operand(x.reg), odd_kind, ir::Operand::AddrReg(a.reg, 4), odd_base};
+  b.EmitInstruction(inst);
+  REQUIRE(Msg(b.status()) == "OK");
+  const ir::Instruction& got = b.kernel().body.back();
+  REQUIRE(got.guard.id == 3);  // this builder's registers as indices, each tag stripped once
+  REQUIRE(got.dsts[0].id == 1);
+  REQUIRE(got.srcs[0].id == 0);
+  REQUIRE(got.srcs[2].id == 2);
+  REQUIRE(got.srcs[1].id == x.reg.id);  // no register: ids kept as given
+  REQUIRE(got.srcs[3].id == a.reg.id);
+
+  // An empty operand after a register, with a guard and a destination: the
+  // error is the empty operand's, not a register's.
+  inst.srcs = {ir::Operand(x.reg), ir::Operand::AddrReg(a.reg, 4), ir::Operand()};
+  const int line = __LINE__; b.EmitInstruction(inst);
+  REQUIRE(Msg(b.status()) == At(line) + "mov.u32: operand 3 is empty (a value, label or variable from another builder, "
+                                        "or default-constructed?)");
+}
+
+// FillDefaults as a table and selects: the same defaults as the rule it
+// replaced, restated here, for every opcode, type, mode and rounding kind.
+TEST_CASE("the builder fills PTX's required defaults for every opcode and type", "[builder]") {
+  KernelBuilder b("k");
+  size_t checked = 0;
+  for (int o = 0; o < ir::kNumOpcodes; ++o) {
+    for (int t = 0; t < ir::kNumScalarTypes; ++t) {
+      for (ir::Mode mode : {ir::Mode::kNone, ir::Mode::kLo, ir::Mode::kApprox}) {
+        for (ir::Rounding rounding : {ir::Rounding::kNone, ir::Rounding::kRz}) {
+          const auto op = static_cast<ir::Opcode>(o);
+          if (op == ir::Opcode::kRaw) continue;  // needs a raw PTX block
+          const auto type = static_cast<ScalarType>(t);
+          ir::Modifiers m{.type = type, .rounding = rounding, .mode = mode};
+          ir::Modifiers want = m;
+          const bool is_int = ir::IsInteger(type), is_float = ir::IsFloat(type);
+          if ((op == ir::Opcode::kMul || op == ir::Opcode::kMad) && is_int && mode == ir::Mode::kNone) {
+            want.mode = ir::Mode::kLo;
+          }
+          if (op == ir::Opcode::kFma && rounding == ir::Rounding::kNone) want.rounding = ir::Rounding::kRn;
+          if ((op == ir::Opcode::kDiv || op == ir::Opcode::kSqrt || op == ir::Opcode::kRcp) && is_float &&
+              mode == ir::Mode::kNone && rounding == ir::Rounding::kNone) {
+            want.rounding = ir::Rounding::kRn;
+          }
+          b.Emit(op, m, ScalarType::kNone, std::initializer_list<ir::Operand>{});
+          REQUIRE(Msg(b.status()) == "OK");
+          const ir::Modifiers& got = b.kernel().body.back().mods;
+          INFO(ir::OpcodeName(op) << " " << ir::TypeName(type) << " mode " << static_cast<int>(mode) << " rounding "
+                                  << static_cast<int>(rounding));
+          REQUIRE(got.mode == want.mode);
+          REQUIRE(got.rounding == want.rounding);
+          ++checked;
+        }
+      }
+    }
+  }
+  REQUIRE(checked == size_t{ir::kNumOpcodes - 1} * ir::kNumScalarTypes * 6);
+}
+
+// The types ld/st/ld.param and mov use for each value type (the builder's
+// MemType and MovType tables), restated: f16 and bf16 move as b16, their
+// pairs as b32, and mov has no 8-bit form.
+TEST_CASE("the builder loads, stores and moves each value type as PTX spells it", "[builder]") {
+  KernelBuilder b("k");
+  Value<U64> p = b.Param<U64>("p");
+  std::string seen;
+  auto check = [&]<ScalarTag T>(T, ScalarType mem, ScalarType mov) {
+    const size_t before = b.kernel().body.size();
+    Value<T> x = b.Load<T>(StateSpace::kGlobal, p);
+    b.Store(StateSpace::kGlobal, p, x);
+    Var<T> v = b.Mutable<T>(x);
+    b.Assign(v, x);
+    REQUIRE(Msg(b.status()) == "OK");
+    const ir::InstructionList& body = b.kernel().body;
+    REQUIRE(body.size() == before + 4);
+    INFO(ir::TypeName(T::kType));
+    CHECK(body[before].mods.type == mem);      // ld
+    CHECK(body[before + 1].mods.type == mem);  // st
+    CHECK(body[before + 2].mods.type == mov);  // mov
+    CHECK(body[before + 3].mods.type == mov);
+    seen += StrCat(ir::TypeName(T::kType), " ");
+  };
+  check(B8{}, ScalarType::kB8, ScalarType::kB16);
+  check(U8{}, ScalarType::kU8, ScalarType::kU16);
+  check(S8{}, ScalarType::kS8, ScalarType::kS16);
+  check(B16{}, ScalarType::kB16, ScalarType::kB16);
+  check(U16{}, ScalarType::kU16, ScalarType::kU16);
+  check(S16{}, ScalarType::kS16, ScalarType::kS16);
+  check(F16{}, ScalarType::kB16, ScalarType::kB16);
+  check(BF16{}, ScalarType::kB16, ScalarType::kB16);
+  check(B32{}, ScalarType::kB32, ScalarType::kB32);
+  check(U32{}, ScalarType::kU32, ScalarType::kU32);
+  check(S32{}, ScalarType::kS32, ScalarType::kS32);
+  check(F16x2{}, ScalarType::kB32, ScalarType::kB32);
+  check(BF16x2{}, ScalarType::kB32, ScalarType::kB32);
+  check(F32{}, ScalarType::kF32, ScalarType::kF32);
+  check(B64{}, ScalarType::kB64, ScalarType::kB64);
+  check(U64{}, ScalarType::kU64, ScalarType::kU64);
+  check(S64{}, ScalarType::kS64, ScalarType::kS64);
+  check(F64{}, ScalarType::kF64, ScalarType::kF64);
+  CHECK(seen == "b8 u8 s8 b16 u16 s16 f16 bf16 b32 u32 s32 f16x2 bf16x2 f32 b64 u64 s64 f64 ");
+}
+
+// NewReg's checks in one test (kernel_builder.cc, AddRegIfValid) accept
+// exactly the types in range that are not instruction-only.
+TEST_CASE("the builder makes registers of exactly the types a register may have", "[builder]") {
+  for (int t = 0; t < 256; ++t) {
+    const auto type = static_cast<ScalarType>(t);
+    const bool may = t < ir::kNumScalarTypes && !ir::IsInstructionOnlyType(type);
+    KernelBuilder b("k");
+    INFO("type " << t);
+    CHECK(b.NewReg(type).valid() == may);
+    CHECK(b.status().ok() == may);
+    CHECK(b.kernel().regs.size() == (may ? 1u : 0u));
+  }
+}
+
+// The builder keeps a bit per label, 64 to a word (the first word inline).
+TEST_CASE("the builder knows which of many labels are bound", "[builder]") {
+  for (uint32_t twice : {0u, 63u, 64u, 127u, 128u, 199u}) {
+    KernelBuilder b("k");
+    std::vector<ir::Label> labels;
+    for (int i = 0; i < 200; ++i) labels.push_back(b.NewLabel());
+    for (uint32_t i = 0; i < 200; i += 2) b.Bind(labels[i]);  // the even ones first
+    for (uint32_t i = 1; i < 200; i += 2) b.Bind(labels[i]);
+    REQUIRE(Msg(b.status()) == "OK");
+    const int line = __LINE__; b.Bind(labels[twice]);
+    REQUIRE(Msg(b.status()) == At(line) + StrCat("label ", twice, " is bound twice"));
+  }
+}
+
 TEST_CASE("raw PTX: literal braces and non-register % names are allowed", "[builder]") {
   KernelBuilder b("raw", ir::Target::kSm80);
   Value<U32> in = b.Param<U32>("n");

@@ -214,6 +214,29 @@ TEST_CASE("the verifier refuses hint ids past the kernel's names", "[layout]") {
         "kernel k: label 0: hint id 2 is not in the kernel's 1 names (copied without Kernel::names?)");
 }
 
+// InternName compares a name's length and first letter before the rest,
+// over the last 16 names (ir/kernel.cc).
+TEST_CASE("Kernel::InternName shares a name among the last 16 and only there", "[layout]") {
+  ir::Kernel k;
+  CHECK(k.InternName("") == 0);
+  const uint32_t acc = k.InternName("acc");
+  CHECK(acc == 1);
+  CHECK(k.InternName("acc") == acc);
+  CHECK(k.InternName("acd") == 2);  // the same length and first letter
+  CHECK(k.InternName("bcc") == 3);  // the same length, another first letter
+  CHECK(k.InternName("ac") == 4);   // a prefix
+  CHECK(k.InternName("accu") == 5);
+  CHECK(k.InternName("acc") == acc);
+  for (int i = 0; i < 11; ++i) k.InternName(std::string(1, static_cast<char>('A' + i)));
+  REQUIRE(k.names.size() == 16);
+  CHECK(k.InternName("acc") == acc);  // the 16th last
+  CHECK(k.InternName("acd") == 2);
+  k.InternName("L");
+  CHECK(k.InternName("acd") == 2);  // still the 16th last
+  CHECK(k.InternName("acc") == 18);  // the 17th last: not looked for, added again
+  CHECK(k.names.size() == 18);
+}
+
 TEST_CASE("InstructionList copies, moves, inserts, erases and takes vectors", "[layout]") {
   const uint32_t n = InstructionList::kChunkSize + 3;
   InstructionList a;
