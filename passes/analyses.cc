@@ -204,29 +204,47 @@ bool Analyses::RemapBlocks(const EditMoves& moves) {
   return ok;
 }
 
-void Analyses::RemapAfterRemoval(const EditMoves& moves, bool values_ok) {
+void Analyses::BeforeDrops(std::span<const uint32_t> dropped) {
+  Trim();
+  if (!has_cfg_ && !values_) {
+    has_loops_ = false;
+    return;
+  }
+  const ir::Kernel& kernel = *kernel_;
+  bool cfg_ok = has_cfg_, values_ok = values_.has_value();
+  for (const uint32_t i : dropped) {
+    const ir::Instruction& inst = kernel.body[i];
+    cfg_ok &= inst.op != ir::Opcode::kLabel && !ir::EndsBlock(inst);
+    if (values_ok) {
+      for (ir::Reg d : inst.dsts) values_ok &= values_->Def(d) == i;
+    }
+  }
+  RemapAfterRemoval(dropped, cfg_ok, values_ok);
+}
+
+void Analyses::RemapAfterRemoval(std::span<const uint32_t> dropped, bool straight, bool values_ok) {
   // Loops name body indices (entry points): found again from the CFG when asked.
   has_loops_ = false;
   std::vector<uint32_t>().swap(forest_.rank);
   std::vector<Loop>().swap(forest_.loops);
-  if (moves.dropped.empty()) return;
+  if (dropped.empty()) return;
   // A deletion is an edit with drops only: what ApplyEdit's remapping
   // (RemapBlocks, Values::AfterEdit) does with nothing inserted, in loops
   // that do not ask about insertions (a first codegen's CSE deletes: each
   // question was branches more on its path).
-  if (has_cfg_ && !(moves.straight && DropFromBlocks(moves.dropped))) {
+  if (has_cfg_ && !(straight && DropFromBlocks(dropped))) {
     has_cfg_ = false;
     forest_ = LoopForest();
     idom_.reset();
   }
   if (values_ && values_ok) {
-    values_->AfterRemoval(moves.dropped);
+    values_->AfterRemoval(dropped);
   } else {
     values_.reset();
   }
 }
 
-bool Analyses::DropFromBlocks(const std::vector<uint32_t>& dropped) {
+bool Analyses::DropFromBlocks(std::span<const uint32_t> dropped) {
   // Blocks are contiguous: each one's new end, the old end less the drops
   // in front of it, is the next one's new begin. A block left empty
   // changes the graph's shape (RemapBlocks returns false for it too).

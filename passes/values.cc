@@ -88,7 +88,21 @@ void Values::AfterEdit(const EditMoves& moves, std::vector<std::pair<uint32_t, u
   }
 }
 
-void Values::AfterRemoval(const std::vector<uint32_t>& dropped) {
+void Values::AfterRemoval(std::span<const uint32_t> dropped) {
+  // Up to four drops (a small kernel's CSE) are compared with every
+  // definition, padded with kNotAValue, which no definition is below and
+  // only kNotAValue equals: no branch on the data (the ranks' search is
+  // several per definition, which a first codegen mispredicts).
+  if (dropped.size() <= 4) {
+    uint32_t x[4] = {kNotAValue, kNotAValue, kNotAValue, kNotAValue};
+    std::copy(dropped.begin(), dropped.end(), x);
+    for (uint32_t& d : def_) {
+      const uint32_t below = (x[0] < d) + (x[1] < d) + (x[2] < d) + (x[3] < d);
+      const bool gone = (x[0] == d) | (x[1] == d) | (x[2] == d) | (x[3] == d) | (d == kNotAValue);
+      d = gone ? kNotAValue : d - below;
+    }
+    return;
+  }
   IncreasingRank rank(dropped);
   for (uint32_t& d : def_) {
     if (d == kNotAValue) continue;
@@ -106,7 +120,7 @@ std::optional<uint64_t> ConstantOf(const ir::Kernel& kernel, const Values& value
 }
 
 uint32_t Renaming::Find(uint32_t r) {
-  const size_t n = to_.size();
+  const size_t n = n_;
   uint32_t root = r;
   while (root < n && to_[root] != ir::Reg::kInvalidId) root = to_[root];
   while (r < n && to_[r] != ir::Reg::kInvalidId && to_[r] != root) {  // path compression
@@ -130,6 +144,23 @@ size_t RemoveMarked(ir::Kernel& kernel, const std::vector<bool>& dead, Analyses*
   body.resize(kept);
   body.shrink_to_fit();
   return n - kept;
+}
+
+size_t RemoveDropped(ir::Kernel& kernel, std::span<const uint32_t> dropped, Analyses* analyses) {
+  const size_t nd = dropped.size();
+  if (nd == 0) return 0;
+  if (analyses != nullptr) analyses->BeforeDrops(dropped);
+  // The kept instructions between one dropped and the next move down.
+  auto& body = kernel.body;
+  const size_t n = body.size();
+  size_t kept = dropped[0];
+  for (size_t k = 0; k < nd; ++k) {
+    const size_t end = k + 1 < nd ? dropped[k + 1] : n;
+    for (size_t i = dropped[k] + 1; i < end; ++i) body[kept++] = std::move(body[i]);
+  }
+  body.resize(kept);
+  body.shrink_to_fit();
+  return nd;
 }
 
 void MakeMove(const ir::Kernel& kernel, ir::Instruction& inst, ir::Operand src) {
