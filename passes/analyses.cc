@@ -111,6 +111,14 @@ void Analyses::Invalidate() {
 }
 
 void Analyses::Trim() {
+  // Most calls find nothing held that the later passes do not read: one
+  // test of what is held against what is read (a test per analysis, each
+  // going either way from call to call, was mispredicted on a first
+  // codegen). The CFG is dropped only when neither it nor the dominators
+  // or loops built on it are read, which this test covers too.
+  const uint8_t held = (has_cfg_ ? analysis::kCfg : 0) | (idom_ ? analysis::kDominators : 0) |
+                       (has_loops_ ? analysis::kLoops : 0) | (values_ ? analysis::kValues : 0);
+  if ((held & ~read_later_) == 0) return;
   if (!(read_later_ & analysis::kValues)) values_.reset();
   if (!(read_later_ & analysis::kDominators)) idom_.reset();
   if (!(read_later_ & analysis::kLoops)) {

@@ -2139,6 +2139,26 @@ TEST_CASE("the pipeline drops the shared analyses that no later pass reads", "[p
         "none:\n");
 }
 
+TEST_CASE("a pipeline of more passes than the standard one tells each what the later ones read", "[pipeline]") {
+  KernelBuilder b("trim_long");
+  Value<U64> out = b.CvtaToGlobal(b.Param<U64>("out"));
+  Value<U32> n = b.Param<U32>("n");
+  b.ForRange<U32>(0u, n, 1u, [&](Value<U32> i) { b.Store(StateSpace::kGlobal, out, b.Add(i, n)); });
+  ir::Kernel k = Finished(b);
+  std::string seen, expected;
+  passes::Pipeline p;
+  p.Add(std::make_unique<passes::LicmPass>());  // builds the CFG, the dominators, the loops and the values
+  for (int i = 0; i < 20; ++i) {
+    p.Add(std::make_unique<ProbePass>(StrCat("none", i), 0, &seen));
+    expected += StrCat("none", i, ": cfg values\n");  // what the last two read
+  }
+  p.Add(std::make_unique<ProbePass>("values", passes::analysis::kValues, &seen));
+  p.Add(std::make_unique<ProbePass>("cfg", passes::analysis::kCfg, &seen));
+  REQUIRE(p.PassNames().size() == 23);
+  REQUIRE(Msg(p.Run(k)) == "OK");
+  CHECK(seen == expected + "values: cfg values\ncfg: cfg\n");
+}
+
 TEST_CASE("standard pipelines share their passes and run passes added after them", "[pipeline]") {
   KernelBuilder b("shared");
   Value<U64> out = b.CvtaToGlobal(b.Param<U64>("out"));
