@@ -2,6 +2,7 @@
 #include "passes/values.h"
 
 #include <algorithm>
+#include <type_traits>
 #include <utility>
 
 #include "passes/analyses.h"
@@ -42,25 +43,39 @@ Values::Values(const ir::Kernel& kernel, BodySummary* summary, ir::CfgBuilder* c
   const uint32_t n = static_cast<uint32_t>(kernel.body.size());
   BodySummary s;
   uint32_t last_end = 0;  // 1 + the index of the last branch, ret or exit
-  for (uint32_t i = 0; i < n; ++i) {
-    const ir::Instruction& inst = kernel.body[i];
-    if (cfg != nullptr) cfg->Add(i, inst);
-    const bool ok = !inst.guarded() && inst.op != ir::Opcode::kRaw;
-    s.Note(kernel, inst);
-    if (ir::EndsBlock(inst)) {
-      s.early_end |= last_end != 0;
-      last_end = i + 1;
+  // The loop twice, with and without the CFG's builder, so that no
+  // instruction asks which (a branch each on a first codegen).
+  auto read = [&](auto with_cfg) {
+    for (uint32_t i = 0; i < n; ++i) {
+      const ir::Instruction& inst = kernel.body[i];
+      if constexpr (decltype(with_cfg)::value) cfg->Add(i, inst);
+      // Bitwise: each operand is cheap to compute, and a short-circuit
+      // test is a branch each.
+      const bool ok = !inst.guarded() & (inst.op != ir::Opcode::kRaw);
+      s.Note(kernel, inst);
+      if (ir::EndsBlock(inst)) {
+        s.early_end |= last_end != 0;
+        last_end = i + 1;
+      }
+      for (ir::Reg d : inst.dsts) {
+        if (d.id >= def_.size()) continue;
+        const bool first = ok & (def_[d.id] == kNone) & !kernel.regs[d.id].is_mutable;
+        def_[d.id] = first ? i : kNotAValue;
+      }
     }
-    for (ir::Reg d : inst.dsts) {
-      if (d.id >= def_.size()) continue;
-      def_[d.id] = ok && def_[d.id] == kNone && !kernel.regs[d.id].is_mutable ? i : kNotAValue;
-    }
+  };
+  if (cfg != nullptr) {
+    read(std::true_type{});
+  } else {
+    read(std::false_type{});
   }
   s.early_end |= last_end != 0 && last_end != n;
   if (summary != nullptr) *summary = s;
-  for (uint32_t& d : def_) {
-    if (d == kNone) d = kNotAValue;
-  }
+  // kNone is kNotAValue with its low bit clear: setting that bit turns it
+  // into kNotAValue and leaves every index and kNotAValue as they are (no
+  // branch, and the loop vectorizes).
+  static_assert(kNone + 1 == kNotAValue && (kNone & 1) == 0);
+  for (uint32_t& d : def_) d |= static_cast<uint32_t>(d == kNone);
 }
 
 void Values::AddDefinitions(const ir::Kernel& kernel, uint32_t index, const ir::Instruction& inst,
