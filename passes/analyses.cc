@@ -111,6 +111,14 @@ void Analyses::Invalidate() {
 }
 
 void Analyses::Trim() {
+  // Most calls find nothing held that the later passes do not read: one
+  // test of what is held against what is read (a test per analysis, each
+  // going either way from call to call, was mispredicted on a first
+  // codegen). The CFG is dropped only when neither it nor the dominators
+  // or loops built on it are read, which this test covers too.
+  const uint8_t held = (has_cfg_ ? analysis::kCfg : 0) | (idom_ ? analysis::kDominators : 0) |
+                       (has_loops_ ? analysis::kLoops : 0) | (values_ ? analysis::kValues : 0);
+  if ((held & ~read_later_) == 0) return;
   if (!(read_later_ & analysis::kValues)) values_.reset();
   if (!(read_later_ & analysis::kDominators)) idom_.reset();
   if (!(read_later_ & analysis::kLoops)) {
@@ -204,29 +212,47 @@ bool Analyses::RemapBlocks(const EditMoves& moves) {
   return ok;
 }
 
-void Analyses::RemapAfterRemoval(const EditMoves& moves, bool values_ok) {
+void Analyses::BeforeDrops(std::span<const uint32_t> dropped) {
+  Trim();
+  if (!has_cfg_ && !values_) {
+    has_loops_ = false;
+    return;
+  }
+  const ir::Kernel& kernel = *kernel_;
+  bool cfg_ok = has_cfg_, values_ok = values_.has_value();
+  for (const uint32_t i : dropped) {
+    const ir::Instruction& inst = kernel.body[i];
+    cfg_ok &= inst.op != ir::Opcode::kLabel && !ir::EndsBlock(inst);
+    if (values_ok) {
+      for (ir::Reg d : inst.dsts) values_ok &= values_->Def(d) == i;
+    }
+  }
+  RemapAfterRemoval(dropped, cfg_ok, values_ok);
+}
+
+void Analyses::RemapAfterRemoval(std::span<const uint32_t> dropped, bool straight, bool values_ok) {
   // Loops name body indices (entry points): found again from the CFG when asked.
   has_loops_ = false;
   std::vector<uint32_t>().swap(forest_.rank);
   std::vector<Loop>().swap(forest_.loops);
-  if (moves.dropped.empty()) return;
+  if (dropped.empty()) return;
   // A deletion is an edit with drops only: what ApplyEdit's remapping
   // (RemapBlocks, Values::AfterEdit) does with nothing inserted, in loops
   // that do not ask about insertions (a first codegen's CSE deletes: each
   // question was branches more on its path).
-  if (has_cfg_ && !(moves.straight && DropFromBlocks(moves.dropped))) {
+  if (has_cfg_ && !(straight && DropFromBlocks(dropped))) {
     has_cfg_ = false;
     forest_ = LoopForest();
     idom_.reset();
   }
   if (values_ && values_ok) {
-    values_->AfterRemoval(moves.dropped);
+    values_->AfterRemoval(dropped);
   } else {
     values_.reset();
   }
 }
 
-bool Analyses::DropFromBlocks(const std::vector<uint32_t>& dropped) {
+bool Analyses::DropFromBlocks(std::span<const uint32_t> dropped) {
   // Blocks are contiguous: each one's new end, the old end less the drops
   // in front of it, is the next one's new begin. A block left empty
   // changes the graph's shape (RemapBlocks returns false for it too).

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -140,20 +141,25 @@ class Analyses {
   // the rest.
   template <typename F>
   void BeforeRemoval(F&& is_dead);
+  // BeforeRemoval for a deletion of the instructions at `dropped` (body
+  // indices, strictly increasing; RemoveDropped).
+  void BeforeDrops(std::span<const uint32_t> dropped);
 
   // Whether what is kept equals a fresh computation on the kernel as it is
   // now; the error names the analysis that is stale.
   absl::Status Check() const;
 
  private:
-  // After a deletion (BeforeRemoval): `moves` holds the dead instructions as
-  // drops, its `straight` whether the CFG can follow.
-  void RemapAfterRemoval(const EditMoves& moves, bool values_ok);
+  // After a deletion (BeforeRemoval, BeforeDrops) of the instructions at
+  // `dropped` (increasing): `straight` says whether the CFG can follow
+  // (none of them is a label, branch or terminator), `values_ok` whether
+  // the value table can (each one's definitions were values it defined).
+  void RemapAfterRemoval(std::span<const uint32_t> dropped, bool straight, bool values_ok);
   // The CFG's blocks after an edit (ApplyEdit); false when its shape changed.
   bool RemapBlocks(const EditMoves& moves);
   // RemapBlocks for an edit that only dropped `dropped` (increasing, none
   // a label, branch or terminator): false when a block emptied.
-  bool DropFromBlocks(const std::vector<uint32_t>& dropped);
+  bool DropFromBlocks(std::span<const uint32_t> dropped);
 
   const ir::Kernel* kernel_;
   uint8_t read_later_ = analysis::kAll;
@@ -177,11 +183,11 @@ void Analyses::BeforeRemoval(F&& is_dead) {
   // table when each one's definitions were values it defined.
   const ir::Kernel& kernel = *kernel_;
   const uint32_t n = static_cast<uint32_t>(kernel.body.size());
-  EditMoves moves;  // the dead instructions as drops; straight: the CFG can follow
+  std::vector<uint32_t> dropped;  // the dead instructions
   bool cfg_ok = has_cfg_, values_ok = values_.has_value();
   for (uint32_t i = 0; i < n; ++i) {
     if (!is_dead(i)) continue;
-    moves.dropped.push_back(i);
+    dropped.push_back(i);
     const ir::Instruction& inst = kernel.body[i];
     if (cfg_ok && (inst.op == ir::Opcode::kLabel || ir::EndsBlock(inst))) {
       cfg_ok = false;
@@ -190,8 +196,7 @@ void Analyses::BeforeRemoval(F&& is_dead) {
       for (ir::Reg d : inst.dsts) values_ok &= values_->Def(d) == i;
     }
   }
-  moves.straight = cfg_ok;
-  RemapAfterRemoval(moves, values_ok);
+  RemapAfterRemoval(dropped, cfg_ok, values_ok);
 }
 
 }  // namespace ptxforge::passes

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -35,7 +36,7 @@ struct EditMoves {
 // from the last answer, either way), O(log) otherwise.
 class IncreasingRank {
  public:
-  explicit IncreasingRank(const std::vector<uint32_t>& v) : v_(v) {}
+  explicit IncreasingRank(std::span<const uint32_t> v) : v_(v) {}
   uint32_t Less(uint32_t x) {
     // The common cases inline: the answer did not move, or moved by one.
     const size_t n = v_.size();
@@ -47,7 +48,7 @@ class IncreasingRank {
  private:
   uint32_t Gallop(uint32_t x);
 
-  const std::vector<uint32_t>& v_;
+  std::span<const uint32_t> v_;
   size_t at_ = 0;  // the last answer
 };
 

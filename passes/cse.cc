@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <memory>
+#include <span>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -19,21 +21,22 @@ using ir::Opcode;
 static_assert(std::has_unique_object_representations_v<ir::Modifiers>,
               "CSE hashes and compares Modifiers' bytes: it must have no padding");
 
-bool Commutative(const ir::Instruction& inst) {
-  const ir::ScalarType t = inst.mods.type;
-  if (!ir::IsInteger(t) && !ir::IsBits(t) && t != ir::ScalarType::kPred) return false;
-  switch (inst.op) {
-    case Opcode::kAdd:
-    case Opcode::kMul:
-    case Opcode::kAnd:
-    case Opcode::kOr:
-    case Opcode::kXor:
-    case Opcode::kMin:
-    case Opcode::kMax:
-      return inst.srcs.size() == 2;
-    default:
-      return false;
+// The opcodes whose two operands commute (on integers, bits and predicates),
+// by opcode: the opcode is tested first, with one load, since most
+// instructions are not these (a test of the type and then a switch were
+// several branches for each).
+constexpr auto kCommutativeOp = [] {
+  std::array<bool, ir::kNumOpcodes> t{};
+  for (Opcode op : {Opcode::kAdd, Opcode::kMul, Opcode::kAnd, Opcode::kOr, Opcode::kXor, Opcode::kMin, Opcode::kMax}) {
+    t[static_cast<size_t>(op)] = true;
   }
+  return t;
+}();
+
+bool Commutative(const ir::Instruction& inst) {
+  if (!kCommutativeOp[static_cast<size_t>(inst.op)]) return false;
+  const ir::ScalarType t = inst.mods.type;
+  return (ir::IsInteger(t) || ir::IsBits(t) || t == ir::ScalarType::kPred) && inst.srcs.size() == 2;
 }
 
 // Operands equal as expressions (registers by id: renamings are applied first).
@@ -55,10 +58,53 @@ uint64_t HashOperand(const ir::Operand& op) {
   return Mix(h, static_cast<uint64_t>(op.value));
 }
 
+// A stack of trivially copyable T whose first N elements live in the
+// object: a small kernel's undo log and key list make no allocation (each
+// malloc and free is some twenty branches on a first codegen). push_back
+// costs what std::vector's does (one compare with the capacity); growth is
+// out of line.
+template <typename T, size_t N>
+class InlineStack {
+  static_assert(std::is_trivially_copyable_v<T>);
+
+ public:
+  InlineStack() = default;
+  InlineStack(const InlineStack&) = delete;
+  InlineStack& operator=(const InlineStack&) = delete;
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  void push_back(const T& v) {
+    if (size_ == cap_) Grow();
+    data_[size_++] = v;
+  }
+  const T& back() const { return data_[size_ - 1]; }
+  void pop_back() { --size_; }
+  void clear() { size_ = 0; }
+  T* data() { return data_; }
+  const T* begin() const { return data_; }
+  const T* end() const { return data_ + size_; }
+
+ private:
+  [[gnu::noinline]] void Grow() {
+    std::unique_ptr<T[]> bigger(new T[cap_ * 2]);
+    std::memcpy(bigger.get(), data_, size_ * sizeof(T));
+    heap_ = std::move(bigger);
+    data_ = heap_.get();
+    cap_ *= 2;
+  }
+
+  T* data_ = inline_;
+  size_t size_ = 0;
+  size_t cap_ = N;
+  std::unique_ptr<T[]> heap_;
+  T inline_[N];
+};
+
 // A map from 32-bit expression keys to instruction indices: open addressing
 // with linear probing in one array, deleted entries closed up by backward
 // shifting (no tombstones: the scoped table erases as much as it inserts).
-// It starts at 16 slots and doubles at half full. absl::flat_hash_map did
+// It starts with 32 slots in the object (a 20-instruction kernel's table
+// makes no allocation) and doubles at half full. absl::flat_hash_map did
 // this job with a second hash of an already hashed key, control bytes and
 // more code on the first call of a process: this is one small array for a
 // 20-instruction kernel and one probe per lookup at a million.
@@ -69,11 +115,16 @@ class ExprTable {
     uint32_t key;
     uint32_t value;  // kEmpty: a free slot
   };
+  static_assert(sizeof(Slot) == 8 && kEmpty == UINT32_MAX, "a slot of all one bits is free");
+
+  ExprTable() { std::memset(inline_, 0xFF, sizeof inline_); }
+  ExprTable(const ExprTable&) = delete;
+  ExprTable& operator=(const ExprTable&) = delete;
 
   // The slot of `key`, made with `value` if there was none (then true).
   // The pointer stays valid until the next TryEmplace.
   std::pair<Slot*, bool> TryEmplace(uint32_t key, uint32_t value) {
-    if ((size_ + 1) * 2 > slots_.size()) Grow();
+    if ((size_ + 1) * 2 > mask_ + 1) Rehash((mask_ + 1) * 2);
     for (size_t i = Home(key);; i = (i + 1) & mask_) {
       Slot& s = slots_[i];
       if (s.value == kEmpty) {
@@ -85,7 +136,6 @@ class ExprTable {
     }
   }
   Slot* Find(uint32_t key) {
-    if (size_ == 0) return nullptr;
     for (size_t i = Home(key);; i = (i + 1) & mask_) {
       Slot& s = slots_[i];
       if (s.value == kEmpty) return nullptr;
@@ -95,20 +145,18 @@ class ExprTable {
   // Makes room for `entries` keys without growing (a large kernel's table
   // otherwise doubles a dozen times, rehashing every key each time).
   void Reserve(size_t entries) {
-    size_t cap = 16;
+    size_t cap = kInline;
     while (cap < 2 * (entries + 1)) cap *= 2;
-    if (cap > slots_.size()) Rehash(cap);
+    if (cap > mask_ + 1) Rehash(cap);
   }
   // Asks for the cache line where a lookup of `key` starts.
-  void Prefetch(uint32_t key) const {
-    if (!slots_.empty()) __builtin_prefetch(&slots_[Home(key)]);
-  }
+  void Prefetch(uint32_t key) const { __builtin_prefetch(&slots_[Home(key)]); }
   void Erase(uint32_t key) {
     Slot* s = Find(key);
     if (s == nullptr) return;
     // Knuth's algorithm R: move later entries of the run into the hole
     // unless their home lies cyclically in (hole, their slot].
-    size_t hole = static_cast<size_t>(s - slots_.data());
+    size_t hole = static_cast<size_t>(s - slots_);
     for (size_t j = (hole + 1) & mask_; slots_[j].value != kEmpty; j = (j + 1) & mask_) {
       const size_t home = Home(slots_[j].key);
       const bool stays = hole <= j ? (hole < home && home <= j) : (hole < home || home <= j);
@@ -122,25 +170,33 @@ class ExprTable {
   }
 
  private:
+  static constexpr size_t kInline = 32;  // a power of two
+
   size_t Home(uint32_t key) const { return static_cast<uint32_t>(key * 0x9E3779B1u) >> shift_; }
-  void Grow() { Rehash(slots_.empty() ? 16 : slots_.size() * 2); }
-  void Rehash(size_t cap) {
-    std::vector<Slot> old = std::move(slots_);
-    slots_.assign(cap, Slot{0, kEmpty});
+  [[gnu::noinline]] void Rehash(size_t cap) {
+    std::unique_ptr<Slot[]> bigger(new Slot[cap]);
+    std::memset(bigger.get(), 0xFF, cap * sizeof(Slot));
+    const Slot* old = slots_;
+    const size_t old_cap = mask_ + 1;
     mask_ = cap - 1;
     shift_ = 32 - static_cast<uint32_t>(__builtin_ctzll(cap));
-    for (const Slot& s : old) {
+    for (size_t k = 0; k < old_cap; ++k) {
+      const Slot& s = old[k];
       if (s.value == kEmpty) continue;
       size_t i = Home(s.key);
-      while (slots_[i].value != kEmpty) i = (i + 1) & mask_;
-      slots_[i] = s;
+      while (bigger[i].value != kEmpty) i = (i + 1) & mask_;
+      bigger[i] = s;
     }
+    heap_ = std::move(bigger);  // frees the old heap array, if any
+    slots_ = heap_.get();
   }
 
-  std::vector<Slot> slots_;
+  Slot* slots_ = inline_;
   size_t size_ = 0;
-  size_t mask_ = 0;
-  uint32_t shift_ = 32;
+  size_t mask_ = kInline - 1;
+  uint32_t shift_ = 32 - 5;  // log2(kInline)
+  std::unique_ptr<Slot[]> heap_;
+  Slot inline_[kInline];
 };
 
 class Numbering {
@@ -158,23 +214,116 @@ class Numbering {
     // Most of a large kernel's instructions are expressions: room for half
     // of them at once.
     if (kernel_.body.size() >= kAheadFrom) table_.Reserve(kernel_.body.size() / 2);
-    const std::vector<uint32_t>& idom = analyses_.idom();  // read before RemoveMarked, which may drop it
+    const std::vector<uint32_t>& idom = analyses_.idom();  // read before RemoveDropped, which may drop it
+    // The walk is a preorder of the dominator tree (children in block
+    // order). When the blocks in their own order are that preorder, as in
+    // structured code, they are walked so, with no tree to build.
+    const bool block_order = InPreorder(idom);
+    if (block_order) {
+      WalkBlocks(cfg, idom);
+    } else {
+      WalkTree(cfg, idom);
+    }
+    if (dropped_.empty()) return 0;
+    // The walk renamed every instruction it visited at its turn, with every
+    // renaming that could apply to it: a removed value's uses are in
+    // blocks its definition dominates, which the preorder visits after it.
+    // What it did not visit (blocks the entry cannot reach: those without
+    // an immediate dominator, which the walk of the tree never meets) is
+    // renamed here; renaming the whole body again read all of it from
+    // memory once more at a million instructions.
+    uint32_t i = 0;
+    for (uint32_t b = 0; b < nb; ++b) {
+      if (idom[b] != UINT32_MAX) {
+        for (; i < cfg.blocks[b].begin; ++i) renaming_.ApplyFlat(kernel_.body[i]);
+        i = cfg.blocks[b].end;
+      }
+    }
+    for (; i < kernel_.body.size(); ++i) renaming_.ApplyFlat(kernel_.body[i]);
+    // Removed in the order visited: in block order that is increasing.
+    if (!block_order) std::sort(dropped_.data(), dropped_.data() + dropped_.size());
+    return RemoveDropped(kernel_, std::span<const uint32_t>(dropped_.begin(), dropped_.size()), &analyses_);
+  }
+
+ private:
+  static constexpr uint32_t kNone = UINT32_MAX;
+
+  // Whether the blocks the entry reaches, in block order, are a preorder
+  // of the dominator tree: each one's immediate dominator is on the path
+  // from the entry to the block before it (that block or one of its
+  // dominators). Each block's immediate dominator must come before it,
+  // which makes the climb end; the climbs take as many steps in all as
+  // there are blocks, since a block climbed past is never on the path
+  // again.
+  static bool InPreorder(const std::vector<uint32_t>& idom) {
+    const uint32_t nb = static_cast<uint32_t>(idom.size());
+    uint32_t prev = 0;
+    for (uint32_t b = 1; b < nb; ++b) {
+      const uint32_t d = idom[b];
+      if (d == UINT32_MAX) continue;  // unreachable
+      if (d >= b) return false;
+      uint32_t x = prev;
+      while (x > d) x = idom[x];
+      if (x != d) return false;
+      prev = b;
+    }
+    return true;
+  }
+
+  // The preorder walk in block order (InPreorder). The table must hold the
+  // entries of a block's dominators only when the block is visited: the
+  // entries made since its immediate dominator's own are undone first
+  // (they are of blocks in the dominator's subtree, visited since). A block
+  // on the tree's last path (the chain of dominators of the last block
+  // visited) records nothing to undo, as in WalkTree.
+  void WalkBlocks(const ir::Cfg& cfg, const std::vector<uint32_t>& idom) {
+    const uint32_t nb = static_cast<uint32_t>(idom.size());
+    // own_end[b]: undo_.size() after block b's own entries; before the
+    // walk, kLastPath for the blocks on the last path.
+    constexpr uint32_t kLastPath = UINT32_MAX;
+    uint32_t small[64];
+    std::vector<uint32_t> large;
+    uint32_t* own_end = small;
+    if (nb > std::size(small)) {
+      large = std::vector<uint32_t>(nb);
+      own_end = large.data();
+    } else {
+      std::fill_n(small, nb, 0);  // what the stack held might read as kLastPath
+    }
+    uint32_t last = nb - 1;
+    while (idom[last] == UINT32_MAX) --last;  // idom[0] is 0
+    for (uint32_t b = last; b != 0; b = idom[b]) own_end[b] = kLastPath;
+    record_undo_ = false;
+    VisitBlock(cfg.blocks[0]);
+    own_end[0] = static_cast<uint32_t>(undo_.size());
+    for (uint32_t b = 1; b <= last; ++b) {
+      const uint32_t d = idom[b];
+      if (d == UINT32_MAX) continue;
+      UndoTo(own_end[d]);
+      record_undo_ = own_end[b] != kLastPath;
+      VisitBlock(cfg.blocks[b]);
+      own_end[b] = static_cast<uint32_t>(undo_.size());
+    }
+  }
+
+  // The preorder walk of the dominator tree, iterative. The table must
+  // hold the entries of the blocks on the stack only when the next block
+  // is visited, so a block's entries go when its parent (or an ancestor)
+  // enters its next child: before that child is visited, everything
+  // entered after the parent's own entries is undone. Entries of blocks
+  // left after the last visit are never undone: in a dominator tree that
+  // is a long chain (a kernel of if-statements: each join block is the
+  // child of the block before it), leaving the chain at the end used to
+  // erase every entry of the kernel one by one, a cache miss each at a
+  // million instructions. For the same reason a block on the tree's last
+  // path (the entry, its last child, that one's last child...) records
+  // nothing to undo: after it only blocks it dominates are visited. That
+  // is every block of straight-line code and every join block of a chain
+  // of if-statements.
+  void WalkTree(const ir::Cfg& cfg, const std::vector<uint32_t>& idom) {
     const ir::DominatorTree tree = ir::DominatorTree::FromIdom(idom);
     const std::vector<uint32_t>& child_begin = tree.child_begin;
     const std::vector<uint32_t>& children = tree.children;
-    // Iterative preorder walk. The table must hold the entries of the
-    // blocks on the stack only when the next block is visited, so a block's
-    // entries go when its parent (or an ancestor) enters its next child:
-    // before that child is visited, everything entered after the parent's
-    // own entries is undone. Entries of blocks left after the last visit
-    // are never undone: in a dominator tree that is a long chain (a kernel
-    // of if-statements: each join block is the child of the block before
-    // it), leaving the chain at the end used to erase every entry of the
-    // kernel one by one, a cache miss each at a million instructions.
-    // For the same reason a block on the tree's last path (the entry, its
-    // last child, that one's last child...) records nothing to undo: after
-    // it only blocks it dominates are visited. That is every block of
-    // straight-line code and every join block of a chain of if-statements.
     struct Frame {
       uint32_t block;
       uint32_t next_child;
@@ -198,27 +347,8 @@ class Numbering {
       }
       stack.pop_back();
     }
-    if (removed_ == 0) return 0;
-    // The walk renamed every instruction it visited at its turn, with every
-    // renaming that could apply to it: a removed value's uses are in
-    // blocks its definition dominates, which the preorder visits after it.
-    // What it did not visit (blocks the entry cannot reach: those without
-    // an immediate dominator, which the walk of the tree never meets) is
-    // renamed here; renaming the whole body again read all of it from
-    // memory once more at a million instructions.
-    uint32_t i = 0;
-    for (uint32_t b = 0; b < nb; ++b) {
-      if (idom[b] != UINT32_MAX) {
-        for (; i < cfg.blocks[b].begin; ++i) renaming_.Apply(kernel_.body[i]);
-        i = cfg.blocks[b].end;
-      }
-    }
-    for (; i < kernel_.body.size(); ++i) renaming_.Apply(kernel_.body[i]);
-    return RemoveMarked(kernel_, dead_, &analyses_);
   }
 
- private:
-  static constexpr uint32_t kNone = UINT32_MAX;
 
   // Takes the table back to what it held when undo_ had `mark` entries.
   void UndoTo(size_t mark) {
@@ -257,34 +387,18 @@ class Numbering {
   // instruction is simply prepared at its turn.
   void VisitBlock(const ir::BasicBlock& bb) {
     const uint32_t n = static_cast<uint32_t>(kernel_.body.size());
-    const bool ahead = n >= kAheadFrom;
-    for (uint32_t i = bb.begin; i < bb.end; ++i) {
-      ir::Instruction& inst = kernel_.body[i];
-      Ahead cur;
-      if (ahead) {
-        cur = ahead_[i % kAhead];
+    if (n < kAheadFrom) {
+      for (uint32_t i = bb.begin; i < bb.end; ++i) Visit(i, Prepare(i));
+    } else {
+      for (uint32_t i = bb.begin; i < bb.end; ++i) {
+        Ahead cur = ahead_[i % kAhead];
         if (i + kAhead < n) {
           const Ahead next = ahead_[i % kAhead] = Prepare(i + kAhead);
           if (next.kind == Kind::kValues) table_.Prefetch(next.key);
         }
         if (cur.index != i || cur.renamings != renaming_.size()) cur = Prepare(i);
-      } else {
-        cur = Prepare(i);
+        Visit(i, cur);
       }
-      switch (cur.kind) {
-        case Kind::kNone: break;
-        case Kind::kValues: Number(i, cur.key); break;
-        case Kind::kMutable: NumberLocal(i, cur.key); break;
-      }
-      // Only registers that are not values are ever looked up (Holds).
-      for (ir::Reg d : inst.dsts) {
-        if (d.id < kernel_.regs.size() && !values_.IsValue(d)) {
-          if (d.id >= last_def_.size()) last_def_.resize(d.id + 1, kNone);
-          last_def_[d.id] = i;
-        }
-      }
-      // Raw PTX may write registers it does not list: forget the block's expressions.
-      if (inst.op == Opcode::kRaw) ClearLocal();
     }
     ClearLocal();
   }
@@ -308,13 +422,37 @@ class Numbering {
 
   Ahead Prepare(uint32_t j) {
     ir::Instruction& inst = kernel_.body[j];
-    renaming_.Apply(inst);
+    renaming_.ApplyFlat(inst);
     Ahead a;
     a.index = j;
     a.kind = Classify(inst);
     if (a.kind != Kind::kNone) a.key = Key(Hash(inst));
     a.renamings = renaming_.size();
     return a;
+  }
+
+  // Numbers body[i], prepared as `cur`.
+  void Visit(uint32_t i, const Ahead& cur) {
+    if (cur.kind != Kind::kNone) {
+      if (cur.kind == Kind::kValues) {
+        Number(i, cur.key);
+      } else {
+        NumberLocal(i, cur.key);
+      }
+    }
+    // Only registers that are not values are ever looked up (Holds), and
+    // only for definitions after an entry of local_ in this block: before
+    // the block's first one there is nothing to note. A definition left
+    // unnoted leaves last_def_ before the block's first entry or outside
+    // the block, never between two of its instructions that are entries,
+    // which is all Holds asks about. Raw PTX may write registers it does
+    // not list: it makes the block forget its expressions (when it has
+    // any).
+    if (!local_keys_.empty()) {
+      const ir::Instruction& inst = kernel_.body[i];
+      NoteDefinitions(inst, i);
+      if (inst.op == Opcode::kRaw) ClearLocal();
+    }
   }
 
   // Looks body[i] up in the scoped table; deletes it if an equal expression is there.
@@ -374,6 +512,15 @@ class Numbering {
     shadowed_[i] = j;
   }
 
+  void NoteDefinitions(const ir::Instruction& inst, uint32_t i) {
+    for (ir::Reg d : inst.dsts) {
+      if (d.id < kernel_.regs.size() && !values_.IsValue(d)) {
+        if (d.id >= last_def_.size()) last_def_.resize(d.id + 1, kNone);
+        last_def_[d.id] = i;
+      }
+    }
+  }
+
   // Whether body[j], earlier in this block than body[i], still computes
   // what it did at i: no register it reads was redefined in between.
   bool Holds(uint32_t j, uint32_t i) const {
@@ -392,12 +539,7 @@ class Numbering {
   // Deletes body[i], whose expression body[j] computed already.
   void Merge(uint32_t i, uint32_t j) {
     renaming_.Set(kernel_.body[i].dsts[0], kernel_.body[j].dsts[0]);
-    // Made by the constructor (inline), not assign(): vector<bool>::assign
-    // on an empty vector calls the out-of-line _M_fill_insert (12 code lines
-    // that a first codegen would run only here).
-    if (dead_.empty()) dead_ = std::vector<bool>(kernel_.body.size(), false);
-    dead_[i] = true;
-    ++removed_;
+    dropped_.push_back(i);
   }
 
   Kind Classify(const ir::Instruction& inst) const {
@@ -470,15 +612,18 @@ class Numbering {
   Analyses& analyses_;
   const Values& values_;
   Renaming renaming_;
-  std::vector<bool> dead_;           // by instruction; made at the first merge
+  InlineStack<uint32_t, 16> dropped_;  // the instructions merged, in the order visited
   std::vector<uint32_t> shadowed_;  // by instruction (Shadowed); made when first needed
   std::vector<uint32_t> last_def_;  // by register that is not a value: the last definition visited (body index); kNone; grown as needed
   ExprTable table_;
   ExprTable local_;  // this block's expressions reading mutable registers
-  std::vector<uint32_t> local_keys_;               // local_'s keys
-  std::vector<std::pair<uint32_t, uint32_t>> undo_;  // (hash, instruction) entered, innermost last
+  InlineStack<uint32_t, 16> local_keys_;               // local_'s keys
+  struct Entered {
+    uint32_t hash;
+    uint32_t inst;
+  };
+  InlineStack<Entered, 16> undo_;  // entered in the scoped table, innermost last
   bool record_undo_ = true;  // whether the block being visited records its entries in undo_
-  size_t removed_ = 0;
 };
 
 }  // namespace

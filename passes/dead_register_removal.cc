@@ -37,6 +37,7 @@ size_t RemoveDeadRegisters(ir::Kernel& kernel, Analyses& analyses) {
   std::vector<uint32_t> head;  // by register: its last entry in swept_dead; made at the first dead definition
   std::vector<std::pair<uint32_t, uint32_t>> swept_dead;  // (instruction, the register's previous entry)
   std::vector<uint32_t> work;
+  uint32_t live_count = 0;  // instructions marked live
   auto mark_reg = [&](ir::Reg r) {
     if (r.id >= nregs || reg_live[r.id]) return;
     reg_live[r.id] = true;
@@ -45,6 +46,7 @@ size_t RemoveDeadRegisters(ir::Kernel& kernel, Analyses& analyses) {
       const uint32_t i = swept_dead[k].first;
       if (live[i]) continue;
       live[i] = true;
+      ++live_count;
       work.push_back(i);
     }
   };
@@ -67,6 +69,7 @@ size_t RemoveDeadRegisters(ir::Kernel& kernel, Analyses& analyses) {
       continue;
     }
     live[i] = true;
+    ++live_count;
     ir::ForEachUse(inst, mark_reg);
     while (!work.empty()) {
       const uint32_t j = work.back();
@@ -74,8 +77,10 @@ size_t RemoveDeadRegisters(ir::Kernel& kernel, Analyses& analyses) {
       ir::ForEachUse(body[j], mark_reg);
     }
   }
-  size_t kept = 0;
-  while (kept < n && live[kept]) ++kept;  // nothing moves before the first dead instruction
+  // Nothing moves before the first dead instruction (when all are live,
+  // as mostly, the count says so without a read of the bits).
+  size_t kept = live_count == n ? n : 0;
+  while (kept < n && live[kept]) ++kept;
   if (kept < n) analyses.BeforeRemoval([&](uint32_t i) { return !live[i]; });
   for (size_t i = kept; i < n; ++i) {
     if (live[i]) body[kept++] = std::move(body[i]);

@@ -132,7 +132,7 @@ absl::StatusOr<PipelineOptions> PipelineOptions::Parse(std::string_view spec) {
 Pipeline Pipeline::Standard(const PipelineOptions& options) {
   StandardPasses& s = g_standard.p;
   Pipeline p;
-  static_assert(std::size(kOptimizations) + 3 <= 16, "the standard passes fit passes_'s inline room");
+  static_assert(std::size(kOptimizations) + 3 <= kInlinePasses, "the standard passes fit passes_'s inline room");
   p.passes_.push_back(&s.verify);
   for (const Optimization& o : kInOrder) {
     if (options.*o.on) p.passes_.push_back(o.pass);
@@ -176,11 +176,23 @@ absl::Status Pass::RunWith(ir::Kernel& kernel, Analyses& analyses) {
 absl::Status Pipeline::Run(ir::Kernel& kernel) const {
   Analyses analyses(kernel);
   // What the passes from each one on read: each pass runs with the
-  // analyses told what the passes after it read.
-  absl::InlinedVector<uint8_t, 16> read_from(passes_.size() + 1, 0);  // no allocation on the cold path
-  for (size_t i = passes_.size(); i-- > 0;) read_from[i] = read_from[i + 1] | passes_[i]->reads();
-  for (size_t i = 0; i < passes_.size(); ++i) {
-    Pass* p = passes_[i];
+  // analyses told what the passes after it read. A plain array for the
+  // standard pipeline (an inlined vector's every access tests where its
+  // elements are: a branch each on a first codegen), and the passes read
+  // through one pointer for the same reason.
+  Pass* const* passes = passes_.data();
+  const size_t np = passes_.size();
+  uint8_t small[kInlinePasses + 1];
+  std::vector<uint8_t> large;
+  uint8_t* read_from = small;
+  if (np > kInlinePasses) {
+    large.resize(np + 1);
+    read_from = large.data();
+  }
+  read_from[np] = 0;
+  for (size_t i = np; i-- > 0;) read_from[i] = read_from[i + 1] | passes[i]->reads();
+  for (size_t i = 0; i < np; ++i) {
+    Pass* p = passes[i];
     analyses.SetReadLater(read_from[i + 1]);
     absl::Status s = p->RunWith(kernel, analyses);
     if (!s.ok()) return s;

@@ -114,7 +114,8 @@ class Pipeline {
   // The passes in order: Standard's are process-wide instances (they are
   // stateless), the others are owned_. Inline, so that building the
   // standard pipeline allocates nothing.
-  absl::InlinedVector<Pass*, 16> passes_;
+  static constexpr size_t kInlinePasses = 16;
+  absl::InlinedVector<Pass*, kInlinePasses> passes_;
   std::vector<std::unique_ptr<Pass>> owned_;
   std::string dump_after_;
   DumpFn dump_;

@@ -209,16 +209,43 @@ int Units(ir::RegClass c) {
   }
 }
 
+// A dense set of `n` bits, cleared, whose words are in the object up to 256
+// bits: a small kernel's register counting allocates none for its live set
+// or its referenced registers (an allocation and its free are some forty
+// branches on a first codegen). Reads and writes go through one pointer,
+// as a vector's do.
+class FixedBits {
+ public:
+  explicit FixedBits(size_t n) : n_(n) {
+    const size_t words = (n + 63) / 64;
+    if (words > std::size(inline_)) {
+      heap_ = std::make_unique<uint64_t[]>(words);  // zeroed
+      words_ = heap_.get();
+    }
+  }
+  FixedBits(const FixedBits&) = delete;  // words_ may point into the object
+  FixedBits& operator=(const FixedBits&) = delete;
+  size_t size() const { return n_; }
+  bool Test(size_t i) const { return (words_[i / 64] >> (i % 64)) & 1; }
+  void Set(size_t i) { words_[i / 64] |= uint64_t{1} << (i % 64); }
+  uint64_t& Word(size_t w) { return words_[w]; }
+  const uint64_t& Word(size_t w) const { return words_[w]; }
+
+ private:
+  size_t n_;
+  uint64_t inline_[4] = {};
+  std::unique_ptr<uint64_t[]> heap_;
+  uint64_t* words_ = inline_;
+};
+
 // The live set of the backward walk: a dense bit per register plus the
 // number live per class, and the members, to clear it cheaply.
 class LiveSet {
  public:
-  LiveSet(const std::vector<uint8_t>& cls, size_t nregs) : cls_(cls), bits_((nregs + 63) / 64, 0) {
-    members_.reserve(64);
-  }
-  bool Test(uint32_t r) const { return (bits_[r / 64] >> (r % 64)) & 1; }
+  LiveSet(const std::vector<uint8_t>& cls, size_t nregs) : cls_(cls), bits_(nregs) { members_.reserve(64); }
+  bool Test(uint32_t r) const { return (bits_.Word(r / 64) >> (r % 64)) & 1; }
   void Insert(uint32_t r) {
-    uint64_t& w = bits_[r / 64];
+    uint64_t& w = bits_.Word(r / 64);
     uint64_t bit = uint64_t{1} << (r % 64);
     if (w & bit) return;
     w |= bit;
@@ -226,7 +253,7 @@ class LiveSet {
     members_.push_back(r);
   }
   void Erase(uint32_t r) {
-    uint64_t& w = bits_[r / 64];
+    uint64_t& w = bits_.Word(r / 64);
     uint64_t bit = uint64_t{1} << (r % 64);
     if (!(w & bit)) return;
     w &= ~bit;
@@ -263,7 +290,7 @@ class LiveSet {
 
  private:
   const std::vector<uint8_t>& cls_;
-  std::vector<uint64_t> bits_;
+  FixedBits bits_;
   std::vector<uint32_t> members_;  // inserted since the last Clear (a superset of the live ones)
   std::array<uint32_t, ir::kNumRegClasses> count_{};
 };
@@ -307,26 +334,26 @@ class PressureMeter {
 // Counts the instructions and the registers referenced into stats.
 class UseCounter {
  public:
-  explicit UseCounter(size_t nregs) : used_(nregs, false) {}
+  explicit UseCounter(size_t nregs) : used_(nregs) {}
   void Note(const ir::Instruction& inst, ir::KernelStats& stats) {
     stats.instructions += !inst.info().has(ir::kPseudo);
     const size_t nregs = used_.size();
     ir::ForEachUse(inst, [&](ir::Reg r) {
-      if (r.id < nregs) used_[r.id] = true;
+      if (r.id < nregs) used_.Set(r.id);
     });
     for (ir::Reg d : inst.dsts) {
-      if (d.id < nregs) used_[d.id] = true;
+      if (d.id < nregs) used_.Set(d.id);
     }
   }
   // One register of an instruction noted (a source, the guard or a
   // definition), below the number of registers.
-  void Mark(uint32_t r) { used_[r] = true; }
+  void Mark(uint32_t r) { used_.Set(r); }
   void Finish(const std::vector<uint8_t>& cls, ir::KernelStats& stats) const {
-    for (size_t r = 0; r < used_.size(); ++r) stats.regs_per_class[cls[r]] += used_[r];
+    for (size_t r = 0; r < used_.size(); ++r) stats.regs_per_class[cls[r]] += used_.Test(r);
   }
 
  private:
-  std::vector<bool> used_;  // referenced by the body (ir::RegisterNumbering's count)
+  FixedBits used_;  // referenced by the body (ir::RegisterNumbering's count)
 };
 
 [[gnu::always_inline]] inline void PressureMeter::WalkBlock(const ir::Kernel& kernel, uint32_t begin, uint32_t end, LiveSet& live,

@@ -2,6 +2,7 @@
 #include "passes/values.h"
 
 #include <algorithm>
+#include <type_traits>
 #include <utility>
 
 #include "passes/analyses.h"
@@ -42,25 +43,39 @@ Values::Values(const ir::Kernel& kernel, BodySummary* summary, ir::CfgBuilder* c
   const uint32_t n = static_cast<uint32_t>(kernel.body.size());
   BodySummary s;
   uint32_t last_end = 0;  // 1 + the index of the last branch, ret or exit
-  for (uint32_t i = 0; i < n; ++i) {
-    const ir::Instruction& inst = kernel.body[i];
-    if (cfg != nullptr) cfg->Add(i, inst);
-    const bool ok = !inst.guarded() && inst.op != ir::Opcode::kRaw;
-    s.Note(kernel, inst);
-    if (ir::EndsBlock(inst)) {
-      s.early_end |= last_end != 0;
-      last_end = i + 1;
+  // The loop twice, with and without the CFG's builder, so that no
+  // instruction asks which (a branch each on a first codegen).
+  auto read = [&](auto with_cfg) {
+    for (uint32_t i = 0; i < n; ++i) {
+      const ir::Instruction& inst = kernel.body[i];
+      if constexpr (decltype(with_cfg)::value) cfg->Add(i, inst);
+      // Bitwise: each operand is cheap to compute, and a short-circuit
+      // test is a branch each.
+      const bool ok = !inst.guarded() & (inst.op != ir::Opcode::kRaw);
+      s.Note(kernel, inst);
+      if (ir::EndsBlock(inst)) {
+        s.early_end |= last_end != 0;
+        last_end = i + 1;
+      }
+      for (ir::Reg d : inst.dsts) {
+        if (d.id >= def_.size()) continue;
+        const bool first = ok & (def_[d.id] == kNone) & !kernel.regs[d.id].is_mutable;
+        def_[d.id] = first ? i : kNotAValue;
+      }
     }
-    for (ir::Reg d : inst.dsts) {
-      if (d.id >= def_.size()) continue;
-      def_[d.id] = ok && def_[d.id] == kNone && !kernel.regs[d.id].is_mutable ? i : kNotAValue;
-    }
+  };
+  if (cfg != nullptr) {
+    read(std::true_type{});
+  } else {
+    read(std::false_type{});
   }
   s.early_end |= last_end != 0 && last_end != n;
   if (summary != nullptr) *summary = s;
-  for (uint32_t& d : def_) {
-    if (d == kNone) d = kNotAValue;
-  }
+  // kNone is kNotAValue with its low bit clear: setting that bit turns it
+  // into kNotAValue and leaves every index and kNotAValue as they are (no
+  // branch, and the loop vectorizes).
+  static_assert(kNone + 1 == kNotAValue && (kNone & 1) == 0);
+  for (uint32_t& d : def_) d |= static_cast<uint32_t>(d == kNone);
 }
 
 void Values::AddDefinitions(const ir::Kernel& kernel, uint32_t index, const ir::Instruction& inst,
@@ -88,7 +103,21 @@ void Values::AfterEdit(const EditMoves& moves, std::vector<std::pair<uint32_t, u
   }
 }
 
-void Values::AfterRemoval(const std::vector<uint32_t>& dropped) {
+void Values::AfterRemoval(std::span<const uint32_t> dropped) {
+  // Up to four drops (a small kernel's CSE) are compared with every
+  // definition, padded with kNotAValue, which no definition is below and
+  // only kNotAValue equals: no branch on the data (the ranks' search is
+  // several per definition, which a first codegen mispredicts).
+  if (dropped.size() <= 4) {
+    uint32_t x[4] = {kNotAValue, kNotAValue, kNotAValue, kNotAValue};
+    std::copy(dropped.begin(), dropped.end(), x);
+    for (uint32_t& d : def_) {
+      const uint32_t below = (x[0] < d) + (x[1] < d) + (x[2] < d) + (x[3] < d);
+      const bool gone = (x[0] == d) | (x[1] == d) | (x[2] == d) | (x[3] == d) | (d == kNotAValue);
+      d = gone ? kNotAValue : d - below;
+    }
+    return;
+  }
   IncreasingRank rank(dropped);
   for (uint32_t& d : def_) {
     if (d == kNotAValue) continue;
@@ -106,7 +135,7 @@ std::optional<uint64_t> ConstantOf(const ir::Kernel& kernel, const Values& value
 }
 
 uint32_t Renaming::Find(uint32_t r) {
-  const size_t n = to_.size();
+  const size_t n = n_;
   uint32_t root = r;
   while (root < n && to_[root] != ir::Reg::kInvalidId) root = to_[root];
   while (r < n && to_[r] != ir::Reg::kInvalidId && to_[r] != root) {  // path compression
@@ -130,6 +159,23 @@ size_t RemoveMarked(ir::Kernel& kernel, const std::vector<bool>& dead, Analyses*
   body.resize(kept);
   body.shrink_to_fit();
   return n - kept;
+}
+
+size_t RemoveDropped(ir::Kernel& kernel, std::span<const uint32_t> dropped, Analyses* analyses) {
+  const size_t nd = dropped.size();
+  if (nd == 0) return 0;
+  if (analyses != nullptr) analyses->BeforeDrops(dropped);
+  // The kept instructions between one dropped and the next move down.
+  auto& body = kernel.body;
+  const size_t n = body.size();
+  size_t kept = dropped[0];
+  for (size_t k = 0; k < nd; ++k) {
+    const size_t end = k + 1 < nd ? dropped[k + 1] : n;
+    for (size_t i = dropped[k] + 1; i < end; ++i) body[kept++] = std::move(body[i]);
+  }
+  body.resize(kept);
+  body.shrink_to_fit();
+  return nd;
 }
 
 void MakeMove(const ir::Kernel& kernel, ir::Instruction& inst, ir::Operand src) {

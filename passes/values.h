@@ -6,7 +6,10 @@
 #include <algorithm>
 #include <bitset>
 #include <cstdint>
+#include <iterator>
+#include <memory>
 #include <optional>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -86,7 +89,7 @@ class Values {
   // AfterEdit for an edit that only dropped instructions (`dropped`, old
   // indices, increasing), under the same condition: the kept definitions
   // move down, the dropped ones go.
-  void AfterRemoval(const std::vector<uint32_t>& dropped);
+  void AfterRemoval(std::span<const uint32_t> dropped);
   // Adds to `defs` the definitions that `inst`, at body index `index`, makes:
   // (register, index), the index kNotAValue where the definition cannot
   // make a value (guarded, raw PTX, a mutable register).
@@ -114,12 +117,16 @@ void ForEachUseId(ir::Instruction& inst, F&& f) {
 
 // Register renaming with chains resolved (a -> b -> c reads as a -> c).
 // Its table (4 bytes per register) is made at the first Set: a pass that
-// renames nothing allocates nothing, and Apply then touches nothing.
+// renames nothing allocates nothing, and Apply then touches nothing. For up
+// to 64 registers it is an array in the object (no allocation on a small
+// kernel's first codegen).
 class Renaming {
  public:
   explicit Renaming(size_t nregs) : nregs_(nregs) {}
+  Renaming(const Renaming&) = delete;  // to_ may point into the object
+  Renaming& operator=(const Renaming&) = delete;
   void Set(ir::Reg from, ir::Reg to) {
-    if (to_.empty()) to_.assign(nregs_, ir::Reg::kInvalidId);
+    if (n_ == 0) Make();
     to_[from.id] = to.id;
     ++count_;
   }
@@ -133,6 +140,17 @@ class Renaming {
     if (root == from.id) return false;
     Set(from, ir::Reg{root});
     return true;
+  }
+  // Apply for a renaming none of whose targets is renamed itself (CSE: a
+  // merged instruction's result reads as its leader's, and a leader is
+  // never merged): one look-up per use, no chain to follow.
+  void ApplyFlat(ir::Instruction& inst) {
+    if (count_ == 0) return;
+    const uint32_t* to = to_;
+    const size_t n = n_;
+    ForEachUseId(inst, [&](uint32_t& id) {
+      if (id < n && to[id] != ir::Reg::kInvalidId) id = to[id];
+    });
   }
   // How many renamings were set.
   size_t size() const { return count_; }
@@ -151,8 +169,20 @@ class Renaming {
   }
 
  private:
+  void Make() {
+    if (nregs_ > std::size(inline_)) {
+      heap_ = std::make_unique_for_overwrite<uint32_t[]>(nregs_);
+      to_ = heap_.get();
+    }
+    std::fill_n(to_, nregs_, ir::Reg::kInvalidId);
+    n_ = nregs_;
+  }
+
   size_t nregs_;
-  std::vector<uint32_t> to_;
+  uint32_t* to_ = inline_;
+  size_t n_ = 0;  // the table's size: 0 until the first Set, then nregs_
+  std::unique_ptr<uint32_t[]> heap_;
+  uint32_t inline_[64];
   size_t count_ = 0;
 };
 
@@ -160,6 +190,9 @@ class Renaming {
 // order of the others. Returns how many went. `analyses`, when given, are
 // updated for the deletion (or dropped where they cannot follow it).
 size_t RemoveMarked(ir::Kernel& kernel, const std::vector<bool>& dead, Analyses* analyses = nullptr);
+// RemoveMarked for the instructions at `dropped` (body indices, strictly
+// increasing): no bitmap of the body to make and read.
+size_t RemoveDropped(ir::Kernel& kernel, std::span<const uint32_t> dropped, Analyses* analyses = nullptr);
 
 // `mov.T dst, src`: what a simplified instruction becomes. T is dst's type.
 void MakeMove(const ir::Kernel& kernel, ir::Instruction& inst, ir::Operand src);

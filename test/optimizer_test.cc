@@ -731,6 +731,78 @@ TEST_CASE("cse: code the entry cannot reach reads the value that stays", "[cse]"
           "}\n");
 }
 
+// Fills a stretch of the stack below the caller's frame with all one bits,
+// where the frames of the next call will lie.
+[[gnu::noinline]] void FillStackWithOnes() {
+  volatile uint32_t junk[8192];
+  for (size_t k = 0; k < std::size(junk); ++k) junk[k] = UINT32_MAX;
+}
+
+TEST_CASE("cse: a branch's expressions are not reused in the branches after it, whatever the stack held", "[cse]") {
+  // The walk in block order marks the blocks on the dominator tree's last
+  // path in an array on the stack: the others must be told apart from
+  // what was there before (all one bits read as marked, and a marked block
+  // does not undo its entries for the next sibling).
+  KernelBuilder b("cse_siblings");
+  Value<U64> out = b.CvtaToGlobal(b.Param<U64>("out"));
+  Value<U32> n = b.Param<U32>("n");
+  for (uint32_t k = 0; k < 3; ++k) {
+    b.If(b.Lt(n, k + 5), [&] { b.Store(StateSpace::kGlobal, Address(out, 4 * k), b.Mul(n, 3u)); });
+  }
+  ir::Kernel k = Finished(b);
+  FillStackWithOnes();
+  REQUIRE(passes::EliminateCommonSubexpressions(k) == 0);
+  RequireVerifies(k);
+}
+
+TEST_CASE("cse: blocks whose order is not the dominator tree's preorder are walked in the tree's", "[cse]") {
+  // Block 3 (L3) is dominated by block 1, which only it follows, and comes
+  // after block 2 (L2), which block 1 does not dominate: the walk visits
+  // 0, 1, 3, 2, and the two deletions come out of index order.
+  KernelBuilder b("cse_tree");
+  Value<U64> out = b.CvtaToGlobal(b.Param<U64>("out"));
+  Value<U32> n = b.Param<U32>("n");
+  b.Store(StateSpace::kGlobal, out, b.Mul(n, 7u));
+  ir::Label l2 = b.NewLabel("two");
+  ir::Label l3 = b.NewLabel("three");
+  b.BraIf(b.Lt(n, 5u), l2);
+  b.Store(StateSpace::kGlobal, Address(out, 4), b.Mul(n, 5u));
+  b.Bra(l3);
+  b.Bind(l2);
+  b.Store(StateSpace::kGlobal, Address(out, 8), b.Mul(n, 5u));  // block 1 does not dominate: stays
+  b.Store(StateSpace::kGlobal, Address(out, 12), b.Mul(n, 7u));  // block 0's: merged
+  b.Ret();
+  b.Bind(l3);
+  b.Store(StateSpace::kGlobal, Address(out, 16), b.Mul(n, 5u));  // block 1's: merged
+  ir::Kernel k = Finished(b);
+  REQUIRE(passes::EliminateCommonSubexpressions(k) == 2);
+  RequireVerifies(k);
+  REQUIRE(DumpIr(k) ==
+          "kernel cse_tree target sm_80\n"
+          "  param u64 out\n"
+          "  param u32 n\n"
+          "{\n"
+          "  %0:u32 = ld.param.u32 [n]  // n\n"
+          "  %1:u32 = mul.lo.u32 %0, 7\n"
+          "  %2:u64 = ld.param.u64 [out]  // out\n"
+          "  %3:u64 = cvta.to.global.u64 %2\n"
+          "  st.global.u32 [%3], %1\n"
+          "  %4:pred = setp.lt.u32 %0, 5\n"
+          "  @%4 bra $L0_two\n"
+          "  %5:u32 = mul.lo.u32 %0, 5\n"
+          "  st.global.u32 [%3+4], %5\n"
+          "  bra $L1_three\n"
+          "$L0_two:\n"
+          "  %6:u32 = mul.lo.u32 %0, 5\n"
+          "  st.global.u32 [%3+8], %6\n"
+          "  st.global.u32 [%3+12], %1\n"
+          "  ret\n"
+          "$L1_three:\n"
+          "  st.global.u32 [%3+16], %5\n"
+          "  ret\n"
+          "}\n");
+}
+
 TEST_CASE("cse: expressions reading a mutable register are reused in its block until it is assigned", "[cse]") {
   KernelBuilder b("csemut");
   Value<U64> out = b.CvtaToGlobal(b.Param<U64>("out"));
@@ -2065,6 +2137,26 @@ TEST_CASE("the pipeline drops the shared analyses that no later pass reads", "[p
         "values: cfg values\n"
         "cfg: cfg\n"
         "none:\n");
+}
+
+TEST_CASE("a pipeline of more passes than the standard one tells each what the later ones read", "[pipeline]") {
+  KernelBuilder b("trim_long");
+  Value<U64> out = b.CvtaToGlobal(b.Param<U64>("out"));
+  Value<U32> n = b.Param<U32>("n");
+  b.ForRange<U32>(0u, n, 1u, [&](Value<U32> i) { b.Store(StateSpace::kGlobal, out, b.Add(i, n)); });
+  ir::Kernel k = Finished(b);
+  std::string seen, expected;
+  passes::Pipeline p;
+  p.Add(std::make_unique<passes::LicmPass>());  // builds the CFG, the dominators, the loops and the values
+  for (int i = 0; i < 20; ++i) {
+    p.Add(std::make_unique<ProbePass>(StrCat("none", i), 0, &seen));
+    expected += StrCat("none", i, ": cfg values\n");  // what the last two read
+  }
+  p.Add(std::make_unique<ProbePass>("values", passes::analysis::kValues, &seen));
+  p.Add(std::make_unique<ProbePass>("cfg", passes::analysis::kCfg, &seen));
+  REQUIRE(p.PassNames().size() == 23);
+  REQUIRE(Msg(p.Run(k)) == "OK");
+  CHECK(seen == expected + "values: cfg values\ncfg: cfg\n");
 }
 
 TEST_CASE("standard pipelines share their passes and run passes added after them", "[pipeline]") {
