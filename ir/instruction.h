@@ -249,15 +249,16 @@ bool CmpAllowsType(CmpOp cmp, ScalarType t);
 // types atom and red take at all.
 bool AtomOpAllowsType(AtomOp op, ScalarType t);
 
-// A list of trivially copyable T: up to N inline, more on the heap. Where
-// the elements are is chosen without a branch (data() masks the heap pointer
-// and the inline address with the capacity test): every walk over an
-// instruction's operands starts with data(), and as a branch it was one a
-// first codegen in a process mispredicts again and again (absl's
-// InlinedVector, which the operands used, branches there; its operator[]
-// also checks the index). The heap block comes from ::operator new, not
-// new[] (libstdc++'s new[] binds operator new lazily: a dynamic-linker
-// lookup on its first call in a process).
+// A list of trivially copyable T: up to N inline, more on the heap. One
+// template for an instruction's operands and its definitions (the operands
+// were an absl::InlinedVector, whose operator[] also checks the index in
+// Debian's hardened build). The heap block comes from ::operator new, not
+// new[]: libstdc++'s new[] calls operator new through a lazily bound PLT
+// slot, a dynamic-linker lookup on its first call in a process. data()
+// branches on where the elements are: picking the pointer with masks
+// instead took 7% fewer conditional branches from vector_add's first
+// codegen but made VerifyKernel 4-7% slower on large kernels (it recomputed
+// the mask at every index; scale_bench BM_Verify).
 template <typename T, uint32_t N>
 class InlineList {
   static_assert(std::is_trivially_copyable_v<T> && std::is_trivially_destructible_v<T>);
@@ -300,12 +301,7 @@ class InlineList {
   bool empty() const { return size_ == 0; }
   size_t capacity() const { return capacity_; }
   T* data() { return const_cast<T*>(std::as_const(*this).data()); }
-  const T* data() const {
-    uintptr_t heap;
-    std::memcpy(&heap, static_cast<const void*>(inline_), sizeof heap);
-    const uintptr_t mask = uintptr_t{0} - uintptr_t{on_heap()};
-    return reinterpret_cast<const T*>((heap & mask) | (reinterpret_cast<uintptr_t>(inline_) & ~mask));
-  }
+  const T* data() const { return on_heap() ? heap_ : inline_; }
   T* begin() { return data(); }
   T* end() { return data() + size_; }
   const T* begin() const { return data(); }
