@@ -278,7 +278,7 @@ uint32_t KernelBuilder::DeclareParam(std::string name, ScalarType type, Loc loc)
   // Room for 8 at the first: growing 1, 2, 4 was three allocations for a
   // four-param kernel.
   if (kernel_.params.capacity() == 0) kernel_.params.reserve(8);
-  kernel_.params.emplace_back(std::move(name), type);  // in place: the name is moved once
+  kernel_.params.push_back(ir::Param{std::move(name), type});  // braces: clang 14 has no aggregate ( )
   return static_cast<uint32_t>(kernel_.params.size() - 1);
 }
 

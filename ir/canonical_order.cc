@@ -126,7 +126,7 @@ class Carver {
   };
   std::unique_ptr<std::byte, Free> memory_;
   std::byte* next_;
-  std::byte* end_;
+  [[maybe_unused]] std::byte* end_;  // read by the assert in Take
 };
 
 // Computes the canonical permutation of a kernel body.
