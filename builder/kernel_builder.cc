@@ -129,29 +129,7 @@ constexpr uint32_t kIndexMask = (uint32_t{1} << kTagShift) - 1;
 bool FlipAndCheckReferences(const ir::Kernel& k, uint32_t tag_bits, ir::Instruction& inst) {
   assert(k.regs.size() <= size_t{kIndexMask} + 1);
   const uint64_t nregs = k.regs.size();
-  // By operand code: the kind (0-5), 7 for a kind out of range, 8 plus the
-  // base for an address (11: a base out of range). Ids below the code's
-  // limit name something. Each entry is stored on its own: an initializer
-  // would clear the array with a loop first (rep stos).
-  constexpr unsigned kAddressCode = 8;
-  static_assert(static_cast<int>(ir::OperandKind::kAddress) == 6 && static_cast<int>(ir::AddressBase::kParam) == 2,
-                "the operand codes' layout");
-  uint64_t limit[12];
-  limit[0] = 0;                                   // kNone: empty, never fine
-  limit[1] = nregs;                               // kReg
-  limit[2] = uint64_t{1} << 32;                   // kImm: any id
-  limit[3] = uint64_t{ir::kNumSpecialRegs};       // kSpecial
-  limit[4] = k.variables.size();                  // kSymbol
-  limit[5] = k.labels.size();                     // kLabel
-  limit[6] = 0;                                   // (an address has codes of its own)
-  limit[7] = 0;                                   // a kind out of range
-  limit[kAddressCode + 0] = nregs;                // an address of a register
-  limit[kAddressCode + 1] = k.variables.size();   // of a variable
-  limit[kAddressCode + 2] = k.params.size();      // of a param
-  limit[kAddressCode + 3] = 0;                    // a base out of range
-  // The codes of the sources that read a register (Operand::reads_reg).
-  constexpr uint32_t kRegCodes = 1u << static_cast<int>(ir::OperandKind::kReg) | 1u << kAddressCode;
-
+  const ir::ReferenceLimits limits(k);
   const bool guarded = inst.guard.valid();
   bool ok = !guarded | ((inst.guard.id ^ tag_bits) < nregs);
   inst.guard.id ^= tag_bits & (0u - guarded);
@@ -160,13 +138,9 @@ bool FlipAndCheckReferences(const ir::Kernel& k, uint32_t tag_bits, ir::Instruct
     ok &= d.id < nregs;
   }
   for (Operand& op : inst.srcs) {
-    const unsigned kind = static_cast<unsigned>(op.kind);
-    const unsigned base = std::min(static_cast<unsigned>(op.base), 3u);
-    // kAddress (6) + 2 + base for an address: arithmetic, not a branch on the kind.
-    const unsigned code =
-        std::min(kind, 7u) + (kind == static_cast<unsigned>(ir::OperandKind::kAddress)) * (kAddressCode - 6 + base);
-    op.id ^= tag_bits & (0u - ((kRegCodes >> code) & 1u));
-    ok &= op.id < limit[code];
+    const unsigned code = ir::ReferenceLimits::Code(op);
+    op.id ^= tag_bits & (0u - ((ir::ReferenceLimits::kReadsRegCodes >> code) & 1u));
+    ok &= op.id < limits.limit(code);
   }
   ok &= !((inst.op == Opcode::kRaw) & (inst.raw_index >= k.raw_ptx.size()));
   return ok;

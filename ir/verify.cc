@@ -96,17 +96,7 @@ struct Groups {
 
 class Verifier {
  public:
-  explicit Verifier(const ir::Kernel& k) : k_(k) {
-    // ReferencesFine's limits, by operand code (OperandCode).
-    id_limit_[static_cast<int>(OperandKind::kReg)] = k.regs.size();
-    id_limit_[static_cast<int>(OperandKind::kImm)] = uint64_t{1} << 32;  // any id
-    id_limit_[static_cast<int>(OperandKind::kSpecial)] = kNumSpecialRegs;
-    id_limit_[static_cast<int>(OperandKind::kSymbol)] = k.variables.size();
-    id_limit_[static_cast<int>(OperandKind::kLabel)] = k.labels.size();
-    id_limit_[kAddressCode + static_cast<int>(AddressBase::kReg)] = k.regs.size();
-    id_limit_[kAddressCode + static_cast<int>(AddressBase::kSymbol)] = k.variables.size();
-    id_limit_[kAddressCode + static_cast<int>(AddressBase::kParam)] = k.params.size();
-  }
+  explicit Verifier(const ir::Kernel& k) : k_(k), limits_(k) {}
 
   absl::Status RunWellFormed() const {
     if (absl::Status s = CheckDeclarationEnums(); !s.ok()) return s;
@@ -848,21 +838,6 @@ class Verifier {
     return absl::OkStatus();
   }
 
-  // An operand's code for ReferencesFine: its kind, or for an address
-  // kAddressCode plus its base; kNumOperandCodes - 1 (no id fits) for a kind
-  // or base out of range.
-  static constexpr int kAddressCode = static_cast<int>(OperandKind::kAddress) + 1;
-  static constexpr int kNumOperandCodes = 16;
-  static_assert(static_cast<int>(OperandKind::kNone) == 0 && static_cast<int>(OperandKind::kAddress) == 6 &&
-                    kAddressCode + static_cast<int>(AddressBase::kParam) < kNumOperandCodes - 1,
-                "OperandCode's layout");
-  static unsigned OperandCode(const Operand& op) {
-    const unsigned kind = static_cast<unsigned>(op.kind);
-    const unsigned code = kind + (kind == static_cast<unsigned>(OperandKind::kAddress)) *
-                                     (kAddressCode - kind + static_cast<unsigned>(op.base));
-    return std::min(code, unsigned{kNumOperandCodes - 1});
-  }
-
   // Whether FindBadReference finds nothing in `inst`, in one walk with no
   // branch per operand: the guard and destinations against the registers,
   // each source's id against the count of what its kind (an address: its
@@ -877,7 +852,7 @@ class Verifier {
     bool ok = !(inst.guard.valid() & (inst.guard.id >= nregs));
     for (ir::Reg d : inst.dsts) ok &= d.id < nregs;
     for (const Operand& op : inst.srcs) {
-      ok &= op.id < id_limit_[OperandCode(op)];
+      ok &= limits_.Fits(op);
       suspect |= op.is_address() | (op.is_imm() & ir::IsInstructionOnlyType(op.type));
     }
     ok &= !((inst.op == Opcode::kRaw) & (inst.raw_index >= k_.raw_ptx.size()));
@@ -1632,7 +1607,7 @@ class Verifier {
   }
 
   const ir::Kernel& k_;
-  std::array<uint64_t, kNumOperandCodes> id_limit_{};  // by OperandCode: ids below it name something
+  const ReferenceLimits limits_;  // ReferencesFine's
 };
 
 }  // namespace

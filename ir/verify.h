@@ -27,6 +27,61 @@ bool IsIdentifier(std::string_view s);
 // or an empty operand ("operand 2 is not a register of this kernel").
 std::optional<std::string> FindBadReference(const Kernel& kernel, const Instruction& inst);
 
+// Whether an operand's id names something of a kernel, by one table
+// look-up and no branch on the operand: FindBadReference's rules for
+// sources (an empty operand fits no limit, an immediate any), which the
+// verifier's and the builder's one-walk reference checks apply before they
+// run FindBadReference to word an error. Made for the kernel as it is (the
+// builder makes one per instruction: its counts grow).
+class ReferenceLimits {
+ public:
+  // Codes: the kind for kinds other than an address, kAddressCode plus the
+  // base for an address, kOutOfRange for a kind or base out of range.
+  static constexpr unsigned kAddressCode = static_cast<unsigned>(OperandKind::kAddress) + 1;
+  static constexpr unsigned kNumCodes = 16;
+  static constexpr unsigned kOutOfRange = kNumCodes - 1;
+  // The codes of the operands that read a register (Operand::reads_reg).
+  static constexpr uint32_t kReadsRegCodes = uint32_t{1} << static_cast<unsigned>(OperandKind::kReg) |
+                                             uint32_t{1} << (kAddressCode + static_cast<unsigned>(AddressBase::kReg));
+  static_assert(static_cast<int>(OperandKind::kNone) == 0 && static_cast<int>(OperandKind::kAddress) == 6 &&
+                    kAddressCode + static_cast<unsigned>(AddressBase::kParam) < kOutOfRange,
+                "the operand codes' layout");
+
+  // Each entry stored on its own: a loop or an initializer clears the
+  // array with a loop first, and the builder makes one for every
+  // instruction.
+  explicit ReferenceLimits(const Kernel& k) {
+    static_assert(static_cast<unsigned>(OperandKind::kReg) == 1 && static_cast<unsigned>(OperandKind::kImm) == 2 &&
+                  static_cast<unsigned>(OperandKind::kSpecial) == 3 && static_cast<unsigned>(OperandKind::kSymbol) == 4 &&
+                  static_cast<unsigned>(OperandKind::kLabel) == 5 && kAddressCode == 7 && kNumCodes == 16);
+    const uint64_t nregs = k.regs.size();
+    limit_[0] = 0;                    // kNone: empty, never fine
+    limit_[1] = nregs;                // kReg
+    limit_[2] = uint64_t{1} << 32;    // kImm: any id
+    limit_[3] = kNumSpecialRegs;      // kSpecial
+    limit_[4] = k.variables.size();   // kSymbol
+    limit_[5] = k.labels.size();      // kLabel
+    limit_[6] = 0;                    // (an address has codes of its own)
+    limit_[7] = nregs;                // an address of a register
+    limit_[8] = k.variables.size();   // of a variable
+    limit_[9] = k.params.size();      // of a param
+    limit_[10] = limit_[11] = limit_[12] = limit_[13] = limit_[14] = limit_[15] = 0;  // out of range
+  }
+  // Arithmetic, not a branch on the kind.
+  static unsigned Code(const Operand& op) {
+    constexpr unsigned kAddress = static_cast<unsigned>(OperandKind::kAddress);
+    const unsigned kind = static_cast<unsigned>(op.kind);
+    unsigned code = kind + (kind == kAddress) * (kAddressCode - kind + static_cast<unsigned>(op.base));
+    code |= 0u - static_cast<unsigned>(kind > kAddress);  // all ones: out of range
+    return code < kOutOfRange ? code : kOutOfRange;
+  }
+  uint64_t limit(unsigned code) const { return limit_[code]; }
+  bool Fits(const Operand& op) const { return op.id < limit_[Code(op)]; }
+
+ private:
+  uint64_t limit_[kNumCodes];
+};
+
 // The structure every consumer relies on, so that nothing crashes on
 // malformed IR: references exist, operand counts and kinds (addresses,
 // labels) match the opcode table, labels are bound exactly once, params are

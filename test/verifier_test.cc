@@ -1152,6 +1152,58 @@ TEST_CASE("verified once: Finish() marks the kernel, any change to it drops the 
   REQUIRE_FALSE(ir::IsMarkedVerified(h.kernel()));
 }
 
+TEST_CASE("reference limits: each operand kind and address base is checked against what it names", "[verifier]") {
+  HandKernel h("limits");
+  h.Reg(T::kU32);
+  h.Reg(T::kU32);  // 2 registers
+  ir::Kernel& k = h.kernel();
+  k.params.push_back(ir::Param{"p", T::kU64});  // 1 param, no variables, no labels
+  const ir::ReferenceLimits limits(k);
+  using ir::OperandKind;
+  auto make = [](OperandKind kind, ir::AddressBase base, uint32_t id) {
+    Operand op;
+    op.kind = kind;
+    op.base = base;
+    op.id = id;
+    return op;
+  };
+  struct Row {
+    OperandKind kind;
+    ir::AddressBase base;
+    uint32_t first_bad_id;  // ids below it fit
+  };
+  const ir::AddressBase reg = ir::AddressBase::kReg;
+  const std::vector<Row> rows = {
+      {OperandKind::kNone, reg, 0},
+      {OperandKind::kReg, reg, 2},
+      {OperandKind::kSpecial, reg, static_cast<uint32_t>(ir::kNumSpecialRegs)},
+      {OperandKind::kSymbol, reg, 0},
+      {OperandKind::kLabel, reg, 0},
+      {OperandKind::kAddress, ir::AddressBase::kReg, 2},
+      {OperandKind::kAddress, ir::AddressBase::kSymbol, 0},
+      {OperandKind::kAddress, ir::AddressBase::kParam, 1},
+      // Out of range: no id fits (a kind just past kAddress must not read
+      // as an address code).
+      {static_cast<OperandKind>(7), reg, 0},
+      {static_cast<OperandKind>(9), reg, 0},
+      {static_cast<OperandKind>(255), reg, 0},
+      {OperandKind::kAddress, static_cast<ir::AddressBase>(3), 0},
+      {OperandKind::kAddress, static_cast<ir::AddressBase>(200), 0},
+  };
+  for (const Row& r : rows) {
+    INFO(static_cast<int>(r.kind) << " " << static_cast<int>(r.base));
+    if (r.first_bad_id > 0) CHECK(limits.Fits(make(r.kind, r.base, r.first_bad_id - 1)));
+    CHECK_FALSE(limits.Fits(make(r.kind, r.base, r.first_bad_id)));
+  }
+  // An immediate's id is not a reference: any fits.
+  CHECK(limits.Fits(make(OperandKind::kImm, reg, UINT32_MAX)));
+  // The operands that read a register, by code.
+  for (const Row& r : rows) {
+    const Operand op = make(r.kind, r.base, 0);
+    CHECK(((ir::ReferenceLimits::kReadsRegCodes >> ir::ReferenceLimits::Code(op)) & 1) == op.reads_reg());
+  }
+}
+
 TEST_CASE("the verified mark covers every field the verifier reads", "[verifier]") {
   // A kernel with something in every field Fingerprint hashes (it need not
   // be valid: MarkVerified does not verify). Each change below must drop
