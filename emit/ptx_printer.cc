@@ -35,8 +35,7 @@ std::string_view DeclType(ir::ScalarType t) {
 }
 
 // "\t.reg .b32 \t%r<" by register class, padded so that it is stored whole:
-// RegClassDeclType and RegClassPrefix, from the numbering's tables
-// (printer_test compares them).
+// RegClassDeclType and RegClassPrefix.
 struct RegDecl {
   char text[24] = {};
   uint8_t size = 0;
@@ -45,10 +44,9 @@ constexpr std::array<RegDecl, ir::kNumRegClasses> RegDecls() {
   std::array<RegDecl, ir::kNumRegClasses> decls{};
   for (int c = 0; c < ir::kNumRegClasses; ++c) {
     RegDecl& d = decls[c];
-    const ir::numbering_internal::Prefix& prefix = ir::numbering_internal::kPrefixes[c];
-    for (std::string_view part : {std::string_view("\t.reg ."), ir::TypeName(ir::numbering_internal::kDeclTypes[c]),
-                                  std::string_view(" \t"), std::string_view(prefix.text, prefix.size),
-                                  std::string_view("<")}) {
+    const auto rc = static_cast<ir::RegClass>(c);
+    for (std::string_view part : {std::string_view("\t.reg "), ir::RegClassDeclType(rc), std::string_view(" \t"),
+                                  ir::RegClassPrefix(rc), std::string_view("<")}) {
       for (char ch : part) d.text[d.size++] = ch;
     }
   }

@@ -17,11 +17,9 @@ RegisterNumbering RegisterNumbering::Compute(const Kernel& kernel) {
   for (const Instruction& inst : kernel.body) {
     for (Reg d : inst.dsts) entry[std::min(d.id, size)] = 0;
     for (const Operand& op : inst.srcs) {
-      // op.reads_reg(), evaluated whole instead of with its short circuit;
-      // the index is min(op.id, size) when it reads one, else size (by a
-      // mask: g++ made the choice a branch).
-      const uint32_t reads = (op.kind == OperandKind::kReg) |
-                             ((op.kind == OperandKind::kAddress) & (op.base == AddressBase::kReg));
+      // The index is min(op.id, size) when the operand reads a register,
+      // else size (by a mask: g++ made the choice a branch).
+      const uint32_t reads = op.reads_reg();
       entry[size + ((std::min(op.id, size) - size) & (0 - reads))] = 0;
     }
     entry[std::min(inst.guard.id, size)] = 0;  // kInvalidId when unguarded

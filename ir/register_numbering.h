@@ -29,24 +29,7 @@ struct RegisterNumbering {
   static RegisterNumbering Compute(const Kernel& kernel);
 };
 
-namespace numbering_internal {
-// RegClassPrefix by class, padded to 4 bytes so that it is copied whole
-// (printer_test compares it with RegClassPrefix).
-struct Prefix {
-  char text[4];
-  uint8_t size;
-};
-inline constexpr Prefix kPrefixes[8] = {{"%p", 2}, {"%rs", 3}, {"%r", 2}, {"%rd", 3},
-                                        {"%f", 2}, {"%fd", 3}, {"", 0},   {"", 0}};
-// The type a class's registers are declared with (RegClassDeclType without its dot).
-inline constexpr ScalarType kDeclTypes[8] = {ScalarType::kPred, ScalarType::kB16, ScalarType::kB32, ScalarType::kB64,
-                                             ScalarType::kF32,  ScalarType::kF64, ScalarType::kNone, ScalarType::kNone};
-static_assert(static_cast<int>(RegClass::kPred) == 0 && static_cast<int>(RegClass::kB16) == 1 &&
-                  static_cast<int>(RegClass::kB32) == 2 && static_cast<int>(RegClass::kB64) == 3 &&
-                  static_cast<int>(RegClass::kF32) == 4 && static_cast<int>(RegClass::kF64) == 5 &&
-                  kNumRegClasses <= (1 << RegisterNumbering::kClassBits),
-              "kPrefixes and kDeclTypes are indexed by RegClass");
-}  // namespace numbering_internal
+static_assert(kNumRegClasses <= (1 << RegisterNumbering::kClassBits), "a class fits an entry's class bits");
 
 // Writes the PTX name of `r` under `numbering` ("%rd7", at most 14 bytes)
 // at p and returns its end; "%<bad>" for a register the body never
@@ -57,10 +40,10 @@ inline char* WritePtxRegName(char* p, const RegisterNumbering& numbering, Reg r)
     return p + 6;
   }
   const uint32_t e = numbering.entry[r.id];
-  const numbering_internal::Prefix& prefix =
-      numbering_internal::kPrefixes[e & ((1u << RegisterNumbering::kClassBits) - 1)];
-  std::memcpy(p, prefix.text, sizeof(prefix.text));
-  p += prefix.size;
+  const types_internal::RegClassSpelling& c =
+      types_internal::kRegClasses[e & ((1u << RegisterNumbering::kClassBits) - 1)];
+  std::memcpy(p, c.prefix, sizeof(c.prefix));
+  p += c.prefix_size;
   const uint32_t number = e >> RegisterNumbering::kClassBits;
   if (number >= 100) return std::to_chars(p, p + 10, number).ptr;
   // One or two digits without a branch on which: both are stored, and
@@ -75,9 +58,6 @@ inline char* WritePtxRegName(char* p, const RegisterNumbering& numbering, Reg r)
 // Appends the PTX name of `r` under `numbering` ("%rd7"); "%<bad>" for a
 // register the body never references.
 void AppendPtxRegName(std::string& out, const RegisterNumbering& numbering, Reg r);
-inline void AppendPtxRegName(std::string& out, const Kernel& /*kernel*/, const RegisterNumbering& numbering, Reg r) {
-  AppendPtxRegName(out, numbering, r);
-}
 
 // Calls f(Reg) for every register an instruction reads (sources, address
 // bases, the guard, raw-PTX inputs).

@@ -18,42 +18,6 @@ std::optional<ScalarType> ParseType(std::string_view name) {
 }
 
 
-std::string_view RegClassDeclType(RegClass c) {
-  switch (c) {
-    case RegClass::kPred: return ".pred";
-    case RegClass::kB16: return ".b16";
-    case RegClass::kB32: return ".b32";
-    case RegClass::kB64: return ".b64";
-    case RegClass::kF32: return ".f32";
-    case RegClass::kF64: return ".f64";
-  }
-  return ".b32";
-}
-
-std::string_view RegClassPrefix(RegClass c) {
-  switch (c) {
-    case RegClass::kPred: return "%p";
-    case RegClass::kB16: return "%rs";
-    case RegClass::kB32: return "%r";
-    case RegClass::kB64: return "%rd";
-    case RegClass::kF32: return "%f";
-    case RegClass::kF64: return "%fd";
-  }
-  return "%r";
-}
-
-std::string_view RegClassName(RegClass c) {
-  switch (c) {
-    case RegClass::kPred: return "pred";
-    case RegClass::kB16: return "b16";
-    case RegClass::kB32: return "b32";
-    case RegClass::kB64: return "b64";
-    case RegClass::kF32: return "f32";
-    case RegClass::kF64: return "f64";
-  }
-  return "b32";
-}
-
 ScalarType BitsTypeOfSize(int bits) {
   switch (bits) {
     case 1: return ScalarType::kPred;

@@ -99,11 +99,38 @@ constexpr int TypeBits(ScalarType t) {
 constexpr int TypeSize(ScalarType t) { return t == ScalarType::kPred ? 0 : TypeBits(t) / 8; }
 constexpr TypeKind KindOf(ScalarType t) { return types_internal::Row(t).kind; }
 constexpr RegClass RegClassOf(ScalarType t) { return types_internal::Row(t).reg_class; }
+namespace types_internal {
+// How a register class is spelled, by RegClass: its PTX name prefix
+// (padded to 4 bytes, so that the printer copies it whole), its declaration
+// type, its name. The two spare rows (up to 8 classes, a register number's
+// three class bits) are b32's, as a class out of range has always read.
+struct RegClassSpelling {
+  char prefix[4];
+  uint8_t prefix_size;
+  std::string_view decl;
+  std::string_view name;
+};
+inline constexpr RegClassSpelling kRegClasses[8] = {
+    {"%p", 2, ".pred", "pred"}, {"%rs", 3, ".b16", "b16"}, {"%r", 2, ".b32", "b32"}, {"%rd", 3, ".b64", "b64"},
+    {"%f", 2, ".f32", "f32"},   {"%fd", 3, ".f64", "f64"}, {"%r", 2, ".b32", "b32"}, {"%r", 2, ".b32", "b32"}};
+static_assert(static_cast<int>(RegClass::kPred) == 0 && static_cast<int>(RegClass::kB16) == 1 &&
+                  static_cast<int>(RegClass::kB32) == 2 && static_cast<int>(RegClass::kB64) == 3 &&
+                  static_cast<int>(RegClass::kF32) == 4 && static_cast<int>(RegClass::kF64) == 5 && kNumRegClasses <= 8,
+              "kRegClasses is indexed by RegClass");
+constexpr const RegClassSpelling& Spelling(RegClass c) {
+  const unsigned i = static_cast<unsigned>(c);
+  return kRegClasses[i < 8 ? i : static_cast<unsigned>(RegClass::kB32)];
+}
+}  // namespace types_internal
+
 // ".pred", ".b16"... the declaration type of a register class.
-std::string_view RegClassDeclType(RegClass c);
+constexpr std::string_view RegClassDeclType(RegClass c) { return types_internal::Spelling(c).decl; }
 // "%p", "%rs", "%r", "%rd", "%f", "%fd".
-std::string_view RegClassPrefix(RegClass c);
-std::string_view RegClassName(RegClass c);
+constexpr std::string_view RegClassPrefix(RegClass c) {
+  const types_internal::RegClassSpelling& s = types_internal::Spelling(c);
+  return std::string_view(s.prefix, s.prefix_size);
+}
+constexpr std::string_view RegClassName(RegClass c) { return types_internal::Spelling(c).name; }
 
 constexpr bool IsInteger(ScalarType t) {
   TypeKind k = KindOf(t);

@@ -541,7 +541,7 @@ TEST_CASE("PTX register names: the class prefix and the number within the class"
   CHECK(numbering.count == std::array<uint32_t, ir::kNumRegClasses>{1, 1, 2, 2, 13, 1});
   auto name = [&](ir::Reg r) {
     std::string s;
-    ir::AppendPtxRegName(s, k, numbering, r);
+    ir::AppendPtxRegName(s, numbering, r);
     return s;
   };
   CHECK(name(regs[0]) == "%p0");
@@ -555,13 +555,6 @@ TEST_CASE("PTX register names: the class prefix and the number within the class"
   CHECK(name(regs[8]) == "%f1");
   CHECK(name(regs.back()) == "%f12");
   CHECK(name(spare) == "%<bad>");
-  // The tables the printer reads for the classes' prefixes and declarations.
-  for (int c = 0; c < ir::kNumRegClasses; ++c) {
-    const ir::numbering_internal::Prefix& prefix = ir::numbering_internal::kPrefixes[c];
-    CHECK(std::string_view(prefix.text, prefix.size) == ir::RegClassPrefix(static_cast<ir::RegClass>(c)));
-    CHECK(StrCat(".", ir::TypeName(ir::numbering_internal::kDeclTypes[c])) ==
-          ir::RegClassDeclType(static_cast<ir::RegClass>(c)));
-  }
   CHECK(name(ir::Reg{static_cast<uint32_t>(k.regs.size())}) == "%<bad>");
   CHECK(name(ir::Reg{}) == "%<bad>");
 }
@@ -620,7 +613,7 @@ TEST_CASE("the PTX printer's line buffer prints what the general formatter print
   for (const ir::Instruction& inst : k.body) {
     std::string expected = "x";
     ir::AppendInstruction(expected, k, inst,
-                          [&](std::string& out, ir::Reg reg) { ir::AppendPtxRegName(out, k, numbering, reg); });
+                          [&](std::string& out, ir::Reg reg) { ir::AppendPtxRegName(out, numbering, reg); });
     CHECK(ptx(inst) == expected);
     expected_all += expected.substr(1) + "\n";
   }

@@ -49,7 +49,7 @@ std::string Program::PtxText(uint32_t index) const {
   std::string out;
   if (index >= kernel.body.size()) return out;
   ir::AppendInstruction(out, kernel, kernel.body[index],
-                        [this](std::string& o, ir::Reg r) { ir::AppendPtxRegName(o, kernel, numbering, r); });
+                        [this](std::string& o, ir::Reg r) { ir::AppendPtxRegName(o, numbering, r); });
   return out;
 }
 

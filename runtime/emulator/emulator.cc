@@ -143,7 +143,7 @@ void RunThread(Block& b, Thread& t) {
       if constexpr (kCheckInit) {
         if (!t.defined[d.guard]) {
           std::string name;
-          ir::AppendPtxRegName(name, b.program->kernel, b.program->numbering, ir::Reg{d.guard});
+          ir::AppendPtxRegName(name, b.program->numbering, ir::Reg{d.guard});
           b.Fail(t, d, StrCat("read of guard predicate ", name, ", which was never written"));
           return;
         }
@@ -157,7 +157,7 @@ void RunThread(Block& b, Thread& t) {
       auto check = [&](uint32_t slot) {
         if (slot == kNoSlot || t.defined[slot]) return true;
         std::string name;
-        ir::AppendPtxRegName(name, b.program->kernel, b.program->numbering, ir::Reg{slot});
+        ir::AppendPtxRegName(name, b.program->numbering, ir::Reg{slot});
         b.Fail(t, d, StrCat("read of register ", name, ", which was never written"));
         return false;
       };
