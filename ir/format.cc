@@ -126,25 +126,32 @@ constexpr Dotted Dot(std::string_view name, std::string_view dot = ".") {
   for (char c : name) d.text[d.size++] = c;
   return d;
 }
-constexpr Dotted kSemText[] = {{}, Dot("relaxed"), Dot("acquire"), Dot("release"), Dot("acq_rel")};
-constexpr Dotted kScopeText[] = {{}, Dot("cta"), Dot("gpu"), Dot("sys")};
-constexpr Dotted kLevelText[] = {{}, Dot("cta"), Dot("gl"), Dot("sys")};  // membar: the GPU is gl
-constexpr Dotted kSpaceText[] = {{}, Dot("param"), Dot("global"), Dot("shared"), Dot("local"), Dot("const")};
+// A slot's texts from the names of its values (ir/instruction.h).
+template <size_t N>
+constexpr std::array<Dotted, N> Dots(const std::string_view (&names)[N]) {
+  std::array<Dotted, N> t{};
+  for (size_t i = 0; i < N; ++i) t[i] = Dot(names[i]);
+  return t;
+}
+constexpr auto kSemText = Dots(names_internal::kMemSem);
+constexpr auto kScopeText = Dots(names_internal::kScope);
+constexpr auto kLevelText = [] {  // membar: the GPU is gl
+  auto t = Dots(names_internal::kScope);
+  t[static_cast<int>(Scope::kGpu)] = Dot("gl");
+  return t;
+}();
+constexpr auto kSpaceText = Dots(names_internal::kStateSpace);
+constexpr auto kCacheText = Dots(names_internal::kCacheOp);
+constexpr auto kAtomText = Dots(names_internal::kAtomOp);
+constexpr auto kShflText = Dots(names_internal::kShflMode);
+constexpr auto kVoteText = Dots(names_internal::kVoteMode);
+constexpr auto kCmpText = Dots(names_internal::kCmpOp);
+constexpr auto kBoolText = Dots(names_internal::kBoolOp);
+constexpr auto kModeText = Dots(names_internal::kMode);
+constexpr auto kRndText = Dots(names_internal::kRounding);
 constexpr Dotted kToText[] = {{}, Dot("to")};
 constexpr Dotted kNcText[] = {{}, Dot("nc")};
-constexpr Dotted kCacheText[] = {{}, Dot("ca"), Dot("cg"), Dot("cs"), Dot("lu"), Dot("cv"), Dot("wb"), Dot("wt")};
 constexpr Dotted kVecText[] = {{}, {}, Dot("v2"), Dot("v3"), Dot("v4")};
-constexpr Dotted kAtomText[] = {{},         Dot("add"), Dot("min"), Dot("max"), Dot("exch"), Dot("cas"),
-                                Dot("inc"), Dot("dec"), Dot("and"), Dot("or"),  Dot("xor")};
-constexpr Dotted kShflText[] = {{}, Dot("up"), Dot("down"), Dot("bfly"), Dot("idx")};
-constexpr Dotted kVoteText[] = {{}, Dot("all"), Dot("any"), Dot("uni"), Dot("ballot")};
-constexpr Dotted kCmpText[] = {{},         Dot("eq"),  Dot("ne"),  Dot("lt"),  Dot("le"),  Dot("gt"),  Dot("ge"),
-                               Dot("lo"),  Dot("ls"),  Dot("hi"),  Dot("hs"),  Dot("equ"), Dot("neu"), Dot("ltu"),
-                               Dot("leu"), Dot("gtu"), Dot("geu"), Dot("num"), Dot("nan")};
-constexpr Dotted kBoolText[] = {{}, Dot("and"), Dot("or"), Dot("xor")};
-constexpr Dotted kModeText[] = {{}, Dot("lo"), Dot("hi"), Dot("wide"), Dot("approx"), Dot("full")};
-constexpr Dotted kRndText[] = {{},          Dot("rn"),  Dot("rz"),  Dot("rm"), Dot("rp"),
-                               Dot("rni"), Dot("rzi"), Dot("rmi"), Dot("rpi")};
 constexpr Dotted kFtzText[] = {{}, Dot("ftz")};
 constexpr Dotted kSatText[] = {{}, Dot("sat")};
 constexpr Dotted kNoftzText[] = {{}, Dot("noftz")};
@@ -187,8 +194,9 @@ template <size_t N>
 constexpr SlotTable Table(ModSlot slot, const Dotted (&text)[N]) {
   return {static_cast<uint8_t>(ModifierByte(slot)), static_cast<uint8_t>(N), text};
 }
-constexpr SlotTable Table(ModSlot slot, const std::array<Dotted, kNumScalarTypes>& text) {
-  return {static_cast<uint8_t>(ModifierByte(slot)), static_cast<uint8_t>(text.size()), text.data()};
+template <size_t N>
+constexpr SlotTable Table(ModSlot slot, const std::array<Dotted, N>& text) {
+  return {static_cast<uint8_t>(ModifierByte(slot)), static_cast<uint8_t>(N), text.data()};
 }
 constexpr int kNumModSlots = static_cast<int>(ModSlot::kNum) + 1;
 constexpr std::array<SlotTable, kNumModSlots> SlotTables() {

@@ -45,54 +45,6 @@ std::string_view SpecialRegName(SpecialReg r) { return kSpecials[static_cast<int
 ScalarType SpecialRegType(SpecialReg r) { return kSpecials[static_cast<int>(r)].type; }
 PtxVersion SpecialRegMinPtx(SpecialReg r) { return PtxVersion{kSpecials[static_cast<int>(r)].min_ptx}; }
 
-std::string_view RoundingName(Rounding r) {
-  constexpr std::string_view kNames[] = {"", "rn", "rz", "rm", "rp", "rni", "rzi", "rmi", "rpi"};
-  return kNames[static_cast<int>(r)];
-}
-std::string_view ModeName(Mode m) {
-  constexpr std::string_view kNames[] = {"", "lo", "hi", "wide", "approx", "full"};
-  return kNames[static_cast<int>(m)];
-}
-std::string_view CmpOpName(CmpOp c) {
-  constexpr std::string_view kNames[] = {"",    "eq",  "ne",  "lt",  "le",  "gt",  "ge",
-                                         "lo",  "ls",  "hi",  "hs",  "equ", "neu", "ltu",
-                                         "leu", "gtu", "geu", "num", "nan"};
-  return kNames[static_cast<int>(c)];
-}
-std::string_view BoolOpName(BoolOp b) {
-  constexpr std::string_view kNames[] = {"", "and", "or", "xor"};
-  return kNames[static_cast<int>(b)];
-}
-std::string_view StateSpaceName(StateSpace s) {
-  constexpr std::string_view kNames[] = {"", "param", "global", "shared", "local", "const"};
-  return kNames[static_cast<int>(s)];
-}
-std::string_view CacheOpName(CacheOp c) {
-  constexpr std::string_view kNames[] = {"", "ca", "cg", "cs", "lu", "cv", "wb", "wt"};
-  return kNames[static_cast<int>(c)];
-}
-std::string_view AtomOpName(AtomOp a) {
-  constexpr std::string_view kNames[] = {"",    "add", "min", "max", "exch", "cas",
-                                         "inc", "dec", "and", "or",  "xor"};
-  return kNames[static_cast<int>(a)];
-}
-std::string_view ScopeName(Scope s) {
-  constexpr std::string_view kNames[] = {"", "cta", "gpu", "sys"};
-  return kNames[static_cast<int>(s)];
-}
-std::string_view MemSemName(MemSem s) {
-  constexpr std::string_view kNames[] = {"", "relaxed", "acquire", "release", "acq_rel"};
-  return kNames[static_cast<int>(s)];
-}
-std::string_view ShflModeName(ShflMode m) {
-  constexpr std::string_view kNames[] = {"", "up", "down", "bfly", "idx"};
-  return kNames[static_cast<int>(m)];
-}
-std::string_view VoteModeName(VoteMode m) {
-  constexpr std::string_view kNames[] = {"", "all", "any", "uni", "ballot"};
-  return kNames[static_cast<int>(m)];
-}
-
 bool CmpAllowsType(CmpOp cmp, ScalarType t) {
   TypeKind k = KindOf(t);
   switch (cmp) {

@@ -136,17 +136,35 @@ enum class MemSem : uint8_t { kNone, kRelaxed, kAcquire, kRelease, kAcqRel };
 enum class ShflMode : uint8_t { kNone, kUp, kDown, kBfly, kIdx };
 enum class VoteMode : uint8_t { kNone, kAll, kAny, kUni, kBallot };
 
-std::string_view RoundingName(Rounding r);
-std::string_view ModeName(Mode m);
-std::string_view CmpOpName(CmpOp c);
-std::string_view BoolOpName(BoolOp b);
-std::string_view StateSpaceName(StateSpace s);  // "global"; "" for generic
-std::string_view CacheOpName(CacheOp c);
-std::string_view AtomOpName(AtomOp a);
-std::string_view ScopeName(Scope s);
-std::string_view MemSemName(MemSem s);
-std::string_view ShflModeName(ShflMode m);
-std::string_view VoteModeName(VoteMode m);
+// The modifiers' names by value ("" for kNone; StateSpaceName: "" for
+// generic). The tables are the printer's too: its slot texts are made from
+// them (ir/format.cc).
+namespace names_internal {
+inline constexpr std::string_view kRounding[] = {"", "rn", "rz", "rm", "rp", "rni", "rzi", "rmi", "rpi"};
+inline constexpr std::string_view kMode[] = {"", "lo", "hi", "wide", "approx", "full"};
+inline constexpr std::string_view kCmpOp[] = {"",    "eq",  "ne",  "lt",  "le",  "gt",  "ge",  "lo",  "ls", "hi",
+                                              "hs",  "equ", "neu", "ltu", "leu", "gtu", "geu", "num", "nan"};
+inline constexpr std::string_view kBoolOp[] = {"", "and", "or", "xor"};
+inline constexpr std::string_view kStateSpace[] = {"", "param", "global", "shared", "local", "const"};
+inline constexpr std::string_view kCacheOp[] = {"", "ca", "cg", "cs", "lu", "cv", "wb", "wt"};
+inline constexpr std::string_view kAtomOp[] = {"",    "add", "min", "max", "exch", "cas",
+                                              "inc", "dec", "and", "or",  "xor"};
+inline constexpr std::string_view kScope[] = {"", "cta", "gpu", "sys"};
+inline constexpr std::string_view kMemSem[] = {"", "relaxed", "acquire", "release", "acq_rel"};
+inline constexpr std::string_view kShflMode[] = {"", "up", "down", "bfly", "idx"};
+inline constexpr std::string_view kVoteMode[] = {"", "all", "any", "uni", "ballot"};
+}  // namespace names_internal
+constexpr std::string_view RoundingName(Rounding v) { return names_internal::kRounding[static_cast<int>(v)]; }
+constexpr std::string_view ModeName(Mode v) { return names_internal::kMode[static_cast<int>(v)]; }
+constexpr std::string_view CmpOpName(CmpOp v) { return names_internal::kCmpOp[static_cast<int>(v)]; }
+constexpr std::string_view BoolOpName(BoolOp v) { return names_internal::kBoolOp[static_cast<int>(v)]; }
+constexpr std::string_view StateSpaceName(StateSpace v) { return names_internal::kStateSpace[static_cast<int>(v)]; }
+constexpr std::string_view CacheOpName(CacheOp v) { return names_internal::kCacheOp[static_cast<int>(v)]; }
+constexpr std::string_view AtomOpName(AtomOp v) { return names_internal::kAtomOp[static_cast<int>(v)]; }
+constexpr std::string_view ScopeName(Scope v) { return names_internal::kScope[static_cast<int>(v)]; }
+constexpr std::string_view MemSemName(MemSem v) { return names_internal::kMemSem[static_cast<int>(v)]; }
+constexpr std::string_view ShflModeName(ShflMode v) { return names_internal::kShflMode[static_cast<int>(v)]; }
+constexpr std::string_view VoteModeName(VoteMode v) { return names_internal::kVoteMode[static_cast<int>(v)]; }
 
 inline bool IsIntegerRounding(Rounding r) { return r >= Rounding::kRni; }
 inline bool IsFloatRounding(Rounding r) { return r != Rounding::kNone && r < Rounding::kRni; }
