@@ -218,6 +218,9 @@ void Analyses::BeforeDrops(std::span<const uint32_t> dropped) {
     has_loops_ = false;
     return;
   }
+  // Whether each kind of analysis can follow: the CFG when none of the
+  // dropped instructions is a label, branch or terminator; the value table
+  // when each one's definitions were values it defined.
   const ir::Kernel& kernel = *kernel_;
   bool cfg_ok = has_cfg_, values_ok = values_.has_value();
   for (const uint32_t i : dropped) {

@@ -178,25 +178,12 @@ void Analyses::BeforeRemoval(F&& is_dead) {
     has_loops_ = false;
     return;
   }
-  // The dead instructions, and whether each kind of analysis can follow:
-  // the CFG when none of them is a label, branch or terminator; the value
-  // table when each one's definitions were values it defined.
-  const ir::Kernel& kernel = *kernel_;
-  const uint32_t n = static_cast<uint32_t>(kernel.body.size());
   std::vector<uint32_t> dropped;  // the dead instructions
-  bool cfg_ok = has_cfg_, values_ok = values_.has_value();
+  const uint32_t n = static_cast<uint32_t>(kernel_->body.size());
   for (uint32_t i = 0; i < n; ++i) {
-    if (!is_dead(i)) continue;
-    dropped.push_back(i);
-    const ir::Instruction& inst = kernel.body[i];
-    if (cfg_ok && (inst.op == ir::Opcode::kLabel || ir::EndsBlock(inst))) {
-      cfg_ok = false;
-    }
-    if (values_ok) {
-      for (ir::Reg d : inst.dsts) values_ok &= values_->Def(d) == i;
-    }
+    if (is_dead(i)) dropped.push_back(i);
   }
-  RemapAfterRemoval(dropped, cfg_ok, values_ok);
+  BeforeDrops(dropped);
 }
 
 }  // namespace ptxforge::passes

@@ -58,47 +58,6 @@ uint64_t HashOperand(const ir::Operand& op) {
   return Mix(h, static_cast<uint64_t>(op.value));
 }
 
-// A stack of trivially copyable T whose first N elements live in the
-// object: a small kernel's undo log and key list make no allocation (each
-// malloc and free is some twenty branches on a first codegen). push_back
-// costs what std::vector's does (one compare with the capacity); growth is
-// out of line.
-template <typename T, size_t N>
-class InlineStack {
-  static_assert(std::is_trivially_copyable_v<T>);
-
- public:
-  InlineStack() = default;
-  InlineStack(const InlineStack&) = delete;
-  InlineStack& operator=(const InlineStack&) = delete;
-  size_t size() const { return size_; }
-  bool empty() const { return size_ == 0; }
-  void push_back(const T& v) {
-    if (size_ == cap_) Grow();
-    data_[size_++] = v;
-  }
-  const T& back() const { return data_[size_ - 1]; }
-  void pop_back() { --size_; }
-  void clear() { size_ = 0; }
-  T* data() { return data_; }
-  const T* begin() const { return data_; }
-  const T* end() const { return data_ + size_; }
-
- private:
-  [[gnu::noinline]] void Grow() {
-    std::unique_ptr<T[]> bigger(new T[cap_ * 2]);
-    std::memcpy(bigger.get(), data_, size_ * sizeof(T));
-    heap_ = std::move(bigger);
-    data_ = heap_.get();
-    cap_ *= 2;
-  }
-
-  T* data_ = inline_;
-  size_t size_ = 0;
-  size_t cap_ = N;
-  std::unique_ptr<T[]> heap_;
-  T inline_[N];
-};
 
 // A map from 32-bit expression keys to instruction indices: open addressing
 // with linear probing in one array, deleted entries closed up by backward
@@ -612,17 +571,20 @@ class Numbering {
   Analyses& analyses_;
   const Values& values_;
   Renaming renaming_;
-  InlineStack<uint32_t, 16> dropped_;  // the instructions merged, in the order visited
+  // The lists below keep 16 entries in the object: a small kernel's CSE
+  // allocates none (each malloc and free is some twenty branches on a first
+  // codegen).
+  ir::InlineList<uint32_t, 16> dropped_;  // the instructions merged, in the order visited
   std::vector<uint32_t> shadowed_;  // by instruction (Shadowed); made when first needed
   std::vector<uint32_t> last_def_;  // by register that is not a value: the last definition visited (body index); kNone; grown as needed
   ExprTable table_;
   ExprTable local_;  // this block's expressions reading mutable registers
-  InlineStack<uint32_t, 16> local_keys_;               // local_'s keys
+  ir::InlineList<uint32_t, 16> local_keys_;               // local_'s keys
   struct Entered {
     uint32_t hash;
     uint32_t inst;
   };
-  InlineStack<Entered, 16> undo_;  // entered in the scoped table, innermost last
+  ir::InlineList<Entered, 16> undo_;  // entered in the scoped table, innermost last
   bool record_undo_ = true;  // whether the block being visited records its entries in undo_
 };
 

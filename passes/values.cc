@@ -147,18 +147,12 @@ uint32_t Renaming::Find(uint32_t r) {
 }
 
 size_t RemoveMarked(ir::Kernel& kernel, const std::vector<bool>& dead, Analyses* analyses) {
-  auto& body = kernel.body;
-  const size_t n = body.size();
-  size_t kept = 0;
-  while (kept < n && !dead[kept]) ++kept;
-  if (kept == n) return 0;
-  if (analyses != nullptr) analyses->BeforeRemoval([&](uint32_t i) { return dead[i]; });
-  for (size_t i = kept; i < n; ++i) {
-    if (!dead[i]) body[kept++] = std::move(body[i]);
+  std::vector<uint32_t> dropped;
+  const uint32_t n = static_cast<uint32_t>(kernel.body.size());
+  for (uint32_t i = 0; i < n; ++i) {
+    if (dead[i]) dropped.push_back(i);
   }
-  body.resize(kept);
-  body.shrink_to_fit();
-  return n - kept;
+  return RemoveDropped(kernel, dropped, analyses);
 }
 
 size_t RemoveDropped(ir::Kernel& kernel, std::span<const uint32_t> dropped, Analyses* analyses) {
