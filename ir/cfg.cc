@@ -34,7 +34,9 @@ CfgBuilder::CfgBuilder(const Kernel& kernel) : cfg_{{}, {}, std::vector<uint32_t
   // ending in its branch and the one its label starts). Reserved once, so
   // that a kernel of 200k blocks does not grow its block array by doubling
   // (each step a fresh allocation of megabytes, copied and page-faulted in).
-  cfg_.blocks.reserve(2 * kernel.labels.size() + 1);
+  const size_t expected = 2 * kernel.labels.size() + 1;
+  cfg_.blocks.reserve(expected);
+  exits_.reserve(expected);
 }
 
 Cfg CfgBuilder::Finish() {
@@ -44,15 +46,14 @@ Cfg CfgBuilder::Finish() {
   bool backward = false;
   for (uint32_t b = 0; b < nb; ++b) {
     BasicBlock& bb = cfg_.blocks[b];
-    const uint32_t exit = bb.pred_begin;  // Add's record of how the block ends; nothing below writes it
-    const uint32_t label = exit & kNoLabel;
-    if (label != kNoLabel && cfg_.block_of_label[label] != UINT32_MAX) {
+    const uint32_t label = exits_[b].label;
+    if (label < cfg_.block_of_label.size() && cfg_.block_of_label[label] != UINT32_MAX) {
       const uint32_t t = cfg_.block_of_label[label];
       bb.succs.push_back(t);
       backward |= t <= b;
       ++cfg_.blocks[t].pred_end;
     }
-    if ((exit & kFallsThrough) && b + 1 < nb && (bb.succs.empty() || bb.succs[0] != b + 1)) {
+    if (exits_[b].falls_through && b + 1 < nb && (bb.succs.empty() || bb.succs[0] != b + 1)) {
       bb.succs.push_back(b + 1);
       ++cfg_.blocks[b + 1].pred_end;
     }

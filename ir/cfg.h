@@ -98,7 +98,8 @@ class CfgBuilder {
   explicit CfgBuilder(const Kernel& kernel);
   void Add(uint32_t i, const Instruction& inst) {
     if (starts_block_ || inst.op == Opcode::kLabel) {
-      cfg_.blocks.push_back(BasicBlock{i, i, {}, kFallsThrough | kNoLabel, 0});
+      cfg_.blocks.push_back(BasicBlock{i, i, {}, 0, 0});
+      exits_.emplace_back();
     }
     cfg_.blocks.back().end = i + 1;
     if (inst.op == Opcode::kLabel && !inst.srcs.empty() && inst.srcs[0].id < cfg_.block_of_label.size() &&
@@ -107,22 +108,20 @@ class CfgBuilder {
     }
     starts_block_ = EndsBlock(inst);
     if (starts_block_) {  // the last instruction of its block
-      const bool to_label = inst.op == Opcode::kBra && !inst.srcs.empty() && inst.srcs[0].id < cfg_.block_of_label.size();
-      cfg_.blocks.back().pred_begin = (inst.guarded() ? kFallsThrough : 0) | (to_label ? inst.srcs[0].id : kNoLabel);
+      if (inst.op == Opcode::kBra) exits_.back().label = inst.srcs.empty() ? UINT32_MAX : inst.srcs[0].id;
+      exits_.back().falls_through = inst.guarded();
     }
   }
   // The graph of the instructions added (edges from the blocks' exits).
   Cfg Finish();
 
  private:
-  // How each block ends, kept in its pred_begin until Finish (no array of
-  // its own to allocate): whether it falls through to the next block, and
-  // the label its bra targets (kNoLabel: none, or one the kernel does not
-  // have). A kernel has fewer than 2^31 - 1 labels (4 bytes each and more),
-  // so every label fits below kNoLabel.
-  static constexpr uint32_t kFallsThrough = uint32_t{1} << 31;
-  static constexpr uint32_t kNoLabel = kFallsThrough - 1;
+  struct Exit {
+    uint32_t label = UINT32_MAX;  // the branch target's label, if the block ends in bra
+    bool falls_through = true;
+  };
   Cfg cfg_;
+  std::vector<Exit> exits_;
   bool starts_block_ = true;
 };
 
