@@ -112,6 +112,7 @@ enum OpFlag : uint16_t {
   kPseudo = 1 << 7,         // not an instruction (labels, pragmas): nothing runs
   kOpaque = 1 << 8,         // raw PTX: never removed or looked into
   kWarpMatrix = 1 << 9,     // a warp-wide matrix operation (mma): the emulator runs it once all 32 lanes arrive
+  kCommutative = 1 << 10,   // its two sources may swap on integers, bits and predicates (CSE's keys)
 };
 
 // A modifier field, in the order the format column prints it.

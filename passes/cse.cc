@@ -21,20 +21,9 @@ using ir::Opcode;
 static_assert(std::has_unique_object_representations_v<ir::Modifiers>,
               "CSE hashes and compares Modifiers' bytes: it must have no padding");
 
-// The opcodes whose two operands commute (on integers, bits and predicates),
-// by opcode: the opcode is tested first, with one load, since most
-// instructions are not these (a test of the type and then a switch were
-// several branches for each).
-constexpr auto kCommutativeOp = [] {
-  std::array<bool, ir::kNumOpcodes> t{};
-  for (Opcode op : {Opcode::kAdd, Opcode::kMul, Opcode::kAnd, Opcode::kOr, Opcode::kXor, Opcode::kMin, Opcode::kMax}) {
-    t[static_cast<size_t>(op)] = true;
-  }
-  return t;
-}();
-
 bool Commutative(const ir::Instruction& inst) {
-  if (!kCommutativeOp[static_cast<size_t>(inst.op)]) return false;
+  // The opcode's flag first, one load: most instructions are not these.
+  if (!inst.info().has(ir::kCommutative)) return false;
   const ir::ScalarType t = inst.mods.type;
   return (ir::IsInteger(t) || ir::IsBits(t) || t == ir::ScalarType::kPred) && inst.srcs.size() == 2;
 }

@@ -399,6 +399,17 @@ TEST_CASE("special registers, modifier names and opcode names", "[format]") {
   REQUIRE(ir::FormatLoc(ir::SourceLoc()) == "");
 }
 
+TEST_CASE("the commutative opcodes are the two-source ones whose sources may swap", "[opcode]") {
+  std::string flagged;
+  for (int op = 0; op < ir::kNumOpcodes; ++op) {
+    const ir::OpInfo& info = ir::GetOpInfo(static_cast<ir::Opcode>(op));
+    if (!info.has(ir::kCommutative)) continue;
+    StrAppend(&flagged, info.mnemonic, " ");
+    REQUIRE(info.has(ir::kPure));
+  }
+  REQUIRE(flagged == "add mul min max and or xor ");
+}
+
 TEST_CASE("the opcode table's derived facts agree with its columns", "[opcode]") {
   // slot_mask and enum_counts are computed when the table is built; each
   // must say what the slow derivation from the parsed format says, for
