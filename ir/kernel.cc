@@ -6,6 +6,13 @@
 
 namespace ptxforge::ir {
 
+Kernel::Kernel() = default;
+Kernel::Kernel(const Kernel&) = default;
+Kernel::Kernel(Kernel&&) noexcept = default;
+Kernel& Kernel::operator=(const Kernel&) = default;
+Kernel& Kernel::operator=(Kernel&&) noexcept = default;
+Kernel::~Kernel() = default;
+
 uint32_t Kernel::InternName(std::string_view text) {
   if (text.empty()) return 0;
   const size_t n = names.size();

@@ -91,6 +91,18 @@ struct Kernel {
   // the verifier reads changes the fingerprint, so a stale mark is ignored.
   uint64_t verified_fingerprint = 0;
 
+  // Defined in kernel.cc, not inline: a kernel is moved and destroyed in
+  // several places of every codegen (the builder's moved-from copy, the
+  // StatusOr, the caller's), and each inline copy of these is its own set
+  // of branches (a vector's destructor tests its pointer) that the first
+  // codegen of a process runs cold. One copy is paid for once.
+  Kernel();
+  Kernel(const Kernel&);
+  Kernel(Kernel&&) noexcept;
+  Kernel& operator=(const Kernel&);
+  Kernel& operator=(Kernel&&) noexcept;
+  ~Kernel();
+
   const RegInfo& reg(Reg r) const { return regs[r.id]; }
   // Appends a register or label (the caller checks the limits on their number).
   Reg AddReg(ScalarType type, bool is_mutable = false, std::string_view hint = {}) {
