@@ -1668,16 +1668,23 @@ class Hasher {
   }
   void Bytes(std::string_view s) {
     Word(s.size());
+    const char* p = s.data();
     size_t i = 0;
-    for (; i + 16 <= s.size(); i += 16) {
-      uint64_t w[2];
-      std::memcpy(w, s.data() + i, 16);
-      Pair(w[0], w[1]);
-    }
-    if (i < s.size()) {
-      uint64_t w[2] = {0, 0};
-      std::memcpy(w, s.data() + i, s.size() - i);
-      Pair(w[0], w[1]);
+    for (; i + 16 <= s.size(); i += 16) Pair(Load<uint64_t>(p + i), Load<uint64_t>(p + i + 8));
+    // The last 1-15 bytes as two words that together cover each of them,
+    // read with fixed-size loads (overlapping when fewer than 16) rather
+    // than a memcpy of the remainder: that was a call into libc's memcpy,
+    // which branches on the size, for each name of the kernel. With the
+    // size hashed first, the two words still determine the bytes.
+    const size_t t = s.size() - i;
+    p += i;
+    if (t >= 8) {
+      Pair(Load<uint64_t>(p), Load<uint64_t>(p + t - 8));
+    } else if (t >= 4) {
+      Pair(Load<uint32_t>(p), Load<uint32_t>(p + t - 4));
+    } else if (t > 0) {
+      Pair(static_cast<uint8_t>(p[0]) | static_cast<uint64_t>(static_cast<uint8_t>(p[t / 2])) << 8,
+           static_cast<uint8_t>(p[t - 1]));
     }
   }
   void Requirement(const TargetRequirement& r) {
@@ -1691,6 +1698,12 @@ class Hasher {
   }
 
  private:
+  template <typename T>
+  static uint64_t Load(const char* p) {
+    T v;
+    std::memcpy(&v, p, sizeof(T));
+    return v;
+  }
   static uint64_t Mix(uint64_t h, uint64_t w) {
     h = (h ^ w) * 0x9E3779B97F4A7C15ull;
     return h ^ (h >> 29);

@@ -1278,6 +1278,27 @@ TEST_CASE("the verified mark covers every field the verifier reads", "[verifier]
   }
 }
 
+TEST_CASE("the verified mark covers every byte of a name of any length", "[verifier]") {
+  // Names are hashed 16 bytes at a time and then a tail of 1-15 bytes in
+  // overlapping loads; a change to any byte, at any length, drops the mark.
+  for (size_t length = 1; length <= 40; ++length) {
+    ir::Kernel base;
+    base.name = std::string(length, 'k');
+    for (size_t i = 0; i < length; ++i) base.name[i] = static_cast<char>('a' + i % 26);
+    ir::MarkVerified(base);
+    for (size_t i = 0; i < length; ++i) {
+      ir::Kernel k = base;
+      REQUIRE(ir::IsMarkedVerified(k));
+      k.name[i] = '_';
+      INFO("length " << length << ", byte " << i);
+      REQUIRE_FALSE(ir::IsMarkedVerified(k));
+    }
+    ir::Kernel longer = base;
+    longer.name += 'a';
+    REQUIRE_FALSE(ir::IsMarkedVerified(longer));
+  }
+}
+
 TEST_CASE("the target decides which instructions are allowed and the PTX version", "[verifier]") {
   auto kernel_with = [](ir::Target target, ScalarType to, ScalarType from) {
     HandKernel h("conv", target);
