@@ -14,11 +14,19 @@
 //   sweep evicts the caches and 4000 heap blocks of random sizes are
 //   allocated and freed in random order.
 // warm: back-to-back codegens in this process (201 of them).
+// where the faults land: RUNS more fresh processes, untimed, compare
+//   /proc/self/pagemap before and after their first codegen and count the
+//   pages it mapped, by mapping: heap, stack, code, read-only data (and the
+//   64 KiB windows those file pages fall in: one fault on a file maps up to
+//   16 pages, the kernel's fault-around), other (writable data); means,
+//   since which windows start-up has already mapped changes from run to run
+//   with the address the program is loaded at.
 // Each figure is the median, in microseconds, of wall time per stage and for
 // the whole codegen, and of the whole codegen's thread CPU time (the machine
 // may be shared: CPU time is the steadier; it also counts parts of the two
 // system calls that read it, about 0.35 us each warm).
 #include <spawn.h>
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -26,9 +34,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <new>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -81,6 +91,12 @@ Times Codegen() {
   const double c1 = CpuNow();
   if (ptx.empty()) std::abort();
   return {t1 - t0, t2 - t1, t3 - t2, t3 - t0, c1 - c0};
+}
+
+double Mean(const std::vector<double>& v) {
+  double sum = 0;
+  for (double x : v) sum += x;
+  return v.empty() ? 0 : sum / static_cast<double>(v.size());
 }
 
 double Median(std::vector<double> v) {
@@ -151,7 +167,155 @@ void ReadCode() {
   g_sink = sum;
 }
 
+// Which pages of the process are present, by mapping, read from /proc/self
+// (maps, then pagemap: bit 63 present, bit 61 a file's page, which a write
+// to a private mapping turns into an anonymous copy, bits 0-54 the frame).
+// Everything it holds is in one mapping of its own, made before the first
+// snapshot, so that snapshots move neither the heap's top nor the stack's
+// depth: no stdio, no allocation.
+class PageSnapshot {
+ public:
+  enum Kind { kHeap, kStack, kCode, kReadOnly, kOther, kKinds };
+
+  // False (and `error` says why) when /proc cannot be read.
+  bool Take(const char*& error) {
+    count_ = 0;
+    const int maps = open("/proc/self/maps", O_RDONLY);
+    const int pagemap = open("/proc/self/pagemap", O_RDONLY);
+    bool ok = maps >= 0 && pagemap >= 0;
+    size_t length = 0;
+    while (ok) {
+      const ssize_t n = read(maps, text_ + length, kTextBytes - 1 - length);
+      if (n < 0) ok = false;
+      if (n <= 0) break;
+      length += static_cast<size_t>(n);
+    }
+    ok = ok && length < kTextBytes - 1;  // all of it (a few kilobytes)
+    text_[length] = '\0';
+    size_t used = 0;
+    for (char* line = text_; ok && *line != '\0' && count_ < kMaxMappings;) {
+      char* end_of_line = std::strchr(line, '\n');
+      if (end_of_line != nullptr) *end_of_line = '\0';
+      char* p = line;
+      Mapping& m = mappings_[count_];
+      m.begin = std::strtoul(p, &p, 16);
+      m.end = std::strtoul(p + 1, &p, 16);
+      const char* perms = p + 1;
+      const char* path = std::strchr(perms, '/');
+      const char* bracket = std::strchr(perms, '[');
+      const char* name = path != nullptr ? path : bracket != nullptr ? bracket : "";
+      m.kind = std::strcmp(name, "[heap]") == 0    ? kHeap
+               : std::strcmp(name, "[stack]") == 0 ? kStack
+               : perms[2] == 'x'                   ? kCode
+               : perms[1] != 'w'                   ? kReadOnly
+                                                   : kOther;
+      const size_t pages = (m.end - m.begin) / 4096;
+      const uintptr_t self = reinterpret_cast<uintptr_t>(this);
+      const bool ours = m.begin <= self && self < m.end;
+      const bool kernel_made = std::strncmp(name, "[v", 2) == 0;  // [vvar], [vdso], [vsyscall]
+      if (!ours && !kernel_made && perms[0] == 'r' && used + pages <= kMaxPages) {
+        m.bits = bits_ + used;
+        used += pages;
+        ok = pread(pagemap, m.bits, pages * 8, static_cast<off_t>(m.begin / 4096 * 8)) ==
+             static_cast<ssize_t>(pages * 8);
+        ++count_;
+      }
+      if (end_of_line == nullptr) break;
+      line = end_of_line + 1;
+    }
+    if (maps >= 0) close(maps);
+    if (pagemap >= 0) close(pagemap);
+    if (!ok) error = "cannot read /proc/self/maps or /proc/self/pagemap";
+    return ok;
+  }
+
+  // The pages present in `after` and not here (or copied since), by kind;
+  // the last slot counts the 64 KiB windows of the new code and read-only
+  // pages (one fault on a file maps up to 16 pages: the kernel's fault-around).
+  void NewPages(const PageSnapshot& after, long (&counts)[kKinds + 1]) const {
+    uintptr_t last_window = UINTPTR_MAX;
+    for (size_t i = 0; i < after.count_; ++i) {
+      const Mapping& now = after.mappings_[i];
+      // The same mapping before: the heap grows at its end, the stack at
+      // its beginning.
+      const Mapping* before = nullptr;
+      for (size_t j = 0; j < count_; ++j) {
+        if (mappings_[j].begin == now.begin || mappings_[j].end == now.end) before = &mappings_[j];
+      }
+      for (size_t k = 0; k < (now.end - now.begin) / 4096; ++k) {
+        const uintptr_t page = now.begin + k * 4096;
+        const bool seen = before != nullptr && before->begin <= page && page < before->end;
+        const uint64_t was = seen ? before->bits[(page - before->begin) / 4096] : 0;
+        const uint64_t is = now.bits[k];
+        const bool present = is >> 63 & 1, was_present = was >> 63 & 1;
+        // A write to a page mapped from a file or to the shared zero page
+        // gives the process a copy: a new frame (bits 0-54; zero when not
+        // running as root, then only the file bit tells).
+        constexpr uint64_t kFrame = (uint64_t{1} << 55) - 1;
+        const bool copied = was_present && (((was >> 61 & 1) && !(is >> 61 & 1)) || (was & kFrame) != (is & kFrame));
+        if (!present || (was_present && !copied)) continue;
+        ++counts[now.kind];
+        const uintptr_t window = page >> 16;
+        const bool file = now.kind == kCode || now.kind == kReadOnly;
+        if (file && window != last_window) ++counts[kKinds];
+        if (file) last_window = window;
+      }
+    }
+  }
+
+ private:
+  static constexpr size_t kTextBytes = 64 << 10, kMaxMappings = 256, kMaxPages = 1 << 20;
+  struct Mapping {
+    uintptr_t begin, end;
+    Kind kind;
+    uint64_t* bits;
+  };
+  char text_[kTextBytes];
+  Mapping mappings_[kMaxMappings];
+  size_t count_ = 0;
+  uint64_t bits_[kMaxPages];
+};
+
+// A "pages" child: its first codegen, untimed, between two snapshots; prints
+// the new pages by kind, the code windows and the faults.
+int ChildPages() {
+  // A mapping of their own, between two inaccessible pages so that the
+  // kernel merges it with no neighbour (PageSnapshot skips it by address).
+  const size_t bytes = (2 * sizeof(PageSnapshot) + 4095) / 4096 * 4096 + 2 * 4096;
+  void* memory = mmap(nullptr, bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (memory == MAP_FAILED ||
+      mprotect(static_cast<char*>(memory) + 4096, bytes - 2 * 4096, PROT_READ | PROT_WRITE) != 0) {
+    std::fprintf(stderr, "cannot map %zu bytes for page snapshots\n", bytes);
+    return 1;
+  }
+  auto* snapshots = static_cast<PageSnapshot*>(static_cast<void*>(static_cast<char*>(memory) + 4096));
+  new (&snapshots[0]) PageSnapshot;
+  new (&snapshots[1]) PageSnapshot;
+  const char* error = nullptr;
+  if (!snapshots[0].Take(error)) {
+    std::fprintf(stderr, "%s\n", error);
+    return 1;
+  }
+  const long faults_before = MinorFaults();
+  Codegen();
+  const long faults = MinorFaults() - faults_before;
+  if (!snapshots[1].Take(error)) {
+    std::fprintf(stderr, "%s\n", error);
+    return 1;
+  }
+  long counts[PageSnapshot::kKinds + 1] = {};
+  snapshots[0].NewPages(snapshots[1], counts);
+  std::printf("%ld %ld %ld %ld %ld %ld %ld\n", counts[PageSnapshot::kHeap], counts[PageSnapshot::kStack],
+              counts[PageSnapshot::kCode], counts[PageSnapshot::kReadOnly], counts[PageSnapshot::kKinds],
+              counts[PageSnapshot::kOther], faults);
+  return 0;
+}
+
 int Child(std::string_view mode) {
+  // The first read of the clock maps the vDSO's data page: a fault before
+  // the timed interval starts, but inside the count of the codegen's faults.
+  WallNow();
+  if (mode == "pages") return ChildPages();
   if (mode == "prefault" || mode == "cached") Prefault();
   if (mode == "cached") ReadCode();
   if (mode == "second") Codegen();
@@ -238,6 +402,8 @@ int main(int argc, char** argv) {
     cached.push_back(RunChild(me, "cached"));
     second.push_back(RunChild(me, "second"));
   }
+  std::vector<std::vector<double>> pages;
+  for (int i = 0; i < runs; ++i) pages.push_back(RunChild(me, "pages"));
   for (int i = 0; i < runs; ++i) {
     bench::Disturb();
     after.push_back(AsRow(Codegen()));
@@ -259,6 +425,14 @@ int main(int argc, char** argv) {
     std::printf("%.0f ", Median(faults));
   }
   std::printf("minor page faults during the timed codegen (fresh, pre-faulted, in the caches, second; medians)\n");
+  std::vector<double> by_kind[7];
+  for (const auto& s : pages) {
+    for (int c = 0; c < 7; ++c) by_kind[c].push_back(s[c]);
+  }
+  std::printf("pages a fresh process's first codegen maps (%d more, untimed; means): heap %.1f, stack %.1f, code %.1f, "
+              "read-only data %.1f (in %.1f 64 KiB windows), other %.1f; %.1f faults\n",
+              runs, Mean(by_kind[0]), Mean(by_kind[1]), Mean(by_kind[2]), Mean(by_kind[3]), Mean(by_kind[4]),
+              Mean(by_kind[5]), Mean(by_kind[6]));
   Row("after other work", after, 5);
   Row("warm", warm, 5);
   return 0;
