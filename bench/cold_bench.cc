@@ -425,9 +425,12 @@ int main(int argc, char** argv) {
     std::printf("%.0f ", Median(faults));
   }
   std::printf("minor page faults during the timed codegen (fresh, pre-faulted, in the caches, second; medians)\n");
-  std::vector<double> by_kind[7];
+  // A "pages" child's numbers: pages by kind, the file windows, the faults.
+  constexpr int kPageColumns = PageSnapshot::kKinds + 2;
+  static_assert(kPageColumns <= kColumns + 1, "RunChild reads kColumns + 1 numbers");
+  std::vector<double> by_kind[kPageColumns];
   for (const auto& s : pages) {
-    for (int c = 0; c < 7; ++c) by_kind[c].push_back(s[c]);
+    for (int c = 0; c < kPageColumns; ++c) by_kind[c].push_back(s[c]);
   }
   std::printf("pages a fresh process's first codegen maps (%d more, untimed; means): heap %.1f, stack %.1f, code %.1f, "
               "read-only data %.1f (in %.1f 64 KiB windows), other %.1f; %.1f faults\n",
