@@ -28,7 +28,7 @@ void BM_Build(benchmark::State& state, const kernels::KernelFamily* family) {
   for (auto _ : state) benchmark::DoNotOptimize(Build(*family, config));
 }
 
-// (b) The standard pipeline (verify, the optimizer, dce, regcount). It runs on one kernel
+// (b) The standard pipeline (verify, the optimizer, dce). It runs on one kernel
 // again and again: after the first run DCE finds nothing more to remove,
 // but still marks everything, so the cost per run stays the same.
 void BM_Passes(benchmark::State& state, const kernels::KernelFamily* family) {

@@ -115,8 +115,8 @@ void BM_Build(benchmark::State& state) {
   Report(state, kernel, heap);
 }
 
-// The standard pipeline (verify: the mark's check, the optimizer, dce,
-// regcount) on the built kernel; BM_PassesNoOpt without the optimizer,
+// The standard pipeline (verify: the mark's check, the optimizer, dce) on
+// the built kernel; BM_PassesNoOpt without the optimizer,
 // BM_PassesNoLoopOpt without its loop passes (licm, strength): their cost.
 void RunPasses(benchmark::State& state, const passes::PipelineOptions& options) {
   ir::Kernel kernel = OrDie(bench::BuildSynthetic(static_cast<uint32_t>(state.range(0)), ShapeOf(state)));
@@ -131,9 +131,10 @@ void RunPasses(benchmark::State& state, const passes::PipelineOptions& options) 
 }
 void BM_Passes(benchmark::State& state) { RunPasses(state, {}); }
 
-// The standard pipeline as BM_Passes, with each pass's own CPU time per
-// instruction as a counter (taken from the pipeline's after-pass hook), to
-// find the stage whose cost per instruction grows with the kernel. Each
+// The standard pipeline as BM_Passes, and register counting after it, with
+// each pass's own CPU time per instruction as a counter (taken from the
+// pipeline's after-pass hook), to find the stage whose cost per instruction
+// grows with the kernel. Each
 // iteration runs on a fresh copy of the built kernel (copied outside the
 // timing), so that every pass finds the work it finds in a real codegen
 // (BM_Passes reruns the pipeline on its own output, where the optimizer
@@ -141,7 +142,7 @@ void BM_Passes(benchmark::State& state) { RunPasses(state, {}); }
 void BM_PassStages(benchmark::State& state) {
   const ir::Kernel built = OrDie(bench::BuildSynthetic(static_cast<uint32_t>(state.range(0)), ShapeOf(state)));
   ir::Kernel kernel;
-  passes::Pipeline pipeline = passes::Pipeline::Standard();
+  passes::Pipeline pipeline = passes::Pipeline::Standard({.count_registers = true});
   std::vector<std::pair<std::string, double>> seconds;  // by pass, in pipeline order
   size_t next = 0;
   double last = 0;

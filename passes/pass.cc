@@ -138,7 +138,7 @@ Pipeline Pipeline::Standard(const PipelineOptions& options) {
     if (options.*o.on) p.passes_.push_back(o.pass);
   }
   p.passes_.push_back(&s.dce);
-  p.passes_.push_back(&s.regcount);
+  if (options.count_registers) p.passes_.push_back(&s.regcount);
   p.VerifyEach(options.verify_each);
   return p;
 }

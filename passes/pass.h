@@ -50,8 +50,9 @@ class Pass {
   virtual uint8_t reads() const { return analysis::kAll; }
 };
 
-// Which optimisations Pipeline::Standard runs (each on by default) and
-// whether the verifier runs after every pass.
+// Which optimisations Pipeline::Standard runs (each on by default),
+// whether it counts registers and whether the verifier runs after every
+// pass.
 struct PipelineOptions {
   bool constfold = true;   // constant folding and propagation (passes/const_fold.h)
   bool pow2div = true;     // unsigned division and remainder by 2^k as shr/and (passes/pow2_division.h)
@@ -63,11 +64,17 @@ struct PipelineOptions {
   bool licm = true;        // loop-invariant code motion (passes/licm.h)
   bool strength = true;    // strength reduction of address arithmetic in loops (passes/strength_reduction.h)
   bool rotate = true;      // innermost loops test at their end (passes/loop_rotation.h)
+  // Runs register counting last (passes/register_count.h), which fills
+  // kernel.stats: instructions, registers per class, maximum live. Off by
+  // default: nothing on the way to PTX reads the numbers, and counting was
+  // 4% of a process's first codegen (vector_add; README, "The optimizer").
+  // ptx-dump --emit=stats turns it on.
+  bool count_registers = false;
   // Runs ir::VerifyKernel after every pass; an error names the pass that
   // broke the kernel. Tests turn it on.
   bool verify_each = false;
 
-  // Every optimisation off.
+  // Every optimisation off (count_registers and verify_each as by default).
   static PipelineOptions None();
   // The optimisations' names, in the order the pipeline runs them.
   static std::span<const std::string_view> OptimizationNames();
@@ -90,8 +97,8 @@ class Pipeline {
   Pipeline& operator=(Pipeline&&) = default;
 
   // verify -> constfold -> pow2div -> identities -> reassoc -> copyprop -> cse -> branches -> licm
-  // -> strength -> rotate -> dce -> regcount, without the optimisations `options` turns off: what
-  // ptx-dump and the kernel library run.
+  // -> strength -> rotate -> dce, without the optimisations `options` turns off, then regcount
+  // when options.count_registers: what ptx-dump and the kernel library run.
   static Pipeline Standard(const PipelineOptions& options = {});
 
   Pipeline& Add(std::unique_ptr<Pass> pass);

@@ -1979,13 +1979,19 @@ TEST_CASE("branches: constant conditions resolved, unreachable blocks removed", 
 
 TEST_CASE("the pipeline runs the optimisations the options leave on", "[pipeline]") {
   REQUIRE(StrJoin(passes::Pipeline::Standard().PassNames(), ",") ==
-          "verify,constfold,pow2div,identities,reassoc,copyprop,cse,branches,licm,strength,rotate,dce,regcount");
-  REQUIRE(StrJoin(passes::Pipeline::Standard(passes::PipelineOptions::None()).PassNames(), ",") == "verify,dce,regcount");
+          "verify,constfold,pow2div,identities,reassoc,copyprop,cse,branches,licm,strength,rotate,dce");
+  REQUIRE(StrJoin(passes::Pipeline::Standard(passes::PipelineOptions::None()).PassNames(), ",") == "verify,dce");
   passes::PipelineOptions o;
   o.cse = false;
   o.constfold = false;
   o.strength = false;
-  REQUIRE(StrJoin(passes::Pipeline::Standard(o).PassNames(), ",") == "verify,pow2div,identities,reassoc,copyprop,branches,licm,rotate,dce,regcount");
+  REQUIRE(StrJoin(passes::Pipeline::Standard(o).PassNames(), ",") == "verify,pow2div,identities,reassoc,copyprop,branches,licm,rotate,dce");
+  o.count_registers = true;
+  REQUIRE(StrJoin(passes::Pipeline::Standard(o).PassNames(), ",") ==
+          "verify,pow2div,identities,reassoc,copyprop,branches,licm,rotate,dce,regcount");
+  passes::PipelineOptions none = passes::PipelineOptions::None();
+  none.count_registers = true;
+  REQUIRE(StrJoin(passes::Pipeline::Standard(none).PassNames(), ",") == "verify,dce,regcount");
 }
 
 std::string Parsed(std::string_view spec) {
@@ -1995,15 +2001,15 @@ std::string Parsed(std::string_view spec) {
 }
 
 TEST_CASE("PipelineOptions::Parse reads --passes values", "[pipeline]") {
-  CHECK(Parsed("all") == "verify,constfold,pow2div,identities,reassoc,copyprop,cse,branches,licm,strength,rotate,dce,regcount");
-  CHECK(Parsed("none") == "verify,dce,regcount");
-  CHECK(Parsed("cse,constfold") == "verify,constfold,cse,dce,regcount");
-  CHECK(Parsed("-cse,-constfold") == "verify,pow2div,identities,reassoc,copyprop,branches,licm,strength,rotate,dce,regcount");
-  CHECK(Parsed("licm,strength") == "verify,licm,strength,dce,regcount");
-  CHECK(Parsed("-licm") == "verify,constfold,pow2div,identities,reassoc,copyprop,cse,branches,strength,rotate,dce,regcount");
-  CHECK(Parsed("-cse,+cse") == "verify,constfold,pow2div,identities,reassoc,copyprop,cse,branches,licm,strength,rotate,dce,regcount");
-  CHECK(Parsed("+copyprop") == "verify,copyprop,dce,regcount");
-  CHECK(Parsed("-rotate") == "verify,constfold,pow2div,identities,reassoc,copyprop,cse,branches,licm,strength,dce,regcount");
+  CHECK(Parsed("all") == "verify,constfold,pow2div,identities,reassoc,copyprop,cse,branches,licm,strength,rotate,dce");
+  CHECK(Parsed("none") == "verify,dce");
+  CHECK(Parsed("cse,constfold") == "verify,constfold,cse,dce");
+  CHECK(Parsed("-cse,-constfold") == "verify,pow2div,identities,reassoc,copyprop,branches,licm,strength,rotate,dce");
+  CHECK(Parsed("licm,strength") == "verify,licm,strength,dce");
+  CHECK(Parsed("-licm") == "verify,constfold,pow2div,identities,reassoc,copyprop,cse,branches,strength,rotate,dce");
+  CHECK(Parsed("-cse,+cse") == "verify,constfold,pow2div,identities,reassoc,copyprop,cse,branches,licm,strength,rotate,dce");
+  CHECK(Parsed("+copyprop") == "verify,copyprop,dce");
+  CHECK(Parsed("-rotate") == "verify,constfold,pow2div,identities,reassoc,copyprop,cse,branches,licm,strength,dce");
   const std::string names = "(constfold, pow2div, identities, reassoc, copyprop, cse, branches, licm, strength, rotate; or all, none)";
   CHECK(Parsed("fold") == "unknown optimisation 'fold' " + names);
   CHECK(Parsed("-dce") == "unknown optimisation 'dce' " + names);
@@ -2165,9 +2171,11 @@ TEST_CASE("standard pipelines share their passes and run passes added after them
   Value<U32> n = b.Param<U32>("n");
   b.Store(StateSpace::kGlobal, out, b.Add(n, 0u));
   ir::Kernel k = Finished(b);
-  passes::PipelineOptions no_cse;
+  passes::PipelineOptions counting;
+  counting.count_registers = true;
+  passes::PipelineOptions no_cse = counting;
   no_cse.cse = false;
-  passes::Pipeline first = passes::Pipeline::Standard();
+  passes::Pipeline first = passes::Pipeline::Standard(counting);
   passes::Pipeline second = passes::Pipeline::Standard(no_cse);
   std::string seen;
   second.Add(std::make_unique<ProbePass>("probe", 0, &seen));

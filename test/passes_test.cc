@@ -169,8 +169,16 @@ TEST_CASE("register counts and max-live across a loop's back edge", "[regcount]"
 }
 
 // The standard pipeline, recording the name of each pass `dump_after` selects.
+// Without the optimizer (its passes have their own tests in optimizer_test),
+// with register counting.
+passes::PipelineOptions Counting() {
+  passes::PipelineOptions o = passes::PipelineOptions::None();
+  o.count_registers = true;
+  return o;
+}
+
 passes::Pipeline Recording(std::string_view dump_after, std::vector<std::string>& seen) {
-  passes::Pipeline p = passes::Pipeline::Standard(passes::PipelineOptions::None());
+  passes::Pipeline p = passes::Pipeline::Standard(Counting());
   REQUIRE(Msg(p.DumpAfter(dump_after, [&seen](std::string_view pass, const ir::Kernel&) { seen.emplace_back(pass); })) ==
           "OK");
   return p;
@@ -676,9 +684,29 @@ TEST_CASE("immediate dominators match the definition, with and without loops", "
   CHECK(backward >= 3);
 }
 
+TEST_CASE("the pipeline counts registers only when asked to", "[pipeline][regcount]") {
+  // By default nothing fills kernel.stats: no pass on the way to PTX reads it.
+  ir::Kernel plain = StraightLine();
+  REQUIRE(Msg(passes::Pipeline::Standard().Run(plain)) == "OK");
+  REQUIRE_FALSE(plain.stats.has_value());
+  passes::PipelineOptions counting;
+  counting.count_registers = true;
+  ir::Kernel counted = StraightLine();
+  REQUIRE(Msg(passes::Pipeline::Standard(counting).Run(counted)) == "OK");
+  REQUIRE(counted.stats.has_value());
+  // The same numbers as counting the uncounted kernel afterwards, which the
+  // pipeline left otherwise the same.
+  REQUIRE(emit::PrintIr(counted) == emit::PrintIr(plain));
+  const ir::KernelStats after = passes::CountRegisters(plain);
+  CHECK(counted.stats->instructions == after.instructions);
+  CHECK(counted.stats->regs_per_class == after.regs_per_class);
+  CHECK(counted.stats->max_live == after.max_live);
+  CHECK(counted.stats->max_live_per_class == after.max_live_per_class);
+  CHECK(counted.stats->instructions == 6);
+}
+
 TEST_CASE("the pipeline dumps after the chosen pass", "[pipeline]") {
-  // Without the optimizer (its passes have their own tests in optimizer_test).
-  passes::Pipeline p = passes::Pipeline::Standard(passes::PipelineOptions::None());
+  passes::Pipeline p = passes::Pipeline::Standard(Counting());
   REQUIRE(StrJoin(p.PassNames(), ",") == "verify,dce,regcount");
   REQUIRE(Msg(p.DumpAfter("fold", nullptr)) == "unknown pass 'fold'; passes: verify, dce, regcount, all");
   std::vector<std::string> seen;

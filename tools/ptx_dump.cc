@@ -346,7 +346,11 @@ int RunPtxDump(std::span<const std::string> args, std::ostream& out, std::ostrea
     err << "ptx-dump: " << s.message() << "\n";
     return kUsage;
   }
-  passes::Pipeline pipeline = passes::Pipeline::Standard(o.passes);
+  // Register counting runs where its numbers are printed, and under
+  // --dump-after, so that every pass can be dumped after.
+  passes::PipelineOptions options = o.passes;
+  options.count_registers = o.emit == "stats" || !o.dump_after.empty();
+  passes::Pipeline pipeline = passes::Pipeline::Standard(options);
   if (!o.dump_after.empty()) {
     absl::Status s = pipeline.DumpAfter(o.dump_after, [&err](std::string_view pass, const ir::Kernel& k) {
       err << "// IR after " << pass << "\n" << emit::PrintIr(k);
