@@ -134,11 +134,10 @@ void BM_Passes(benchmark::State& state) { RunPasses(state, {}); }
 // The standard pipeline as BM_Passes, and register counting after it, with
 // each pass's own CPU time per instruction as a counter (taken from the
 // pipeline's after-pass hook), to find the stage whose cost per instruction
-// grows with the kernel. Each
-// iteration runs on a fresh copy of the built kernel (copied outside the
-// timing), so that every pass finds the work it finds in a real codegen
-// (BM_Passes reruns the pipeline on its own output, where the optimizer
-// finds nothing left to do).
+// grows with the kernel. Each iteration runs on a fresh copy of the built
+// kernel (copied outside the timing), so that every pass finds the work it
+// finds in a real codegen (BM_Passes reruns the pipeline on its own output,
+// where the optimizer finds nothing left to do).
 void BM_PassStages(benchmark::State& state) {
   const ir::Kernel built = OrDie(bench::BuildSynthetic(static_cast<uint32_t>(state.range(0)), ShapeOf(state)));
   ir::Kernel kernel;

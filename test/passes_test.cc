@@ -168,7 +168,6 @@ TEST_CASE("register counts and max-live across a loop's back edge", "[regcount]"
   REQUIRE(s.max_live_per_class == std::array<uint32_t, 6>{1, 0, 3, 1, 0, 0});
 }
 
-// The standard pipeline, recording the name of each pass `dump_after` selects.
 // Without the optimizer (its passes have their own tests in optimizer_test),
 // with register counting.
 passes::PipelineOptions Counting() {
@@ -177,6 +176,7 @@ passes::PipelineOptions Counting() {
   return o;
 }
 
+// The pipeline of Counting(), recording the name of each pass `dump_after` selects.
 passes::Pipeline Recording(std::string_view dump_after, std::vector<std::string>& seen) {
   passes::Pipeline p = passes::Pipeline::Standard(Counting());
   REQUIRE(Msg(p.DumpAfter(dump_after, [&seen](std::string_view pass, const ir::Kernel&) { seen.emplace_back(pass); })) ==
