@@ -34,28 +34,6 @@ bool Movable(const Kernel& kernel, const Instruction& inst) {
   return true;
 }
 
-// The registers an instruction reads, one at a time, in the order
-// ForEachUse visits them: `cursor` (0 at first) walks the sources, then the
-// guard. Returns false when there are no more.
-bool NextUse(const Instruction& inst, uint32_t& cursor, Reg& r) {
-  const uint32_t n = static_cast<uint32_t>(inst.srcs.size());
-  while (cursor < n) {
-    const Operand& op = inst.srcs[cursor++];
-    if (op.reads_reg()) {
-      r = op.reg();
-      return true;
-    }
-  }
-  if (cursor == n) {
-    ++cursor;
-    if (inst.guard.valid()) {
-      r = inst.guard;
-      return true;
-    }
-  }
-  return false;
-}
-
 // An array of trivially copyable T in memory handed out by the orderer's
 // scratch, with the few vector operations the orderer uses and no growth:
 // every size is bounded before the walk.
@@ -89,6 +67,8 @@ class FixedArray {
   }
   T* begin() { return data_; }
   T* end() { return data_ + size_; }
+  const T* begin() const { return data_; }
+  const T* end() const { return data_ + size_; }
   T& operator[](size_t i) { return data_[i]; }
   const T& operator[](size_t i) const { return data_[i]; }
 
@@ -135,22 +115,24 @@ class Orderer {
   // The arrays by register and by instruction come from one allocation
   // (they were four vectors, and the run's arrays nine more: a first codegen
   // in a fresh process paid for each allocation, its growth and its free).
+  // The arrays by register have one entry more, BadReg()'s.
   explicit Orderer(const Kernel& kernel)
       : kernel_(kernel),
         nregs_(kernel.regs.size()),
         n_(kernel.body.size()),
-        whole_(Carver::Bytes<uint64_t>(nregs_) + Carver::Bytes<uint32_t>(nregs_) + Carver::Bytes<uint8_t>(nregs_) +
-               Carver::Bytes<uint8_t>(n_) + Carver::Bytes<uint32_t>(n_)) {
-    first_use_ = whole_.Take<uint64_t>(nregs_);
-    def_at_ = whole_.Take<uint32_t>(nregs_);
-    readers_ = whole_.Take<uint8_t>(nregs_);
+        whole_(Carver::Bytes<uint64_t>(nregs_ + 1) + Carver::Bytes<uint32_t>(nregs_ + 1) +
+               Carver::Bytes<uint8_t>(nregs_ + 1) + Carver::Bytes<uint8_t>(n_) + Carver::Bytes<uint32_t>(n_)) {
+    first_use_ = whole_.Take<uint64_t>(nregs_ + 1);
+    def_at_ = whole_.Take<uint32_t>(nregs_ + 1);
+    readers_ = whole_.Take<uint8_t>(nregs_ + 1);
     state_ = whole_.Take<uint8_t>(n_);
     order_ = whole_.Take<uint32_t>(n_);
     // kUnused and kNone are all ones, the counts and states zero; each pair
     // is adjacent (uint64_t, then uint32_t; then bytes): two memsets.
     static_assert(kUnused == UINT64_MAX && kNone == UINT32_MAX);
-    std::memset(first_use_, 0xff, reinterpret_cast<std::byte*>(def_at_ + nregs_) - reinterpret_cast<std::byte*>(first_use_));
-    std::memset(readers_, 0, nregs_ + n_);
+    std::memset(first_use_, 0xff,
+                reinterpret_cast<std::byte*>(def_at_ + nregs_ + 1) - reinterpret_cast<std::byte*>(first_use_));
+    std::memset(readers_, 0, nregs_ + 1 + n_);
   }
 
   // The canonical order: body[order[i]] goes to position i. Valid while
@@ -159,45 +141,50 @@ class Orderer {
     const auto& body = kernel_.body;
     const uint32_t n = static_cast<uint32_t>(n_);
     uint32_t run = 0, longest = 0;  // movable instructions in a row
-    size_t uses = 0, most_uses = 0;  // operands and guards of those: a bound on the run's edges
+    size_t uses = 0, most_uses = 0;  // registers those read, and the instruction ending them
     for (uint32_t i = 0; i < n; ++i) {
+      const size_t reads = CountReaders(body[i]);
       if (Movable(kernel_, body[i])) {
         state_[i] = kMovable;
         longest = std::max(longest, ++run);
-        uses += body[i].srcs.size() + 1;
+        uses += reads;
         most_uses = std::max(most_uses, uses);
       } else {
+        most_uses = std::max(most_uses, uses + reads);
         run = 0;
         uses = 0;
       }
-      CountReaders(body[i]);
     }
     // The runs (maximal sequences of movable instructions) and the fixed
     // instructions between them are ordered last to first: a run's unread
     // results are placed by their first use after the run, which needs the
     // final order of everything after it.
-    // None of these holds more than one run's instructions (or its edges):
+    // None of these holds more than one run's instructions (or its uses):
     // one allocation for them all, no regrowth.
     run_ = std::make_unique<Carver>(Carver::Bytes<std::pair<uint64_t, uint32_t>>(longest) +
-                                    Carver::Bytes<Frame>(longest) + 4 * Carver::Bytes<uint32_t>(longest) +
-                                    Carver::Bytes<uint32_t>(longest + 1) + Carver::Bytes<uint32_t>(most_uses));
+                                    Carver::Bytes<Frame>(longest) + 3 * Carver::Bytes<uint32_t>(longest) +
+                                    Carver::Bytes<uint32_t>(longest + 1) + Carver::Bytes<uint32_t>(longest + 2) +
+                                    2 * Carver::Bytes<uint32_t>(most_uses));
     roots_.Init(run_->Take<std::pair<uint64_t, uint32_t>>(longest), longest);
     stack_.Init(run_->Take<Frame>(longest), longest);
     pending_.Init(run_->Take<uint32_t>(longest), longest);
     position_.Init(run_->Take<uint32_t>(longest), longest);
     ready_.Init(run_->Take<uint32_t>(longest), longest);
     edge_start_.Init(run_->Take<uint32_t>(longest + 1), longest + 1);
+    use_start_.Init(run_->Take<uint32_t>(longest + 2), longest + 2);
+    uses_.Init(run_->Take<uint32_t>(most_uses), most_uses);
     edges_.Init(run_->Take<uint32_t>(most_uses), most_uses);
     for (uint32_t end = n; end > 0;) {
       uint32_t begin = end - 1;
       if (state_[begin] & kMovable) {
         while (begin > 0 && (state_[begin - 1] & kMovable)) --begin;
         OrderRun(begin, end);
+        // Uses recorded last to first, so each register keeps its earliest.
+        for (uint32_t k = end; k-- > begin;) NoteUses(Uses(order_[k]), k);
       } else {
         order_[begin] = begin;
+        NoteUses(kernel_.body[begin], begin);
       }
-      // Record uses last to first, so each register keeps its earliest use.
-      for (uint32_t k = end; k-- > begin;) NoteUses(order_[k], k);
       end = begin;
     }
     return {order_, n_};
@@ -212,35 +199,49 @@ class Orderer {
 
   struct Frame {
     uint32_t inst;
-    uint32_t cursor = 0;  // NextUse's: the operands of `inst` visited so far
+    uint32_t next;  // the index in uses_ of the next use of `inst` to visit
   };
 
-  // The instruction of the current run, before `j`, that defines r; kNone if none.
-  uint32_t Producer(Reg r, uint32_t j) const {
-    if (r.id >= nregs_) return kNone;
-    uint32_t p = def_at_[r.id];
-    return p != kNone && p >= begin_ && p < j ? p : kNone;
+  // The register ids the current run's body[j] reads, in ForEachUse's
+  // order, from the run's flat list (made once per run by OrderRun: the
+  // walks below read it instead of the operands, whose kinds and guard
+  // they would test again each time). An id the kernel has no register for
+  // is BadReg() there (the verifier reports it later).
+  std::span<const uint32_t> Uses(uint32_t j) const {
+    const uint32_t k = j - begin_;
+    return {uses_.begin() + use_start_[k], uses_.begin() + use_start_[k + 1]};
+  }
+  // The entry for ids out of range in the arrays by register: never
+  // defined in a run, so never a producer.
+  uint32_t BadReg() const { return static_cast<uint32_t>(nregs_); }
+
+  // The instruction of the current run, before `j`, that defines register
+  // id r (BadReg() included); kNone if none. One unsigned comparison covers
+  // kNone, definitions before the run and those after j.
+  uint32_t Producer(uint32_t r, uint32_t j) const {
+    const uint32_t p = def_at_[r];
+    return p - begin_ < j - begin_ ? p : kNone;
   }
 
   // Where a register is first read, as (final position, operand slot) packed
   // into one key: earlier uses have smaller keys.
-  void NoteUses(uint32_t inst, uint32_t position) {
-    uint64_t slot = 0;
-    ForEachUse(kernel_.body[inst], [&](Reg r) {
-      if (r.id < nregs_) {
-        uint64_t key = (uint64_t{position} << 16) | std::min<uint64_t>(slot, 0xffff);
-        first_use_[r.id] = std::min(first_use_[r.id], key);
-      }
-      ++slot;
-    });
+  void NoteUse(uint32_t r, uint32_t position, uint64_t slot) {
+    const uint64_t key = (uint64_t{position} << 16) | std::min<uint64_t>(slot, 0xffff);
+    first_use_[r] = std::min(first_use_[r], key);
   }
+  void NoteUses(std::span<const uint32_t> uses, uint32_t position) {
+    for (uint32_t slot = 0; slot < uses.size(); ++slot) NoteUse(uses[slot], position, slot);
+  }
+  void NoteUses(const Instruction& inst, uint32_t position) {
+    uint64_t slot = 0;
+    ForEachUse(inst, [&](Reg r) { NoteUse(Clamp(r), position, slot++); });
+  }
+  uint32_t Clamp(Reg r) const { return r.id < nregs_ ? r.id : BadReg(); }
 
   // The earliest use of any result of `inst` (kUnused when none is read).
   uint64_t FirstUseOf(uint32_t inst) const {
     uint64_t key = kUnused;
-    for (Reg d : kernel_.body[inst].dsts) {
-      if (d.id < nregs_) key = std::min(key, first_use_[d.id]);
-    }
+    for (Reg d : kernel_.body[inst].dsts) key = std::min(key, first_use_[d.id]);  // a run's are in range
     return key;
   }
 
@@ -255,13 +256,15 @@ class Orderer {
     return seen;
   }
 
-  // readers_[r]: how many instructions of the kernel read r, counted up to 2.
-  void CountReaders(const Instruction& inst) {
+  // readers_[r]: how many instructions of the kernel read r, counted up to
+  // 2. Returns how many registers `inst` reads (repeats included).
+  size_t CountReaders(const Instruction& inst) {
     uint32_t slot = 0;
     ForEachUse(inst, [&](Reg r) {
       if (r.id < nregs_ && readers_[r.id] < 2 && (slot == 0 || !ReadBefore(inst, r, slot))) ++readers_[r.id];
       ++slot;
     });
+    return slot;
   }
 
   // Eager placement. An instruction that is the only reader of at least as
@@ -272,23 +275,25 @@ class Orderer {
   // activation, not one after it. (elementwise f32 with gelu on sm_100:
   // ptxas places rcp.rn's slow path, a subroutine, above every register live
   // at any of its calls.)
-  bool Frees(const Instruction& inst, uint32_t j) const {
-    uint32_t freed = 0, slot = 0;
-    ForEachUse(inst, [&](Reg r) {
-      if (Producer(r, j) != kNone && readers_[r.id] == 1 && (slot == 0 || !ReadBefore(inst, r, slot))) ++freed;
-      ++slot;
-    });
-    return freed > 0 && freed >= inst.dsts.size();
+  bool Frees(uint32_t j) const {
+    const std::span<const uint32_t> uses = Uses(j);
+    uint32_t freed = 0;
+    for (uint32_t slot = 0; slot < uses.size(); ++slot) {
+      const uint32_t r = uses[slot];
+      freed += Producer(r, j) != kNone && readers_[r] == 1 &&
+               std::find(uses.begin(), uses.begin() + slot, r) == uses.begin() + slot;
+    }
+    return freed > 0 && freed >= kernel_.body[j].dsts.size();
   }
 
-  // Where the run made r, read by body[j]: (position, result slot) in one
-  // key; after every such key when r comes from before the run.
-  uint64_t Where(Reg r, uint32_t j) const {
+  // Where the run made register r, read by body[j]: (position, result slot)
+  // in one key; after every such key when r comes from before the run.
+  uint64_t Where(uint32_t r, uint32_t j) const {
     const uint32_t p = Producer(r, j);
     if (p == kNone) return UINT64_MAX;
     const RegList& dsts = kernel_.body[p].dsts;
     uint32_t slot = 0;
-    while (slot + 1 < dsts.size() && dsts[slot].id != r.id) ++slot;
+    while (slot + 1 < dsts.size() && dsts[slot].id != r) ++slot;
     return (uint64_t{position_[p - begin_]} << 8) | std::min<uint32_t>(slot, 0xff);
   }
 
@@ -297,16 +302,12 @@ class Orderer {
   // (position, then result slot): data flow, not recorded order. Never
   // equal: each reads a register of the run that nothing else reads.
   bool ReadyBefore(uint32_t a, uint32_t b) const {
-    const Instruction& x = kernel_.body[a];
-    const Instruction& y = kernel_.body[b];
-    uint32_t ca = 0, cb = 0;
-    Reg ra, rb;
-    while (true) {
-      const bool more_a = NextUse(x, ca, ra), more_b = NextUse(y, cb, rb);
-      if (!more_a || !more_b) return more_b;
-      const uint64_t ka = Where(ra, a), kb = Where(rb, b);
+    const std::span<const uint32_t> x = Uses(a), y = Uses(b);
+    for (size_t k = 0; k < x.size() && k < y.size(); ++k) {
+      const uint64_t ka = Where(x[k], a), kb = Where(y[k], b);
       if (ka != kb) return ka < kb;
     }
+    return x.size() < y.size();
   }
 
   // Records that body[inst] was put at order_[next_], then places what that
@@ -343,34 +344,44 @@ class Orderer {
     begin_ = begin;
     next_ = begin;
     const uint32_t length = end - begin;
+    const bool ended = end < body.size();
+    // The registers each instruction of the run reads (and the one ending
+    // it), in one flat list: the only walk over their operands.
+    uses_.clear();
+    use_start_.resize(length + ended + 1);
+    for (uint32_t j = begin; j < end + ended; ++j) {
+      use_start_[j - begin] = static_cast<uint32_t>(uses_.size());
+      ForEachUse(body[j], [&](Reg r) { uses_.push_back(Clamp(r)); });
+    }
+    use_start_[length + ended] = static_cast<uint32_t>(uses_.size());
     pending_.assign(length, 0);
     position_.resize(length);
     edge_start_.assign(length + 1, 0);
     for (uint32_t j = begin; j < end; ++j) {
-      ForEachUse(body[j], [&](Reg r) {
+      for (uint32_t r : Uses(j)) {
         if (uint32_t p = Producer(r, j); p != kNone) {
           state_[p] |= kConsumed;
           ++pending_[j - begin];
           ++edge_start_[p - begin + 1];
         }
-      });
+      }
       for (Reg d : body[j].dsts) def_at_[d.id] = j;
     }
     // The run's producer -> reader edges, grouped by producer.
     for (uint32_t k = 0; k < length; ++k) edge_start_[k + 1] += edge_start_[k];
     edges_.resize(edge_start_[length]);
     for (uint32_t j = begin; j < end; ++j) {
-      ForEachUse(body[j], [&](Reg r) {
+      for (uint32_t r : Uses(j)) {
         if (uint32_t p = Producer(r, j); p != kNone) edges_[edge_start_[p - begin]++] = j;
-      });
-      if (Frees(body[j], j)) state_[j] |= kEager;
+      }
+      if (Frees(j)) state_[j] |= kEager;
     }
     for (uint32_t k = length; k > 0; --k) edge_start_[k] = edge_start_[k - 1];
     edge_start_[0] = 0;
-    if (end < body.size()) {
-      ForEachUse(body[end], [&](Reg r) {
+    if (ended) {
+      for (uint32_t r : Uses(end)) {
         if (uint32_t p = Producer(r, end); p != kNone) state_[p] |= kConsumed;
-      });
+      }
     }
     // Results read only after the run, in the order of their first use there
     // (recorded order for those never read, and between equal keys: roots_
@@ -382,12 +393,12 @@ class Orderer {
     }
     std::sort(roots_.begin(), roots_.end());
     for (const auto& [key, j] : roots_) Visit(j);
-    if (end < body.size()) {
+    if (ended) {
       // A store's values before its address: the address is made last,
       // next to the store, and is not live while the values are computed.
       const Instruction& last = body[end];
       auto visit = [&](Reg r) {
-        if (uint32_t p = Producer(r, end); p != kNone) Visit(p);
+        if (uint32_t p = Producer(Clamp(r), end); p != kNone) Visit(p);
       };
       if (last.info().has(kWritesMemory) && !last.info().has(kReadsMemory)) {
         for (const Operand& op : last.srcs) {
@@ -398,7 +409,9 @@ class Orderer {
         }
         if (last.guard.valid()) visit(last.guard);
       } else {
-        ForEachUse(last, visit);
+        for (uint32_t r : Uses(end)) {
+          if (uint32_t p = Producer(r, end); p != kNone) Visit(p);
+        }
       }
     }
   }
@@ -407,24 +420,23 @@ class Orderer {
   void Visit(uint32_t root) {
     if (state_[root] & kVisited) return;
     state_[root] |= kVisited;
-    stack_.push_back(Frame{root});
+    stack_.push_back(Frame{root, use_start_[root - begin_]});
     while (!stack_.empty()) {
       Frame& top = stack_.back();
       if (state_[top.inst] & kPlaced) {  // by Place(), with the operand just placed
         stack_.pop_back();
         continue;
       }
-      Reg r;
-      if (!NextUse(kernel_.body[top.inst], top.cursor, r)) {
+      if (top.next == use_start_[top.inst - begin_ + 1]) {
         const uint32_t placed = top.inst;
         stack_.pop_back();
         Place(placed);
         continue;
       }
-      uint32_t p = Producer(r, top.inst);
+      const uint32_t p = Producer(uses_[top.next++], top.inst);
       if (p == kNone || (state_[p] & kVisited)) continue;
       state_[p] |= kVisited;
-      stack_.push_back(Frame{p});
+      stack_.push_back(Frame{p, use_start_[p - begin_]});
     }
   }
 
@@ -442,11 +454,15 @@ class Orderer {
   FixedArray<Frame> stack_;
   FixedArray<std::pair<uint64_t, uint32_t>> roots_;  // (first use, instruction)
   // The current run's, by instruction - begin_: uses of the run's results
-  // not yet placed, where it was placed, and its readers in the run
-  // (edges_[edge_start_[k] .. edge_start_[k + 1])).
+  // not yet placed, where it was placed, its readers in the run
+  // (edges_[edge_start_[k] .. edge_start_[k + 1])), and the registers it
+  // reads (uses_[use_start_[k] .. use_start_[k + 1]); the instruction ending
+  // the run, if any, at k = length).
   FixedArray<uint32_t> pending_;
   FixedArray<uint32_t> position_;
   FixedArray<uint32_t> edge_start_;
+  FixedArray<uint32_t> use_start_;
+  FixedArray<uint32_t> uses_;
   FixedArray<uint32_t> edges_;
   FixedArray<uint32_t> ready_;  // Place()'s work list
   uint32_t begin_ = 0;
