@@ -490,7 +490,10 @@ void PermuteInPlace(Items& items, std::span<uint32_t> order) {
   }
 }
 
-// Renumbers registers by first appearance in the body.
+// Renumbers registers by first appearance in the body (uses before
+// definitions, operands in order; those that never appear after, in their
+// order). One walk: a register's number is final when it is first seen, so
+// each operand is renumbered as it is seen.
 void RenumberRegisters(Kernel& kernel) {
   const size_t nregs = kernel.regs.size();
   // By old id the new one, then by new id the old one: one allocation.
@@ -498,26 +501,23 @@ void RenumberRegisters(Kernel& kernel) {
   uint32_t* new_id = ids.data();
   const std::span<uint32_t> old_of(ids.data() + nregs, nregs);
   uint32_t seen = 0;
-  auto see = [&](Reg r) {
-    if (r.id < nregs && new_id[r.id] == kNone) {
-      new_id[r.id] = seen;
-      old_of[seen++] = r.id;
+  auto renumber = [&](uint32_t& id) {
+    if (id >= nregs) return;
+    if (new_id[id] == kNone) {
+      new_id[id] = seen;
+      old_of[seen++] = id;
     }
-  };
-  for (const Instruction& inst : kernel.body) {
-    ForEachUse(inst, see);
-    for (Reg d : inst.dsts) see(d);
-  }
-  for (uint32_t r = 0; r < nregs; ++r) see(Reg{r});
-  auto map = [&](Reg& r) {
-    if (r.id < nregs) r.id = new_id[r.id];
+    id = new_id[id];
   };
   for (Instruction& inst : kernel.body) {
     for (Operand& op : inst.srcs) {
-      if (op.reads_reg() && op.id < nregs) op.id = new_id[op.id];
+      if (op.reads_reg()) renumber(op.id);
     }
-    for (Reg& d : inst.dsts) map(d);
-    if (inst.guard.valid()) map(inst.guard);
+    renumber(inst.guard.id);  // kInvalidId when unguarded: out of range
+    for (Reg& d : inst.dsts) renumber(d.id);
+  }
+  for (uint32_t r = 0; r < nregs; ++r) {
+    if (new_id[r] == kNone) old_of[seen++] = r;
   }
   PermuteInPlace(kernel.regs, old_of);
 }
