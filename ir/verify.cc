@@ -1323,8 +1323,9 @@ class Verifier {
   // allocation (a vector each took an allocation, a fill and a free apiece).
   class ScanTables {
    public:
+    // stamp() has an entry more (regs()): see DefScan::Note.
     ScanTables(size_t labels, size_t regs) : labels_(labels), regs_(regs) {
-      const size_t n = 2 * labels + 2 * regs;
+      const size_t n = 2 * labels + 2 * regs + 1;
       uint32_t* p = inline_;
       if (n > kInline) {
         heap_.reset(new uint32_t[n]);
@@ -1336,6 +1337,7 @@ class Verifier {
     ScanTables(const ScanTables&) = delete;
     ScanTables& operator=(const ScanTables&) = delete;
     size_t labels() const { return labels_; }
+    size_t regs() const { return regs_; }
     uint32_t* bound_at() const { return data_; }
     uint32_t* first_branch() const { return data_ + labels_; }
     uint32_t* def_at() const { return data_ + 2 * labels_; }
@@ -1344,7 +1346,7 @@ class Verifier {
    private:
     // 1 KiB: the frame of Run, which every check is called below, stays
     // small (a deeper stack is a page fault more on a fresh process's first
-    // codegen); kernels of up to 128 labels and registers fit.
+    // codegen); kernels of up to 127 labels and registers fit.
     static constexpr size_t kInline = 256;
     size_t labels_, regs_;
     uint32_t* data_;
@@ -1417,11 +1419,18 @@ class Verifier {
   // (the span of code between two labels of its last unguarded definition)
   // answers it in the same walk.
   struct DefScan {
-    explicit DefScan(const ScanTables& t) : def_at(t.def_at()), stamp(t.stamp()) {}
+    explicit DefScan(const ScanTables& t)
+        : def_at(t.def_at()), stamp(t.stamp()), nregs(static_cast<uint32_t>(t.regs())) {}
     void Note(const ir::Kernel& k, const Instruction& inst, size_t i) {
       span += inst.op == Opcode::kLabel;
       if (uses_defined_above) {  // once false, it stays false: the rest of the walk is not needed
-        ir::ForEachUse(inst, [&](ir::Reg r) { uses_defined_above &= stamp[r.id] == span; });
+        // Every operand and the guard, without a branch on whether it reads
+        // a register (a cold predictor missed those): one that does not
+        // reads stamp[nregs], and its comparison does not count.
+        bool fine = true;
+        for (const Operand& op : inst.srcs) fine &= !op.reads_reg() | (stamp[std::min(op.id, nregs)] == span);
+        fine &= !inst.guard.valid() | (stamp[std::min(inst.guard.id, nregs)] == span);
+        uses_defined_above = fine;
       }
       const bool guarded = inst.guarded();
       for (ir::Reg d : inst.dsts) {
@@ -1436,6 +1445,7 @@ class Verifier {
     }
     uint32_t* def_at;  // by register: its first definition; UINT32_MAX: none
     uint32_t* stamp;   // by register: the span of its last unguarded definition; UINT32_MAX: none
+    uint32_t nregs;    // the registers; stamp[nregs] is never written
     uint32_t span = 0;  // code between two labels, counted from 0
     bool uses_defined_above = true;
     size_t twice = SIZE_MAX;
