@@ -206,7 +206,7 @@ class Orderer {
   // order, from the run's flat list (made once per run by OrderRun: the
   // walks below read it instead of the operands, whose kinds and guard
   // they would test again each time). An id the kernel has no register for
-  // is BadReg() there (the verifier reports it later).
+  // is BadReg() there (the verifier reports it).
   std::span<const uint32_t> Uses(uint32_t j) const {
     const uint32_t k = j - begin_;
     return {uses_.begin() + use_start_[k], uses_.begin() + use_start_[k + 1]};
