@@ -7,6 +7,7 @@
 #include "builder/kernel_builder.h"
 #include "emit/ir_printer.h"
 #include "emit/ptx_printer.h"
+#include "ir/canonical_order.h"
 #include "test/test_util.h"
 
 namespace ptxforge {
@@ -302,6 +303,34 @@ TEST_CASE("canonical order: reads of %clock keep their order", "[canonical]") {
         "  %3:u32 = mov.u32 %clock\n"
         "  %4:u32 = sub.u32 %3, %2\n"
         "  st.global.u32 [%1], %4\n"
+        "  ret\n"
+        "}\n");
+}
+
+// CanonicalizeOrder is public and may be given a kernel the verifier has not
+// passed: an operand or guard naming a register the kernel lacks keeps its id
+// (the verifier reports it), and the rest is ordered and numbered as usual.
+TEST_CASE("canonical order keeps ids of registers the kernel lacks", "[canonical]") {
+  KernelBuilder b("k", ir::Target::kSm80);
+  Value<U64> p = b.CvtaToGlobal(b.Param<U64>("p"));
+  Value<U32> v = b.Load<U32>(StateSpace::kGlobal, p);
+  b.Store(StateSpace::kGlobal, p, b.Add(v, 1u));
+  absl::StatusOr<ir::Kernel> k = b.Finish();
+  REQUIRE(Msg(k) == "OK");
+  ir::Instruction& add = k->body[3];
+  REQUIRE(add.op == ir::Opcode::kAdd);
+  add.srcs[0] = ir::Reg{99};
+  k->body[4].guard = ir::Reg{98};
+  ir::CanonicalizeOrder(*k);
+  CHECK(emit::PrintIr(*k) ==
+        "kernel k target sm_80\n"
+        "  param u64 p\n"
+        "{\n"
+        "  %0:u64 = ld.param.u64 [p]  // p\n"
+        "  %1:u64 = cvta.to.global.u64 %0\n"
+        "  %2:u32 = ld.global.u32 [%1]\n"
+        "  %3:u32 = add.u32 %99, 1\n"
+        "  @%98 st.global.u32 [%1], %3\n"
         "  ret\n"
         "}\n");
 }
