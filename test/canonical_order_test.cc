@@ -3,6 +3,7 @@
 
 #include <functional>
 #include <string>
+#include <utility>
 
 #include "builder/kernel_builder.h"
 #include "emit/ir_printer.h"
@@ -313,24 +314,35 @@ TEST_CASE("canonical order: reads of %clock keep their order", "[canonical]") {
 TEST_CASE("canonical order keeps ids of registers the kernel lacks", "[canonical]") {
   KernelBuilder b("k", ir::Target::kSm80);
   Value<U64> p = b.CvtaToGlobal(b.Param<U64>("p"));
-  Value<U32> v = b.Load<U32>(StateSpace::kGlobal, p);
-  b.Store(StateSpace::kGlobal, p, b.Add(v, 1u));
+  Value<U32> x = b.Load<U32>(StateSpace::kGlobal, p);
+  Value<U32> y = b.Load<U32>(StateSpace::kGlobal, b.ElementAddr<U32>(p, b.Param<U32>("i")));
+  b.Add(x, 7u);  // read by nothing: a root in recorded order
+  b.Store(StateSpace::kGlobal, p, b.Add(x, y));
   absl::StatusOr<ir::Kernel> k = b.Finish();
   REQUIRE(Msg(k) == "OK");
-  ir::Instruction& add = k->body[3];
-  REQUIRE(add.op == ir::Opcode::kAdd);
-  add.srcs[0] = ir::Reg{99};
-  k->body[4].guard = ir::Reg{98};
+  // Out of canonical order (the unread add after the param load it does not
+  // need), with %99 as the add's second operand and %98 guarding the store.
+  std::swap(k->body[3], k->body[4]);
+  REQUIRE(k->body[4].op == ir::Opcode::kAdd);
+  k->body[4].srcs[1] = ir::Reg{99};
+  REQUIRE(k->body[9].op == ir::Opcode::kSt);
+  k->body[9].guard = ir::Reg{98};
   ir::CanonicalizeOrder(*k);
   CHECK(emit::PrintIr(*k) ==
         "kernel k target sm_80\n"
         "  param u64 p\n"
+        "  param u32 i\n"
         "{\n"
         "  %0:u64 = ld.param.u64 [p]  // p\n"
         "  %1:u64 = cvta.to.global.u64 %0\n"
         "  %2:u32 = ld.global.u32 [%1]\n"
-        "  %3:u32 = add.u32 %99, 1\n"
-        "  @%98 st.global.u32 [%1], %3\n"
+        "  %3:u32 = add.u32 %2, %99\n"
+        "  %4:u32 = ld.param.u32 [i]  // i\n"
+        "  %5:u64 = mul.wide.u32 %4, 4\n"
+        "  %6:u64 = add.u64 %1, %5\n"
+        "  %7:u32 = ld.global.u32 [%6]\n"
+        "  %8:u32 = add.u32 %2, %7\n"
+        "  @%98 st.global.u32 [%1], %8\n"
         "  ret\n"
         "}\n");
 }
