@@ -141,14 +141,19 @@ class Verifier {
       defs.Note(k_, inst, i);
     }
     if (absl::Status s = LabelErrors(labels); !s.ok()) return s;
-    if (defs.twice != SIZE_MAX) {
-      std::string first = ir::FormatLoc(k_.body[defs.def_at[defs.twice_reg]].loc);
-      return Error(defs.twice, StrCat("%", defs.twice_reg, " is defined twice",
-                                      first.empty() ? "" : StrCat(" (first at ", first, ")"),
-                                      "; declare it mutable to assign it again"));
-    }
+    if (defs.twice != SIZE_MAX) return DefinedTwice(defs.twice, defs.twice_reg, defs.def_at[defs.twice_reg]);
     uses_defined_above = defs.uses_defined_above;
     return absl::OkStatus();
+  }
+
+  // Out of line, with the other error paths: its strings would otherwise
+  // sit in the frame of Run, which every check is called below.
+  // Instruction i defines %reg, first defined by instruction first_def.
+  [[gnu::cold]] [[gnu::noinline]] absl::Status DefinedTwice(size_t i, uint32_t reg, uint32_t first_def) const {
+    std::string first = ir::FormatLoc(k_.body[first_def].loc);
+    return Error(i, StrCat("%", reg, " is defined twice",
+                                    first.empty() ? "" : StrCat(" (first at ", first, ")"),
+                                    "; declare it mutable to assign it again"));
   }
 
   // Error paths are cold: the compiler moves the code building their messages
@@ -1344,10 +1349,11 @@ class Verifier {
     uint32_t* stamp() const { return data_ + 2 * labels_ + regs_; }
 
    private:
-    // 1 KiB: the frame of Run, which every check is called below, stays
+    // 512 bytes: the frame of Run, which every check is called below, stays
     // small (a deeper stack is a page fault more on a fresh process's first
-    // codegen); kernels of up to 127 labels and registers fit.
-    static constexpr size_t kInline = 256;
+    // codegen, whose deepest point is this verifier's checks); kernels of up
+    // to 63 labels and registers fit.
+    static constexpr size_t kInline = 128;
     size_t labels_, regs_;
     uint32_t* data_;
     std::unique_ptr<uint32_t[]> heap_;
@@ -1380,16 +1386,19 @@ class Verifier {
   // Labels are bound exactly once, and every branch target is bound: the
   // first instruction in body order that breaks either, the first rule first.
   absl::Status LabelErrors(const LabelScan& scan) const {
-    if (scan.twice != SIZE_MAX) {
-      std::string first = ir::FormatLoc(k_.body[scan.bound_at[scan.twice_label]].loc);
-      return Error(scan.twice, StrCat("label is bound twice", first.empty() ? "" : StrCat(" (first at ", first, ")")));
-    }
+    if (scan.twice != SIZE_MAX) return BoundTwice(scan.twice, scan.bound_at[scan.twice_label]);
     uint32_t unbound = UINT32_MAX;
     for (size_t l = 0; l < scan.labels; ++l) {
       if (scan.bound_at[l] == UINT32_MAX) unbound = std::min(unbound, scan.first_branch[l]);
     }
     if (unbound != UINT32_MAX) return Error(unbound, "branch to a label that is never bound");
     return absl::OkStatus();
+  }
+
+  // Instruction i binds a label bound first by instruction first_bound.
+  [[gnu::cold]] [[gnu::noinline]] absl::Status BoundTwice(size_t i, uint32_t first_bound) const {
+    std::string first = ir::FormatLoc(k_.body[first_bound].loc);
+    return Error(i, StrCat("label is bound twice", first.empty() ? "" : StrCat(" (first at ", first, ")")));
   }
 
   absl::Status CheckLabels() const {
@@ -1468,7 +1477,10 @@ class Verifier {
   // what is defined after that label (a bounds check around the whole body,
   // as in vector_add), need none of it: Run skips it when DefScan found
   // every use defined above it (DefScan::uses_defined_above).
-  absl::Status CheckDefinedBeforeUse() const {
+  //
+  // Out of line: inlined, its locals (the CFG, the dominator tree, the hash
+  // tables) took 400 bytes of Run's frame, below which every check runs.
+  [[gnu::noinline]] absl::Status CheckDefinedBeforeUse() const {
     const size_t nregs = k_.regs.size();
     const Cfg cfg = Cfg::Build(k_);
     const uint32_t nb = static_cast<uint32_t>(cfg.blocks.size());
