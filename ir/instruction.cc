@@ -2,6 +2,8 @@
 #include "ir/instruction.h"
 
 #include <algorithm>
+#include <array>
+#include <cstdint>
 
 namespace ptxforge::ir {
 namespace {
@@ -155,10 +157,31 @@ bool GroupSizes(const Instruction& inst, std::span<const OperandSpec> specs, siz
   return GroupSizes(inst, specs, count, sizes.data());
 }
 
-TargetRequirement RequirementOf(const Instruction& inst) {
-  const OpInfo& info = inst.info();
-  TargetRequirement req = info.base;
-  ScalarType t = inst.mods.type;
+namespace {
+
+// By special register, its PTX version; the entry after the last is 0, for
+// an operand that is no special register.
+constexpr std::array<int, kNumSpecialRegs + 1> kSpecialMinPtx = [] {
+  std::array<int, kNumSpecialRegs + 1> v{};
+  for (int r = 0; r < kNumSpecialRegs; ++r) v[r] = kSpecials[r].min_ptx;
+  return v;
+}();
+
+// The types of IsHalfFamily as a mask.
+constexpr uint64_t kHalfTypes = [] {
+  uint64_t mask = 0;
+  for (int t = 0; t < kNumScalarTypes; ++t) mask |= uint64_t{IsHalfFamily(static_cast<ScalarType>(t))} << t;
+  return mask;
+}();
+static_assert(kNumScalarTypes <= 64);
+
+// RequirementOf for the forms that can raise the opcode's base: cvt of a
+// bf16 value, an f16 or bf16 type, an enumerated modifier value, a .v4
+// load or store, cvta of the param space. `req`: the base with the
+// special registers' PTX versions.
+[[gnu::noinline]] TargetRequirement RequirementOfForm(const Instruction& inst, const OpInfo& info,
+                                                      TargetRequirement req) {
+  const ScalarType t = inst.mods.type;
   if (inst.op == Opcode::kCvt) {
     ScalarType s = inst.mods.type2;
     if (IsBF16Family(t) || IsBF16Family(s)) {
@@ -175,7 +198,7 @@ TargetRequirement RequirementOf(const Instruction& inst) {
         req = Max(req, TargetRequirement{90, false, PtxVersion{78}});
       }
     }
-    return req;
+    return req;  // cvt has no f16 or bf16 column of its own, nor the other forms
   }
   if (IsF16Family(t)) req = Max(req, info.f16);
   if (IsBF16Family(t)) req = Max(req, info.bf16);
@@ -193,12 +216,31 @@ TargetRequirement RequirementOf(const Instruction& inst) {
   if (inst.op == Opcode::kCvta && inst.mods.space == StateSpace::kParam) {
     req = Max(req, TargetRequirement{0, false, PtxVersion{77}});
   }
-  for (const Operand& op : inst.srcs) {
-    if (op.kind == OperandKind::kSpecial) {
-      req.ptx = std::max(req.ptx, SpecialRegMinPtx(static_cast<SpecialReg>(op.id)));
-    }
-  }
   return req;
+}
+
+}  // namespace
+
+// The verifier asks for every instruction and the printer again: the usual
+// instruction takes one walk over its sources and one test, with no branch
+// per source or per form (a fresh process's first codegen pays for each
+// branch it runs the first time), and the forms that can raise the base go
+// to RequirementOfForm. Only the PTX version depends on the special
+// registers read, and a maximum of versions is the same in any order.
+TargetRequirement RequirementOf(const Instruction& inst) {
+  const OpInfo& info = inst.info();
+  TargetRequirement req = info.base;
+  for (const Operand& op : inst.srcs) {
+    const uint32_t special = op.kind == OperandKind::kSpecial ? op.id : uint32_t{kNumSpecialRegs};
+    req.ptx.value = std::max(req.ptx.value, kSpecialMinPtx[std::min(special, uint32_t{kNumSpecialRegs})]);
+  }
+  const ScalarType t = inst.mods.type;
+  const bool form = (inst.op == Opcode::kCvt) | ((kHalfTypes >> (static_cast<unsigned>(t) & 63)) & 1) |
+                    ((inst.mods.variant | inst.mods.shape | inst.mods.layout) != 0) |
+                    (((inst.op == Opcode::kLd) | (inst.op == Opcode::kSt)) & (inst.mods.vec == 4)) |
+                    ((inst.op == Opcode::kCvta) & (inst.mods.space == StateSpace::kParam));
+  if (!form) [[likely]] return req;
+  return RequirementOfForm(inst, info, req);
 }
 
 }  // namespace ptxforge::ir
