@@ -97,15 +97,6 @@ bool SameName(std::string_view a, std::string_view b) {
   return a.size() == b.size() && (a.empty() || (a[0] == b[0] && std::memcmp(a.data(), b.data(), a.size()) == 0));
 }
 
-// The types of ir::IsHalfFamily as a mask, tested with a shift instead of
-// four compares (which gcc makes branches).
-constexpr uint64_t kHalfFamily = [] {
-  uint64_t mask = 0;
-  for (int t = 0; t < ir::kNumScalarTypes; ++t) mask |= uint64_t{ir::IsHalfFamily(static_cast<ScalarType>(t))} << t;
-  return mask;
-}();
-static_assert(ir::kNumScalarTypes <= 64);
-
 constexpr size_t kInitialCapacity = 32;
 
 constexpr uint32_t kTagShift = 24;
@@ -445,7 +436,7 @@ Reg KernelBuilder::EmitSpan(Opcode op, const ir::Modifiers& mods, ScalarType dst
   bool half_imm = false;
   for (const Operand& s : srcs) {
     inst.srcs.push_back(s);
-    half_imm |= s.is_imm() & ((kHalfFamily >> (static_cast<unsigned>(s.type) & 63)) & 1);
+    half_imm |= s.is_imm() & ir::IsHalfFamilyNoBranch(s.type);
   }
   // Everything below looks enums up in tables: refuse out-of-range ones first.
   if (!ir::EnumsValid(inst) || !ir::IsValid(dst_type)) [[unlikely]] {

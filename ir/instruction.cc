@@ -167,14 +167,6 @@ constexpr std::array<int, kNumSpecialRegs + 1> kSpecialMinPtx = [] {
   return v;
 }();
 
-// The types of IsHalfFamily as a mask.
-constexpr uint64_t kHalfTypes = [] {
-  uint64_t mask = 0;
-  for (int t = 0; t < kNumScalarTypes; ++t) mask |= uint64_t{IsHalfFamily(static_cast<ScalarType>(t))} << t;
-  return mask;
-}();
-static_assert(kNumScalarTypes <= 64);
-
 // RequirementOf for the forms that can raise the opcode's base: cvt of a
 // bf16 value, an f16 or bf16 type, an enumerated modifier value, a .v4
 // load or store, cvta of the param space. `req`: the base with the
@@ -235,7 +227,7 @@ TargetRequirement RequirementOf(const Instruction& inst) {
     req.ptx.value = std::max(req.ptx.value, kSpecialMinPtx[std::min(special, uint32_t{kNumSpecialRegs})]);
   }
   const ScalarType t = inst.mods.type;
-  const bool form = (inst.op == Opcode::kCvt) | ((kHalfTypes >> (static_cast<unsigned>(t) & 63)) & 1) |
+  const bool form = (inst.op == Opcode::kCvt) | IsHalfFamilyNoBranch(t) |
                     ((inst.mods.variant | inst.mods.shape | inst.mods.layout) != 0) |
                     (((inst.op == Opcode::kLd) | (inst.op == Opcode::kSt)) & (inst.mods.vec == 4)) |
                     ((inst.op == Opcode::kCvta) & (inst.mods.space == StateSpace::kParam));

@@ -144,6 +144,19 @@ constexpr bool IsBits(ScalarType t) { return KindOf(t) == TypeKind::kBits; }
 constexpr bool IsF16Family(ScalarType t) { return t == ScalarType::kF16 || t == ScalarType::kF16x2; }
 constexpr bool IsBF16Family(ScalarType t) { return t == ScalarType::kBF16 || t == ScalarType::kBF16x2; }
 constexpr bool IsHalfFamily(ScalarType t) { return IsF16Family(t) || IsBF16Family(t); }
+// IsHalfFamily as one shift of a mask, where gcc makes four compares
+// branches (for code a first codegen runs once per operand or instruction);
+// false for a type out of range.
+constexpr bool IsHalfFamilyNoBranch(ScalarType t) {
+  static_assert(kNumScalarTypes <= 64, "a type set is a 64-bit mask");
+  constexpr uint64_t kMask = [] {
+    uint64_t mask = 0;
+    for (int u = 0; u < kNumScalarTypes; ++u) mask |= uint64_t{IsHalfFamily(static_cast<ScalarType>(u))} << u;
+    return mask;
+  }();
+  const unsigned u = static_cast<unsigned>(t);
+  return (u < 64) & ((kMask >> (u & 63)) & 1);
+}
 // tf32, e4m3, e5m2, e4m3x2, e5m2x2: types only an instruction may name.
 constexpr bool IsInstructionOnlyType(ScalarType t) {
   return static_cast<int>(t) < kNumScalarTypes && types_internal::Row(t).instruction_only;

@@ -146,14 +146,14 @@ class Verifier {
     return absl::OkStatus();
   }
 
-  // Out of line, with the other error paths: its strings would otherwise
-  // sit in the frame of Run, which every check is called below.
-  // Instruction i defines %reg, first defined by instruction first_def.
+  // The error for instruction i defining %reg, which instruction first_def
+  // defined first. Out of line, with the other error paths: its strings
+  // would otherwise sit in the frame of Run, which every check is called
+  // below.
   [[gnu::cold]] [[gnu::noinline]] absl::Status DefinedTwice(size_t i, uint32_t reg, uint32_t first_def) const {
     std::string first = ir::FormatLoc(k_.body[first_def].loc);
-    return Error(i, StrCat("%", reg, " is defined twice",
-                                    first.empty() ? "" : StrCat(" (first at ", first, ")"),
-                                    "; declare it mutable to assign it again"));
+    return Error(i, StrCat("%", reg, " is defined twice", first.empty() ? "" : StrCat(" (first at ", first, ")"),
+                           "; declare it mutable to assign it again"));
   }
 
   // Error paths are cold: the compiler moves the code building their messages
@@ -1395,7 +1395,8 @@ class Verifier {
     return absl::OkStatus();
   }
 
-  // Instruction i binds a label bound first by instruction first_bound.
+  // The error for instruction i binding a label that instruction
+  // first_bound bound first (out of line, as DefinedTwice).
   [[gnu::cold]] [[gnu::noinline]] absl::Status BoundTwice(size_t i, uint32_t first_bound) const {
     std::string first = ir::FormatLoc(k_.body[first_bound].loc);
     return Error(i, StrCat("label is bound twice", first.empty() ? "" : StrCat(" (first at ", first, ")")));

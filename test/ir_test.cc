@@ -52,6 +52,16 @@ TEST_CASE("type names round-trip and sizes are right", "[types]") {
   REQUIRE(ir::TypeBits(ScalarType::kNone) == 0);
 }
 
+TEST_CASE("the half family's mask names f16 f16x2 bf16 bf16x2 and no type out of range", "[types]") {
+  std::vector<std::string> half;
+  for (int i = 0; i < 256; ++i) {
+    const ScalarType t = static_cast<ScalarType>(i);
+    if (ir::IsHalfFamilyNoBranch(t)) half.emplace_back(ir::TypeName(t));
+    if (i < ir::kNumScalarTypes) REQUIRE(ir::IsHalfFamilyNoBranch(t) == ir::IsHalfFamily(t));
+  }
+  REQUIRE(StrJoin(half, " ") == "f16 f16x2 bf16 bf16x2");
+}
+
 TEST_CASE("register classes, prefixes and declaration types", "[types]") {
   REQUIRE(ir::RegClassOf(ScalarType::kPred) == ir::RegClass::kPred);
   REQUIRE(ir::RegClassOf(ScalarType::kU8) == ir::RegClass::kB16);
