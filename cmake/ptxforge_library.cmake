@@ -10,4 +10,11 @@ function(ptxforge_add_library name)
   target_compile_features(${name} PUBLIC cxx_std_20)
   target_compile_options(${name} PRIVATE ${PTXFORGE_WARNINGS})
   target_link_libraries(${name} PUBLIC ${ARG_DEPS})
+  # Profile feedback (PTXFORGE_PGO in the top CMakeLists.txt): after the
+  # training run, and compiled again whenever it made a new profile.
+  if(PTXFORGE_PGO_USE_FLAGS)
+    target_compile_options(${name} PRIVATE ${PTXFORGE_PGO_USE_FLAGS})
+    add_dependencies(${name} ptxforge_pgo_training)
+    set_property(SOURCE ${ARG_SOURCES} APPEND PROPERTY OBJECT_DEPENDS ${PTXFORGE_PGO_STAMP})
+  endif()
 endfunction()
