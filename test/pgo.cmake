@@ -10,8 +10,9 @@ function(ptxforge_wrapped_regex out text)
 endfunction()
 
 # The training build's profiles of the library's objects are named for this
-# build's objects (-fprofile-prefix-path). Were they named apart, GCC would compile the
-# library as without profile feedback and say nothing (-Wno-missing-profile).
+# build's objects (-fprofile-prefix-path). Were they named apart, GCC would
+# compile the library as without profile feedback and say nothing
+# (-Wno-missing-profile).
 if(PTXFORGE_PGO_USE_FLAGS)
   set(_pgo_objects "")
   foreach(lib ptxforge_ir ptxforge_builder ptxforge_passes ptxforge_emit ptxforge_kernels ptxforge_runtime)
