@@ -12,7 +12,6 @@
 #include <vector>
 
 #include "absl/container/inlined_vector.h"
-#include "ir/register_numbering.h"
 #include "ir/semantics.h"
 
 namespace ptxforge::ir {
@@ -115,18 +114,25 @@ class Orderer {
   // The arrays by register and by instruction come from one allocation
   // (they were four vectors, and the run's arrays nine more: a first codegen
   // in a fresh process paid for each allocation, its growth and its free).
-  // The arrays by register have one entry more, BadReg()'s.
+  // The arrays by register have one entry more, BadReg()'s. The flat list
+  // of every instruction's uses has room for one entry per source and one
+  // for the guard (CollectUses writes each before it knows whether it reads a
+  // register).
   explicit Orderer(const Kernel& kernel)
       : kernel_(kernel),
         nregs_(kernel.regs.size()),
         n_(kernel.body.size()),
+        use_room_(UseRoom(kernel.body)),
         whole_(Carver::Bytes<uint64_t>(nregs_ + 1) + Carver::Bytes<uint32_t>(nregs_ + 1) +
-               Carver::Bytes<uint8_t>(nregs_ + 1) + Carver::Bytes<uint8_t>(n_) + Carver::Bytes<uint32_t>(n_)) {
+               Carver::Bytes<uint8_t>(nregs_ + 1) + Carver::Bytes<uint8_t>(n_) + Carver::Bytes<uint32_t>(n_) +
+               Carver::Bytes<uint32_t>(n_ + 1) + Carver::Bytes<uint32_t>(use_room_)) {
     first_use_ = whole_.Take<uint64_t>(nregs_ + 1);
     def_at_ = whole_.Take<uint32_t>(nregs_ + 1);
     readers_ = whole_.Take<uint8_t>(nregs_ + 1);
     state_ = whole_.Take<uint8_t>(n_);
     order_ = whole_.Take<uint32_t>(n_);
+    use_start_ = whole_.Take<uint32_t>(n_ + 1);
+    uses_ = whole_.Take<uint32_t>(use_room_);
     // kUnused and kNone are all ones, the counts and states zero; each pair
     // is adjacent (uint64_t, then uint32_t; then bytes): two memsets.
     static_assert(kUnused == UINT64_MAX && kNone == UINT32_MAX);
@@ -142,8 +148,10 @@ class Orderer {
     const uint32_t n = static_cast<uint32_t>(n_);
     uint32_t run = 0, longest = 0;  // movable instructions in a row
     size_t uses = 0, most_uses = 0;  // registers those read, and the instruction ending them
+    use_start_[0] = 0;
     for (uint32_t i = 0; i < n; ++i) {
-      const size_t reads = CountReaders(body[i]);
+      use_start_[i + 1] = CollectUses(body[i], use_start_[i]);
+      const size_t reads = CountReaders(i);
       if (Movable(kernel_, body[i])) {
         state_[i] = kMovable;
         longest = std::max(longest, ++run);
@@ -163,16 +171,13 @@ class Orderer {
     // one allocation for them all, no regrowth.
     run_ = std::make_unique<Carver>(Carver::Bytes<std::pair<uint64_t, uint32_t>>(longest) +
                                     Carver::Bytes<Frame>(longest) + 3 * Carver::Bytes<uint32_t>(longest) +
-                                    Carver::Bytes<uint32_t>(longest + 1) + Carver::Bytes<uint32_t>(longest + 2) +
-                                    2 * Carver::Bytes<uint32_t>(most_uses));
+                                    Carver::Bytes<uint32_t>(longest + 1) + Carver::Bytes<uint32_t>(most_uses));
     roots_.Init(run_->Take<std::pair<uint64_t, uint32_t>>(longest), longest);
     stack_.Init(run_->Take<Frame>(longest), longest);
     pending_.Init(run_->Take<uint32_t>(longest), longest);
     position_.Init(run_->Take<uint32_t>(longest), longest);
     ready_.Init(run_->Take<uint32_t>(longest), longest);
     edge_start_.Init(run_->Take<uint32_t>(longest + 1), longest + 1);
-    use_start_.Init(run_->Take<uint32_t>(longest + 2), longest + 2);
-    uses_.Init(run_->Take<uint32_t>(most_uses), most_uses);
     edges_.Init(run_->Take<uint32_t>(most_uses), most_uses);
     for (uint32_t end = n; end > 0;) {
       uint32_t begin = end - 1;
@@ -183,7 +188,7 @@ class Orderer {
         for (uint32_t k = end; k-- > begin;) NoteUses(Uses(order_[k]), k);
       } else {
         order_[begin] = begin;
-        NoteUses(kernel_.body[begin], begin);
+        NoteUses(Uses(begin), begin);
       }
       end = begin;
     }
@@ -202,15 +207,32 @@ class Orderer {
     uint32_t next;  // the index in uses_ of the next use of `inst` to visit
   };
 
-  // The register ids the current run's body[j] reads, in ForEachUse's
-  // order, from the run's flat list (made once per run by OrderRun: the
-  // walks below read it instead of the operands, whose kinds and guard
-  // they would test again each time). An id the kernel has no register for
-  // is BadReg() there (the verifier reports it).
-  std::span<const uint32_t> Uses(uint32_t j) const {
-    const uint32_t k = j - begin_;
-    return {uses_.begin() + use_start_[k], uses_.begin() + use_start_[k + 1]};
+  // The register ids body[j] reads, in ForEachUse's order, from the flat
+  // list CollectUses made in the first walk: the only walk over the
+  // operands. An id the kernel has no register for is BadReg() there (the
+  // verifier reports it).
+  std::span<const uint32_t> Uses(uint32_t j) const { return {uses_ + use_start_[j], uses_ + use_start_[j + 1]}; }
+
+  // Room for every instruction's uses: one per source and one for the guard.
+  static size_t UseRoom(const InstructionList& body) {
+    size_t room = 0;
+    for (const Instruction& inst : body) room += inst.srcs.size() + 1;
+    return room;
   }
+
+  // Appends the registers `inst` reads (ForEachUse's order: sources, then
+  // the guard) to uses_ at `at`, clamped, without a branch per operand: each
+  // source is written and kept only if it reads a register. Returns where
+  // the next instruction's start.
+  uint32_t CollectUses(const Instruction& inst, uint32_t at) {
+    for (const Operand& op : inst.srcs) {
+      uses_[at] = op.id < nregs_ ? op.id : BadReg();
+      at += op.reads_reg();
+    }
+    uses_[at] = inst.guard.id < nregs_ ? inst.guard.id : BadReg();
+    return at + inst.guard.valid();
+  }
+
   // The entry for ids out of range in the arrays by register: never
   // defined in a run, so never a producer.
   uint32_t BadReg() const { return static_cast<uint32_t>(nregs_); }
@@ -232,10 +254,6 @@ class Orderer {
   void NoteUses(std::span<const uint32_t> uses, uint32_t position) {
     for (uint32_t slot = 0; slot < uses.size(); ++slot) NoteUse(uses[slot], position, slot);
   }
-  void NoteUses(const Instruction& inst, uint32_t position) {
-    uint64_t slot = 0;
-    ForEachUse(inst, [&](Reg r) { NoteUse(Clamp(r), position, slot++); });
-  }
   uint32_t Clamp(Reg r) const { return r.id < nregs_ ? r.id : BadReg(); }
 
   // The earliest use of any result of `inst` (kUnused when none is read).
@@ -245,26 +263,18 @@ class Orderer {
     return key;
   }
 
-  // Whether `inst` reads `r` in a use before its `slot`-th (ForEachUse's
-  // order); never for the first (callers skip the walk for slot 0).
-  static bool ReadBefore(const Instruction& inst, Reg r, uint32_t slot) {
-    uint32_t k = 0;
-    bool seen = false;
-    ForEachUse(inst, [&](Reg u) {
-      if (k++ < slot && u.id == r.id) seen = true;
-    });
-    return seen;
-  }
-
   // readers_[r]: how many instructions of the kernel read r, counted up to
-  // 2. Returns how many registers `inst` reads (repeats included).
-  size_t CountReaders(const Instruction& inst) {
-    uint32_t slot = 0;
-    ForEachUse(inst, [&](Reg r) {
-      if (r.id < nregs_ && readers_[r.id] < 2 && (slot == 0 || !ReadBefore(inst, r, slot))) ++readers_[r.id];
-      ++slot;
-    });
-    return slot;
+  // 2 (a register body[i] reads twice counts once). Returns how many
+  // registers body[i] reads (repeats included).
+  size_t CountReaders(uint32_t i) {
+    const std::span<const uint32_t> uses = Uses(i);
+    for (uint32_t slot = 0; slot < uses.size(); ++slot) {
+      const uint32_t r = uses[slot];
+      if (r != BadReg() && readers_[r] < 2 && std::find(uses.begin(), uses.begin() + slot, r) == uses.begin() + slot) {
+        ++readers_[r];
+      }
+    }
+    return uses.size();
   }
 
   // Eager placement. An instruction that is the only reader of at least as
@@ -332,8 +342,10 @@ class Orderer {
           ready_.push_back(j);
         }
       }
-      // The first to place at the back.
-      std::sort(ready_.begin() + first, ready_.end(), [&](uint32_t a, uint32_t b) { return ReadyBefore(b, a); });
+      // The first to place at the back (mostly none or one: no sort).
+      if (ready_.size() - first > 1) {
+        std::sort(ready_.begin() + first, ready_.end(), [&](uint32_t a, uint32_t b) { return ReadyBefore(b, a); });
+      }
     }
   }
 
@@ -345,15 +357,6 @@ class Orderer {
     next_ = begin;
     const uint32_t length = end - begin;
     const bool ended = end < body.size();
-    // The registers each instruction of the run reads (and the one ending
-    // it), in one flat list: the only walk over their operands.
-    uses_.clear();
-    use_start_.resize(length + ended + 1);
-    for (uint32_t j = begin; j < end + ended; ++j) {
-      use_start_[j - begin] = static_cast<uint32_t>(uses_.size());
-      ForEachUse(body[j], [&](Reg r) { uses_.push_back(Clamp(r)); });
-    }
-    use_start_[length + ended] = static_cast<uint32_t>(uses_.size());
     pending_.assign(length, 0);
     position_.resize(length);
     edge_start_.assign(length + 1, 0);
@@ -420,14 +423,14 @@ class Orderer {
   void Visit(uint32_t root) {
     if (state_[root] & kVisited) return;
     state_[root] |= kVisited;
-    stack_.push_back(Frame{root, use_start_[root - begin_]});
+    stack_.push_back(Frame{root, use_start_[root]});
     while (!stack_.empty()) {
       Frame& top = stack_.back();
       if (state_[top.inst] & kPlaced) {  // by Place(), with the operand just placed
         stack_.pop_back();
         continue;
       }
-      if (top.next == use_start_[top.inst - begin_ + 1]) {
+      if (top.next == use_start_[top.inst + 1]) {
         const uint32_t placed = top.inst;
         stack_.pop_back();
         Place(placed);
@@ -436,13 +439,14 @@ class Orderer {
       const uint32_t p = Producer(uses_[top.next++], top.inst);
       if (p == kNone || (state_[p] & kVisited)) continue;
       state_[p] |= kVisited;
-      stack_.push_back(Frame{p, use_start_[p - begin_]});
+      stack_.push_back(Frame{p, use_start_[p]});
     }
   }
 
   const Kernel& kernel_;
   static constexpr uint64_t kUnused = UINT64_MAX;
   const size_t nregs_, n_;
+  const size_t use_room_;      // uses_'s entries
   Carver whole_;               // the arrays below by register and by instruction
   std::unique_ptr<Carver> run_;  // the run's arrays, made once the longest run is known
 
@@ -451,18 +455,17 @@ class Orderer {
   uint8_t* readers_;     // by register: instructions reading it, up to 2
   uint8_t* state_;       // by instruction
   uint32_t* order_;      // by position: the instruction placed there
+  // The registers body[j] reads: uses_[use_start_[j] .. use_start_[j + 1]).
+  uint32_t* use_start_;
+  uint32_t* uses_;
   FixedArray<Frame> stack_;
   FixedArray<std::pair<uint64_t, uint32_t>> roots_;  // (first use, instruction)
   // The current run's, by instruction - begin_: uses of the run's results
-  // not yet placed, where it was placed, its readers in the run
-  // (edges_[edge_start_[k] .. edge_start_[k + 1])), and the registers it
-  // reads (uses_[use_start_[k] .. use_start_[k + 1]); the instruction ending
-  // the run, if any, at k = length).
+  // not yet placed, where it was placed, and its readers in the run
+  // (edges_[edge_start_[k] .. edge_start_[k + 1])).
   FixedArray<uint32_t> pending_;
   FixedArray<uint32_t> position_;
   FixedArray<uint32_t> edge_start_;
-  FixedArray<uint32_t> use_start_;
-  FixedArray<uint32_t> uses_;
   FixedArray<uint32_t> edges_;
   FixedArray<uint32_t> ready_;  // Place()'s work list
   uint32_t begin_ = 0;
