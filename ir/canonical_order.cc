@@ -114,25 +114,22 @@ class Orderer {
   // The arrays by register and by instruction come from one allocation
   // (they were four vectors, and the run's arrays nine more: a first codegen
   // in a fresh process paid for each allocation, its growth and its free).
-  // The arrays by register have one entry more, BadReg()'s. The flat list
-  // of every instruction's uses has room for one entry per source and one
-  // for the guard (CollectUses writes each before it knows whether it reads a
-  // register).
+  // The arrays by register have one entry more, BadReg()'s. `one_` holds
+  // the uses of one instruction (CollectUses).
   explicit Orderer(const Kernel& kernel)
       : kernel_(kernel),
         nregs_(kernel.regs.size()),
         n_(kernel.body.size()),
-        use_room_(UseRoom(kernel.body)),
+        one_room_(UseRoom(kernel.body)),
         whole_(Carver::Bytes<uint64_t>(nregs_ + 1) + Carver::Bytes<uint32_t>(nregs_ + 1) +
                Carver::Bytes<uint8_t>(nregs_ + 1) + Carver::Bytes<uint8_t>(n_) + Carver::Bytes<uint32_t>(n_) +
-               Carver::Bytes<uint32_t>(n_ + 1) + Carver::Bytes<uint32_t>(use_room_)) {
+               Carver::Bytes<uint32_t>(one_room_)) {
     first_use_ = whole_.Take<uint64_t>(nregs_ + 1);
     def_at_ = whole_.Take<uint32_t>(nregs_ + 1);
     readers_ = whole_.Take<uint8_t>(nregs_ + 1);
     state_ = whole_.Take<uint8_t>(n_);
     order_ = whole_.Take<uint32_t>(n_);
-    use_start_ = whole_.Take<uint32_t>(n_ + 1);
-    uses_ = whole_.Take<uint32_t>(use_room_);
+    one_ = whole_.Take<uint32_t>(one_room_);
     // kUnused and kNone are all ones, the counts and states zero; each pair
     // is adjacent (uint64_t, then uint32_t; then bytes): two memsets.
     static_assert(kUnused == UINT64_MAX && kNone == UINT32_MAX);
@@ -148,19 +145,23 @@ class Orderer {
     const uint32_t n = static_cast<uint32_t>(n_);
     uint32_t run = 0, longest = 0;  // movable instructions in a row
     size_t uses = 0, most_uses = 0;  // registers those read, and the instruction ending them
-    use_start_[0] = 0;
+    size_t room = 0, most_room = 0;  // the same in CollectUses's room
     for (uint32_t i = 0; i < n; ++i) {
-      use_start_[i + 1] = CollectUses(body[i], use_start_[i]);
-      const size_t reads = CountReaders(i);
+      const size_t reads = CountReaders(OneUses(body[i]));
+      const size_t its_room = body[i].srcs.size() + 1;
       if (Movable(kernel_, body[i])) {
         state_[i] = kMovable;
         longest = std::max(longest, ++run);
         uses += reads;
         most_uses = std::max(most_uses, uses);
+        room += its_room;
+        most_room = std::max(most_room, room);
       } else {
         most_uses = std::max(most_uses, uses + reads);
+        most_room = std::max(most_room, room + its_room);
         run = 0;
         uses = 0;
+        room = 0;
       }
     }
     // The runs (maximal sequences of movable instructions) and the fixed
@@ -171,13 +172,16 @@ class Orderer {
     // one allocation for them all, no regrowth.
     run_ = std::make_unique<Carver>(Carver::Bytes<std::pair<uint64_t, uint32_t>>(longest) +
                                     Carver::Bytes<Frame>(longest) + 3 * Carver::Bytes<uint32_t>(longest) +
-                                    Carver::Bytes<uint32_t>(longest + 1) + Carver::Bytes<uint32_t>(most_uses));
+                                    Carver::Bytes<uint32_t>(longest + 1) + Carver::Bytes<uint32_t>(longest + 2) +
+                                    Carver::Bytes<uint32_t>(most_room) + Carver::Bytes<uint32_t>(most_uses));
     roots_.Init(run_->Take<std::pair<uint64_t, uint32_t>>(longest), longest);
     stack_.Init(run_->Take<Frame>(longest), longest);
     pending_.Init(run_->Take<uint32_t>(longest), longest);
     position_.Init(run_->Take<uint32_t>(longest), longest);
     ready_.Init(run_->Take<uint32_t>(longest), longest);
     edge_start_.Init(run_->Take<uint32_t>(longest + 1), longest + 1);
+    use_start_ = run_->Take<uint32_t>(longest + 2);
+    uses_ = run_->Take<uint32_t>(most_room);
     edges_.Init(run_->Take<uint32_t>(most_uses), most_uses);
     for (uint32_t end = n; end > 0;) {
       uint32_t begin = end - 1;
@@ -188,7 +192,7 @@ class Orderer {
         for (uint32_t k = end; k-- > begin;) NoteUses(Uses(order_[k]), k);
       } else {
         order_[begin] = begin;
-        NoteUses(Uses(begin), begin);
+        NoteUses(OneUses(kernel_.body[begin]), begin);
       }
       end = begin;
     }
@@ -207,30 +211,42 @@ class Orderer {
     uint32_t next;  // the index in uses_ of the next use of `inst` to visit
   };
 
-  // The register ids body[j] reads, in ForEachUse's order, from the flat
-  // list CollectUses made in the first walk: the only walk over the
-  // operands. An id the kernel has no register for is BadReg() there (the
-  // verifier reports it).
-  std::span<const uint32_t> Uses(uint32_t j) const { return {uses_ + use_start_[j], uses_ + use_start_[j + 1]}; }
+  // The register ids the current run's body[j] reads, in ForEachUse's
+  // order, from the run's flat list (made once per run by OrderRun: the
+  // walks below read it instead of the operands, whose kinds and guard
+  // they would test again each time). An id the kernel has no register for
+  // is BadReg() there (the verifier reports it). A list for the whole body
+  // read the same (vector_add's first codegen 0.961 and 1/1.034, session
+  // 28) but made BM_Build at 1M 1.05-1.16x slower with 9-16 B/inst more
+  // peak: it is written and read back from memory, a run's from L1.
+  std::span<const uint32_t> Uses(uint32_t j) const {
+    const uint32_t k = j - begin_;
+    return {uses_ + use_start_[k], uses_ + use_start_[k + 1]};
+  }
 
-  // Room for every instruction's uses: one per source and one for the guard.
+  // The most any instruction's uses need of CollectUses's room: one entry
+  // per source and one for the guard.
   static size_t UseRoom(const InstructionList& body) {
     size_t room = 0;
-    for (const Instruction& inst : body) room += inst.srcs.size() + 1;
+    for (const Instruction& inst : body) room = std::max(room, inst.srcs.size() + 1);
     return room;
   }
 
-  // Appends the registers `inst` reads (ForEachUse's order: sources, then
-  // the guard) to uses_ at `at`, clamped, without a branch per operand: each
-  // source is written and kept only if it reads a register. Returns where
-  // the next instruction's start.
-  uint32_t CollectUses(const Instruction& inst, uint32_t at) {
+  // Writes the registers `inst` reads (ForEachUse's order: sources, then the
+  // guard) to out[at...], clamped, without a branch per operand: each
+  // source is written, and kept only if it reads a register (room for
+  // srcs.size() + 1 entries). Returns the end of what it kept.
+  uint32_t CollectUses(const Instruction& inst, uint32_t* out, uint32_t at) const {
     for (const Operand& op : inst.srcs) {
-      uses_[at] = op.id < nregs_ ? op.id : BadReg();
+      out[at] = op.id < nregs_ ? op.id : BadReg();
       at += op.reads_reg();
     }
-    uses_[at] = inst.guard.id < nregs_ ? inst.guard.id : BadReg();
+    out[at] = inst.guard.id < nregs_ ? inst.guard.id : BadReg();
     return at + inst.guard.valid();
+  }
+  // The registers `inst` reads, in one_ (valid until the next call).
+  std::span<const uint32_t> OneUses(const Instruction& inst) {
+    return {one_, CollectUses(inst, one_, 0)};
   }
 
   // The entry for ids out of range in the arrays by register: never
@@ -264,10 +280,9 @@ class Orderer {
   }
 
   // readers_[r]: how many instructions of the kernel read r, counted up to
-  // 2 (a register body[i] reads twice counts once). Returns how many
-  // registers body[i] reads (repeats included).
-  size_t CountReaders(uint32_t i) {
-    const std::span<const uint32_t> uses = Uses(i);
+  // 2 (a register one instruction reads twice counts once). Takes the
+  // registers one instruction reads; returns how many (repeats included).
+  size_t CountReaders(std::span<const uint32_t> uses) {
     for (uint32_t slot = 0; slot < uses.size(); ++slot) {
       const uint32_t r = uses[slot];
       if (r != BadReg() && readers_[r] < 2 && std::find(uses.begin(), uses.begin() + slot, r) == uses.begin() + slot) {
@@ -357,6 +372,14 @@ class Orderer {
     next_ = begin;
     const uint32_t length = end - begin;
     const bool ended = end < body.size();
+    // The registers each instruction of the run reads (and the one ending
+    // it), in one flat list: the run's only walk over their operands.
+    uint32_t at = 0;
+    for (uint32_t j = begin; j < end + ended; ++j) {
+      use_start_[j - begin] = at;
+      at = CollectUses(body[j], uses_, at);
+    }
+    use_start_[length + ended] = at;
     pending_.assign(length, 0);
     position_.resize(length);
     edge_start_.assign(length + 1, 0);
@@ -423,14 +446,14 @@ class Orderer {
   void Visit(uint32_t root) {
     if (state_[root] & kVisited) return;
     state_[root] |= kVisited;
-    stack_.push_back(Frame{root, use_start_[root]});
+    stack_.push_back(Frame{root, use_start_[root - begin_]});
     while (!stack_.empty()) {
       Frame& top = stack_.back();
       if (state_[top.inst] & kPlaced) {  // by Place(), with the operand just placed
         stack_.pop_back();
         continue;
       }
-      if (top.next == use_start_[top.inst + 1]) {
+      if (top.next == use_start_[top.inst - begin_ + 1]) {
         const uint32_t placed = top.inst;
         stack_.pop_back();
         Place(placed);
@@ -439,14 +462,14 @@ class Orderer {
       const uint32_t p = Producer(uses_[top.next++], top.inst);
       if (p == kNone || (state_[p] & kVisited)) continue;
       state_[p] |= kVisited;
-      stack_.push_back(Frame{p, use_start_[p]});
+      stack_.push_back(Frame{p, use_start_[p - begin_]});
     }
   }
 
   const Kernel& kernel_;
   static constexpr uint64_t kUnused = UINT64_MAX;
   const size_t nregs_, n_;
-  const size_t use_room_;      // uses_'s entries
+  const size_t one_room_;      // one_'s entries
   Carver whole_;               // the arrays below by register and by instruction
   std::unique_ptr<Carver> run_;  // the run's arrays, made once the longest run is known
 
@@ -455,17 +478,19 @@ class Orderer {
   uint8_t* readers_;     // by register: instructions reading it, up to 2
   uint8_t* state_;       // by instruction
   uint32_t* order_;      // by position: the instruction placed there
-  // The registers body[j] reads: uses_[use_start_[j] .. use_start_[j + 1]).
-  uint32_t* use_start_;
-  uint32_t* uses_;
+  uint32_t* one_;        // the uses of one instruction (OneUses)
   FixedArray<Frame> stack_;
   FixedArray<std::pair<uint64_t, uint32_t>> roots_;  // (first use, instruction)
   // The current run's, by instruction - begin_: uses of the run's results
-  // not yet placed, where it was placed, and its readers in the run
-  // (edges_[edge_start_[k] .. edge_start_[k + 1])).
+  // not yet placed, where it was placed, its readers in the run
+  // (edges_[edge_start_[k] .. edge_start_[k + 1])), and the registers it
+  // reads (uses_[use_start_[k] .. use_start_[k + 1]); the instruction ending
+  // the run, if any, at k = length).
   FixedArray<uint32_t> pending_;
   FixedArray<uint32_t> position_;
   FixedArray<uint32_t> edge_start_;
+  uint32_t* use_start_ = nullptr;
+  uint32_t* uses_ = nullptr;
   FixedArray<uint32_t> edges_;
   FixedArray<uint32_t> ready_;  // Place()'s work list
   uint32_t begin_ = 0;
