@@ -1756,14 +1756,16 @@ uint64_t Fingerprint(const Kernel& kernel) {
                uint64_t{v.count} << 32,
            v.align);
   }
+  // Registers and labels by their hints' ids, then the names those ids
+  // index: one word per register, with no branch on whether it has a hint.
   h.Word(kernel.regs.size());
   for (const RegInfo& r : kernel.regs) {
-    const std::string_view hint = kernel.hint_text(r.hint_id);
-    h.Word(static_cast<uint64_t>(r.type) | uint64_t{r.is_mutable} << 8 | uint64_t{hint.size()} << 16);
-    if (!hint.empty()) h.Bytes(hint);
+    h.Word(static_cast<uint64_t>(r.type) | uint64_t{r.is_mutable} << 8 | uint64_t{r.hint_id} << 32);
   }
   h.Word(kernel.labels.size());
-  for (const LabelInfo& l : kernel.labels) h.Bytes(kernel.hint_text(l.hint_id));
+  for (const LabelInfo& l : kernel.labels) h.Word(l.hint_id);
+  h.Word(kernel.names.size());
+  for (const std::string& name : kernel.names) h.Bytes(name);
   h.Word(kernel.body.size());
   for (const Instruction& inst : kernel.body) {
     uint64_t mods[4] = {0, 0, 0, 0};

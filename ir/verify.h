@@ -100,8 +100,9 @@ absl::Status VerifyKernel(const Kernel& kernel);
 // that the kernel is unchanged since, which costs a hash of the kernel.
 //
 // A 64-bit digest of everything VerifyKernel reads: the name, target,
-// params, variables, register table, labels, body (not source locations),
-// raw PTX and launch bounds. Not `stats` nor the mark. Never 0.
+// params, variables, register table, labels, the names their hints index,
+// body (not source locations), raw PTX and launch bounds. Not `stats` nor
+// the mark. Never 0.
 uint64_t Fingerprint(const Kernel& kernel);
 // Records that `kernel`, as it is now, passed VerifyKernel. Only code that
 // has just verified it (or derived it from a verified kernel by a
