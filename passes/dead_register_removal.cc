@@ -1,6 +1,8 @@
 // Dead-register removal by marking from effects, in one backward sweep.
 #include "passes/dead_register_removal.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <utility>
 #include <vector>
 
@@ -33,7 +35,9 @@ size_t RemoveDeadRegisters(ir::Kernel& kernel, Analyses& analyses) {
   // definitions is built: code where everything is live, what a pipeline
   // run mostly meets, allocates nothing per register but the live bits.
   std::vector<bool> live(n, false);
-  std::vector<bool> reg_live(nregs, false);
+  // By register; one entry more, which marking without a branch (below)
+  // sets for operands that read no register and nothing reads.
+  std::vector<uint8_t> reg_live(nregs + 1, 0);
   std::vector<uint32_t> head;  // by register: its last entry in swept_dead; made at the first dead definition
   std::vector<std::pair<uint32_t, uint32_t>> swept_dead;  // (instruction, the register's previous entry)
   std::vector<uint32_t> work;
@@ -70,6 +74,19 @@ size_t RemoveDeadRegisters(ir::Kernel& kernel, Analyses& analyses) {
     }
     live[i] = true;
     ++live_count;
+    if (head.empty()) {
+      // No definition swept dead yet (what a pipeline run mostly meets):
+      // marking a register live makes nothing else live, so the reads are
+      // marked without a branch per operand (as RegisterNumbering::Compute
+      // marks them: what reads no register marks the spare entry).
+      const uint32_t spare = static_cast<uint32_t>(nregs);
+      for (const ir::Operand& op : inst.srcs) {
+        const uint32_t reads = op.reads_reg();
+        reg_live[spare + ((std::min(op.id, spare) - spare) & (0 - reads))] = 1;
+      }
+      reg_live[std::min(inst.guard.id, spare)] = 1;  // kInvalidId when unguarded
+      continue;
+    }
     ir::ForEachUse(inst, mark_reg);
     while (!work.empty()) {
       const uint32_t j = work.back();
