@@ -118,6 +118,14 @@ struct Operand {
   bool reads_reg() const {
     return (kind == OperandKind::kReg) | ((kind == OperandKind::kAddress) & (base == AddressBase::kReg));
   }
+  // An index into a table by register with one spare entry at `spare` (the
+  // register count): the register this operand reads, or `spare` when it
+  // reads none or names one past the table. Without a branch (a mask, where
+  // g++ made the choice a branch), for walks that mark what operands read.
+  uint32_t ReadRegIndex(uint32_t spare) const {
+    const uint32_t reads = reads_reg();
+    return spare + ((std::min(id, spare) - spare) & (0 - reads));
+  }
 };
 
 enum class Rounding : uint8_t { kNone, kRn, kRz, kRm, kRp, kRni, kRzi, kRmi, kRpi };

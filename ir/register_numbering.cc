@@ -16,12 +16,7 @@ RegisterNumbering RegisterNumbering::Compute(const Kernel& kernel) {
   uint32_t* const entry = n.entry.data();
   for (const Instruction& inst : kernel.body) {
     for (Reg d : inst.dsts) entry[std::min(d.id, size)] = 0;
-    for (const Operand& op : inst.srcs) {
-      // The index is min(op.id, size) when the operand reads a register,
-      // else size (by a mask: g++ made the choice a branch).
-      const uint32_t reads = op.reads_reg();
-      entry[size + ((std::min(op.id, size) - size) & (0 - reads))] = 0;
-    }
+    for (const Operand& op : inst.srcs) entry[op.ReadRegIndex(size)] = 0;
     entry[std::min(inst.guard.id, size)] = 0;  // kInvalidId when unguarded
   }
   n.entry.pop_back();

@@ -77,13 +77,10 @@ size_t RemoveDeadRegisters(ir::Kernel& kernel, Analyses& analyses) {
     if (head.empty()) {
       // No definition swept dead yet (what a pipeline run mostly meets):
       // marking a register live makes nothing else live, so the reads are
-      // marked without a branch per operand (as RegisterNumbering::Compute
-      // marks them: what reads no register marks the spare entry).
+      // marked without a branch per operand (what reads no register marks
+      // the spare entry).
       const uint32_t spare = static_cast<uint32_t>(nregs);
-      for (const ir::Operand& op : inst.srcs) {
-        const uint32_t reads = op.reads_reg();
-        reg_live[spare + ((std::min(op.id, spare) - spare) & (0 - reads))] = 1;
-      }
+      for (const ir::Operand& op : inst.srcs) reg_live[op.ReadRegIndex(spare)] = 1;
       reg_live[std::min(inst.guard.id, spare)] = 1;  // kInvalidId when unguarded
       continue;
     }

@@ -62,6 +62,21 @@ TEST_CASE("the half family's mask names f16 f16x2 bf16 bf16x2 and no type out of
   REQUIRE(StrJoin(half, " ") == "f16 f16x2 bf16 bf16x2");
 }
 
+TEST_CASE("an operand's register index is the register it reads or the spare entry", "[types]") {
+  using ir::Operand;
+  const uint32_t spare = 10;
+  CHECK(Operand(ir::Reg{3}).ReadRegIndex(spare) == 3);
+  CHECK(Operand(ir::Reg{9}).ReadRegIndex(spare) == 9);
+  CHECK(Operand(ir::Reg{10}).ReadRegIndex(spare) == 10);   // past the table: the spare
+  CHECK(Operand(ir::Reg{4000}).ReadRegIndex(spare) == 10);
+  CHECK(Operand::AddrReg(ir::Reg{7}, 16).ReadRegIndex(spare) == 7);
+  CHECK(Operand::Imm(ScalarType::kU32, 3).ReadRegIndex(spare) == 10);  // id 0, but no register
+  CHECK(Operand::AddrParam(2).ReadRegIndex(spare) == 10);
+  CHECK(Operand::AddrSymbol(1, 0).ReadRegIndex(spare) == 10);
+  CHECK(Operand::Special(ir::SpecialReg::kTidX).ReadRegIndex(spare) == 10);
+  CHECK(Operand::FromLabel(ir::Label{5}).ReadRegIndex(spare) == 10);
+}
+
 TEST_CASE("register classes, prefixes and declaration types", "[types]") {
   REQUIRE(ir::RegClassOf(ScalarType::kPred) == ir::RegClass::kPred);
   REQUIRE(ir::RegClassOf(ScalarType::kU8) == ir::RegClass::kB16);
