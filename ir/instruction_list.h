@@ -210,6 +210,12 @@ class InstructionList {
   // kFirstCapacity or more unused, so that a finished body holds less than
   // that; a later push_back grows that chunk again like a vector.
   void shrink_to_fit();
+  // Whether this thread keeps a freed first chunk (kFirstCapacity
+  // instructions) for its next body: one is kept when a body holding one is
+  // freed and none is kept yet, taken by the next list that asks for that
+  // size, and freed when the thread exits. At most one per thread (3,840
+  // bytes); for tests.
+  static bool ThreadHoldsSpareChunk();
 
   iterator insert(const_iterator pos, Instruction inst);
   template <typename It>
@@ -242,6 +248,9 @@ class InstructionList {
   // Whether the last chunk holds fewer than kChunkSize (every other chunk is
   // full size), or there is none.
   bool LastIsShort() const { return (capacity_ & (kChunkSize - 1)) != 0 || capacity_ == 0; }
+  // The instructions chunk c holds room for: kChunkSize, but the last
+  // chunk's may be fewer.
+  size_t ChunkCapacity(size_t c) const { return c + 1 < num_chunks_ ? kChunkSize : capacity_ - (c << kChunkShift); }
   // Frees the chunks past the one that holds the last instruction.
   void FreePastEnd();
   // Reallocates the last chunk (the first when there is none) to hold n
@@ -249,8 +258,11 @@ class InstructionList {
   void ResizeLast(size_t n);
   // Moves [from, size) to start at `at` (elements [at, from) follow them).
   void Rotate(size_t at, size_t from);
+  // A chunk of n instructions, and its release (n: the size it was
+  // allocated with). A chunk of kFirstCapacity is kept for the thread's
+  // next one (ir/instruction_list.cc).
   static Instruction* AllocateChunk(size_t n);
-  static void FreeChunk(Instruction* chunk);
+  static void FreeChunk(Instruction* chunk, size_t n);
 
   // The chunk table: inline_chunk_ while there is at most one chunk.
   Instruction** chunks_ = &inline_chunk_;

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -181,6 +182,67 @@ TEST_CASE("InstructionList cuts its last chunk to fit and grows it again", "[lay
   CHECK(copy.capacity() == 0);
   copy.push_back(Numbered(1));
   CHECK(copy.capacity() == InstructionList::kFirstCapacity);
+}
+
+// A record of what a list freed by a thread exit handler left behind: an
+// object whose destructor runs after the kept chunk's owner (thread_local
+// objects are destroyed in the reverse order of their construction, and
+// this one is made before the thread keeps any chunk).
+struct LateFree {
+  InstructionList list;
+  bool* kept_after = nullptr;
+  ~LateFree() {
+    list = InstructionList();  // frees its first chunk
+    *kept_after = InstructionList::ThreadHoldsSpareChunk();
+  }
+};
+
+// A thread keeps the first chunk of a freed body (kFirstCapacity
+// instructions, what a builder reserves) for its next body, one at most,
+// and frees it when it exits (ASan's leak check reports it otherwise, in
+// the sanitizer build); a chunk freed after that is not kept.
+TEST_CASE("a freed body's first chunk is kept for the thread's next body", "[layout]") {
+  bool held_at_start = true, held_after_free = false, reused = false, held_after_reuse = true;
+  bool other_size_kept = true, held_after_c_freed = false, kept_after_exit = true;
+  std::thread([&] {
+    thread_local LateFree late;
+    late.kept_after = &kept_after_exit;
+    late.list.push_back(Numbered(9));
+    held_at_start = InstructionList::ThreadHoldsSpareChunk();
+    const ir::Instruction* chunk = nullptr;
+    {
+      InstructionList a;
+      a.push_back(Numbered(0));  // a first chunk of kFirstCapacity
+      InstructionList b;
+      b.push_back(Numbered(1));
+      chunk = &b[0];
+      // Destroyed b, then a: b's chunk is kept, a's freed.
+    }
+    held_after_free = InstructionList::ThreadHoldsSpareChunk();
+    InstructionList c;
+    c.reserve(InstructionList::kFirstCapacity);
+    reused = &c.emplace_back(Numbered(2)) == chunk;
+    held_after_reuse = InstructionList::ThreadHoldsSpareChunk();
+    {
+      InstructionList d;
+      d.reserve(InstructionList::kFirstCapacity + 1);  // a chunk of another size
+      d.push_back(Numbered(3));
+    }
+    other_size_kept = InstructionList::ThreadHoldsSpareChunk();
+    c = InstructionList();
+    held_after_c_freed = InstructionList::ThreadHoldsSpareChunk();
+    InstructionList e;
+    e.push_back(Numbered(4));  // takes it again
+    e.push_back(Numbered(5));
+    e = InstructionList();  // and the thread exits holding it
+  }).join();
+  CHECK(!held_at_start);
+  CHECK(held_after_free);
+  CHECK(reused);
+  CHECK(!held_after_reuse);
+  CHECK(!other_size_kept);
+  CHECK(held_after_c_freed);
+  CHECK(!kept_after_exit);
 }
 
 // The builder hands over a body with less than kFirstCapacity instructions
