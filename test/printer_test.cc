@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <string>
+#include <thread>
 
 #include "builder/kernel_builder.h"
 #include "builder/memory.h"
@@ -671,6 +672,61 @@ TEST_CASE("printing is deterministic", "[printer]") {
   }
 }
 
+// A kernel whose text is far longer than the printer's estimate: 40 labels
+// with hints of 2,000 characters (each printed twice, at its branch and its
+// definition), estimated at a few bytes each: 3,115 bytes in all, under
+// the printer's 4 KiB for a kept buffer.
+ir::Kernel LongHints() {
+  ir::Kernel k;
+  k.name = "long_hints";
+  for (int i = 0; i < 40; ++i) {
+    const ir::Label label = k.AddLabel(std::string(2000, static_cast<char>('a' + i % 26)));
+    ir::Instruction bra;
+    bra.op = ir::Opcode::kBra;
+    bra.srcs.push_back(ir::Operand::FromLabel(label));
+    k.body.push_back(bra);
+    ir::Instruction def;
+    def.op = ir::Opcode::kLabel;
+    def.srcs.push_back(ir::Operand::FromLabel(label));
+    k.body.push_back(def);
+  }
+  ir::Instruction ret;
+  ret.op = ir::Opcode::kRet;
+  k.body.push_back(ret);
+  return k;
+}
+
+// From a thread's second print on, a small module's text is printed into a
+// buffer the thread keeps and returned as a copy of exactly its size
+// (emit/ptx_printer.cc); the first print of a thread goes straight into the
+// result. Both give the same text, the buffer never holds a previous text's
+// bytes, and it keeps no more than 4 KiB, even after a text outgrew it.
+TEST_CASE("a thread's later prints go through the buffer it keeps and give the same text", "[printer]") {
+  const ir::Kernel small = Scale();
+  const ir::Kernel hinted = LongHints();
+  std::string first, second, third, long_kept, long_straight;
+  size_t second_capacity = 0, kept_before = 0, kept_after_second = 0, kept_after_long = 0;
+  std::thread([&] {
+    first = *emit::PrintPtx(small);
+    kept_before = emit::KeptPtxBufferCapacity();
+    second = *emit::PrintPtx(small);
+    second_capacity = second.capacity();
+    kept_after_second = emit::KeptPtxBufferCapacity();
+    long_kept = *emit::PrintPtx(hinted);
+    kept_after_long = emit::KeptPtxBufferCapacity();
+    third = *emit::PrintPtx(small);
+  }).join();
+  std::thread([&] { long_straight = *emit::PrintPtx(hinted); }).join();
+  CHECK(first.size() > 500);
+  CHECK(second == first);
+  CHECK(third == first);
+  CHECK(second_capacity == second.size());
+  CHECK(kept_before == 0);
+  CHECK(kept_after_second >= first.size());
+  CHECK(long_kept.size() > 160000);
+  CHECK(long_kept == long_straight);
+  CHECK(kept_after_long <= 4096);
+}
 
 // mma's register groups print in braces, its four types and shape/layout in
 // PTX order; the fp8 packing conversions print their .rn.satfinite.
