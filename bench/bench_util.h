@@ -27,18 +27,33 @@ T OrDie(absl::StatusOr<T> v) {
   return *std::move(v);
 }
 
+// The two halves of Disturb(). SweepCaches writes a byte of each line of
+// 64 MiB (evicting the caches); ChurnHeap allocates 4000 blocks of random
+// sizes (16 to 4111 bytes) and frees them in random order, which leaves
+// glibc's shared bins unsorted until a later request they must serve.
+inline std::mt19937& DisturbRng() {
+  static std::mt19937 rng(1);
+  return rng;
+}
+inline void SweepCaches() {
+  static std::vector<char> junk(64 << 20);
+  for (size_t i = 0; i < junk.size(); i += 64) junk[i] = static_cast<char>(junk[i] + 1);
+  volatile char sink = junk[DisturbRng()() % junk.size()];
+  (void)sink;
+}
+inline void ChurnHeap() {
+  std::mt19937& rng = DisturbRng();
+  std::vector<std::unique_ptr<char[]>> blocks;
+  for (int i = 0; i < 4000; ++i) blocks.emplace_back(new char[16 + rng() % 4096]);
+  std::shuffle(blocks.begin(), blocks.end(), rng);
+}
+
 // Unrelated work, to run before a measurement of codegen "after other work":
 // sweeps 64 MiB (evicting the caches) and churns the heap (4000 blocks of
 // random sizes, allocated and freed in random order).
 inline void Disturb() {
-  static std::vector<char> junk(64 << 20);
-  static std::mt19937 rng(1);
-  for (size_t i = 0; i < junk.size(); i += 64) junk[i] = static_cast<char>(junk[i] + 1);
-  std::vector<std::unique_ptr<char[]>> blocks;
-  for (int i = 0; i < 4000; ++i) blocks.emplace_back(new char[16 + rng() % 4096]);
-  std::shuffle(blocks.begin(), blocks.end(), rng);
-  volatile char sink = junk[rng() % junk.size()];
-  (void)sink;
+  SweepCaches();
+  ChurnHeap();
 }
 
 }  // namespace ptxforge::bench

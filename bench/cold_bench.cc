@@ -12,7 +12,8 @@
 //   and heap pages; counted outside the timed stages).
 // after other work: in this process, before each of RUNS codegens, a 64 MiB
 //   sweep evicts the caches and 4000 heap blocks of random sizes are
-//   allocated and freed in random order.
+//   allocated and freed in random order; diagnostic rows: the sweep alone,
+//   and the heap churn alone (the three interleaved).
 // warm: back-to-back codegens in this process (201 of them).
 // where the faults land: RUNS more fresh processes, untimed, compare
 //   /proc/self/pagemap before and after their first codegen and count the
@@ -409,7 +410,7 @@ int main(int argc, char** argv) {
   }
   std::string me = SelfPath(argv[0]);
 
-  std::vector<std::vector<double>> fresh, heap, prefaulted, cached, second, after, warm;
+  std::vector<std::vector<double>> fresh, heap, prefaulted, cached, second, after, swept, churned, warm;
   for (int i = 0; i < runs; ++i) {
     fresh.push_back(RunChild(me, "first"));
     heap.push_back(RunChild(me, "heap"));
@@ -422,6 +423,10 @@ int main(int argc, char** argv) {
   for (int i = 0; i < runs; ++i) {
     bench::Disturb();
     after.push_back(AsRow(Codegen()));
+    bench::SweepCaches();
+    swept.push_back(AsRow(Codegen()));
+    bench::ChurnHeap();
+    churned.push_back(AsRow(Codegen()));
   }
   for (int i = 0; i < 201; ++i) warm.push_back(AsRow(Codegen()));
 
@@ -453,6 +458,8 @@ int main(int argc, char** argv) {
               runs, Mean(by_kind[0]), Mean(by_kind[1]), Mean(by_kind[2]), Mean(by_kind[3]), Mean(by_kind[4]),
               Mean(by_kind[5]), Mean(by_kind[6]));
   Row("after other work", after, 5);
+  Row(" caches swept only", swept, 5);
+  Row(" heap churned only", churned, 5);
   Row("warm", warm, 5);
   return 0;
 }
