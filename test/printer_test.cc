@@ -636,10 +636,8 @@ TEST_CASE("the PTX printer's line buffer prints what the general formatter print
   }
 }
 
-TEST_CASE("a line break in a label hint is indented like raw PTX's", "[printer]") {
-  ir::Kernel k;
-  k.name = "hint_lines";
-  const ir::Label label = k.AddLabel("a\nb");
+// Appends `bra label` and then the definition of `label`.
+void AppendBranchToNext(ir::Kernel& k, ir::Label label) {
   ir::Instruction bra;
   bra.op = ir::Opcode::kBra;
   bra.srcs.push_back(ir::Operand::FromLabel(label));
@@ -648,9 +646,18 @@ TEST_CASE("a line break in a label hint is indented like raw PTX's", "[printer]"
   def.op = ir::Opcode::kLabel;
   def.srcs.push_back(ir::Operand::FromLabel(label));
   k.body.push_back(def);
+}
+void AppendRet(ir::Kernel& k) {
   ir::Instruction ret;
   ret.op = ir::Opcode::kRet;
   k.body.push_back(ret);
+}
+
+TEST_CASE("a line break in a label hint is indented like raw PTX's", "[printer]") {
+  ir::Kernel k;
+  k.name = "hint_lines";
+  AppendBranchToNext(k, k.AddLabel("a\nb"));
+  AppendRet(k);
   absl::StatusOr<std::string> ptx = emit::PrintPtx(k);
   REQUIRE(Msg(ptx) == "OK");
   CHECK(ptx->substr(ptx->find("{\n")) == "{\n\n\tbra $L0_a\n\tb;\n$L0_a\nb:\n\tret;\n}\n");
@@ -679,20 +686,8 @@ TEST_CASE("printing is deterministic", "[printer]") {
 ir::Kernel LongHints() {
   ir::Kernel k;
   k.name = "long_hints";
-  for (int i = 0; i < 40; ++i) {
-    const ir::Label label = k.AddLabel(std::string(2000, static_cast<char>('a' + i % 26)));
-    ir::Instruction bra;
-    bra.op = ir::Opcode::kBra;
-    bra.srcs.push_back(ir::Operand::FromLabel(label));
-    k.body.push_back(bra);
-    ir::Instruction def;
-    def.op = ir::Opcode::kLabel;
-    def.srcs.push_back(ir::Operand::FromLabel(label));
-    k.body.push_back(def);
-  }
-  ir::Instruction ret;
-  ret.op = ir::Opcode::kRet;
-  k.body.push_back(ret);
+  for (int i = 0; i < 40; ++i) AppendBranchToNext(k, k.AddLabel(std::string(2000, static_cast<char>('a' + i % 26))));
+  AppendRet(k);
   return k;
 }
 
