@@ -238,10 +238,10 @@ class Orderer {
   // srcs.size() + 1 entries). Returns the end of what it kept.
   uint32_t CollectUses(const Instruction& inst, uint32_t* out, uint32_t at) const {
     for (const Operand& op : inst.srcs) {
-      out[at] = op.id < nregs_ ? op.id : BadReg();
+      out[at] = Clamp(op.reg());
       at += op.reads_reg();
     }
-    out[at] = inst.guard.id < nregs_ ? inst.guard.id : BadReg();
+    out[at] = Clamp(inst.guard);
     return at + inst.guard.valid();
   }
   // The registers `inst` reads, in one_ (valid until the next call).
