@@ -1,13 +1,20 @@
 #!/usr/bin/env python3
 """A/B of the first codegen in a fresh process: two cold_bench binaries, interleaved.
 
-  usage: bench/cold_ab.py N OLD_COLD_BENCH NEW_COLD_BENCH   (N even)
+  usage: bench/cold_ab.py [--mode=MODE] N OLD_COLD_BENCH NEW_COLD_BENCH   (N even)
 
 Runs N iterations; each starts one fresh `cold_bench --child first` of each
 binary, the order alternating, so that both see the same machine state (the
 machines here have a fast and a slow mode and are shared). Prints the medians
 of the build, passes, print and codegen wall µs of each binary and the
 NEW/OLD ratio of the codegen medians: the figure to compare builds by.
+
+--mode picks what each child times (cold_bench's child modes): first (the
+default) its first codegen; after a codegen that follows one untimed
+codegen and cold_bench's disturbance (the 64 MiB cache sweep and the heap
+churn), i.e. "after other work" one sample per process, as the fast and
+slow modes last longer than a cold_bench run; heap, prefault, cached and
+second the diagnostic rows of the fresh process.
 
 Each binary is first copied to a new file, and the copies run: a binary just
 linked and the same bytes written earlier sit in the page cache differently,
@@ -23,12 +30,23 @@ import sys
 import tempfile
 
 
+MODES = ("first", "after", "heap", "prefault", "cached", "second")
+
+
 def main():
-    if len(sys.argv) != 4 or not sys.argv[1].isdigit() or int(sys.argv[1]) < 2 or int(sys.argv[1]) % 2:
-        print("usage: bench/cold_ab.py N OLD_COLD_BENCH NEW_COLD_BENCH (N: an even count of iterations)", file=sys.stderr)
+    args = sys.argv[1:]
+    mode = "first"
+    if args and args[0].startswith("--mode="):
+        mode = args.pop(0)[len("--mode="):]
+        if mode not in MODES:
+            print("cold_ab: --mode=%s is not one of %s" % (mode, ", ".join(MODES)), file=sys.stderr)
+            sys.exit(2)
+    if len(args) != 3 or not args[0].isdigit() or int(args[0]) < 2 or int(args[0]) % 2:
+        print("usage: bench/cold_ab.py [--mode=MODE] N OLD_COLD_BENCH NEW_COLD_BENCH (N: an even count of iterations)",
+              file=sys.stderr)
         sys.exit(2)
-    n = int(sys.argv[1])
-    binaries = sys.argv[2:4]
+    n = int(args[0])
+    binaries = args[1:3]
     for b in binaries:
         if not os.access(b, os.X_OK):
             print(f"cold_ab: {b} is not an executable cold_bench", file=sys.stderr)
@@ -39,7 +57,7 @@ def main():
         copies.append(os.path.join(scratch, "%d_%s" % (arm, os.path.basename(b))))
         shutil.copy2(b, copies[-1])
     try:
-        times = run(n, binaries, copies)
+        times = run(n, binaries, copies, mode)
     finally:
         shutil.rmtree(scratch)
     for arm, b in enumerate(binaries):
@@ -49,15 +67,15 @@ def main():
     print("codegen median, new / old: %.3f" % (new / old))
 
 
-def run(n, binaries, copies):
+def run(n, binaries, copies, mode):
     """N iterations of a fresh child of each copy, the order alternating: the four times of each, by arm."""
     times = [[], []]  # by arm, so that an A/A run (the same binary twice) shows its noise
     for i in range(n):
         for arm in ((0, 1) if i % 2 == 0 else (1, 0)):
-            child = subprocess.run([copies[arm], "--child", "first"], capture_output=True, text=True)
+            child = subprocess.run([copies[arm], "--child", mode], capture_output=True, text=True)
             fields = child.stdout.split()
             if child.returncode != 0 or len(fields) < 4:
-                print(f"cold_ab: `{binaries[arm]} --child first` failed: {child.stderr.strip()}", file=sys.stderr)
+                print(f"cold_ab: `{binaries[arm]} --child {mode}` failed: {child.stderr.strip()}", file=sys.stderr)
                 sys.exit(1)
             times[arm].append([float(x) for x in fields[:4]])
     return times
