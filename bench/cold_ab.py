@@ -10,11 +10,11 @@ of the build, passes, print and codegen wall µs of each binary and the
 NEW/OLD ratio of the codegen medians: the figure to compare builds by.
 
 --mode picks what each child times (cold_bench's child modes): first (the
-default) its first codegen; after a codegen that follows one untimed
-codegen and cold_bench's disturbance (the 64 MiB cache sweep and the heap
-churn), i.e. "after other work" one sample per process, as the fast and
-slow modes last longer than a cold_bench run; heap, prefault, cached and
-second the diagnostic rows of the fresh process.
+default) its first codegen; after a codegen that follows, twice, an
+untimed codegen and cold_bench's disturbance (the 64 MiB cache sweep and
+the heap churn): "after other work", one sample per process, since the
+machine's fast and slow modes last longer than a cold_bench run; heap,
+prefault, cached and second the diagnostic rows of the fresh process.
 
 Each binary is first copied to a new file, and the copies run: a binary just
 linked and the same bytes written earlier sit in the page cache differently,
