@@ -24,7 +24,7 @@ The numbers are deterministic, unlike a cold run's wall time. What a fresh
 process pays for is mostly the branches: on the machines here a call site
 run for the first time costs about 5 ns and a taken branch about 5 ns more
 than on its next run, a 64-byte line of straight code about 1 ns
-(build/bench/frontend_cost; README, "The first codegen in a fresh process"),
+(build/bench/frontend_cost; bench/COLD_PATH.md, session 18),
 so the jcc and call columns are the ones to bring down. The FUNCTIONS
 (default 15) touching the most code lines in the whole codegen follow.
 Needs valgrind and objdump.

@@ -18,8 +18,8 @@
 // (AMD EPYC, 2026-11): a call site 5.0 ns, a taken branch 5.3, a not-taken
 // one 0.02, 16 bytes of straight code 0.26 (a 64-byte line about 1 ns): the
 // first codegen in a process pays for the branches and calls on its path
-// far more than for the bytes of its code (see the README, "The first
-// codegen in a fresh process"). A page's first write took 1.2 us (session
+// far more than for the bytes of its code (bench/COLD_PATH.md, session
+// 18). A page's first write took 1.2 us (session
 // 27): vector_add's first codegen writes two new heap pages.
 // x86-64 only: elsewhere it says so and exits 0.
 #include <spawn.h>
