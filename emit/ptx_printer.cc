@@ -34,31 +34,20 @@ std::string_view DeclType(ir::ScalarType t) {
   }
 }
 
-// The text of a small module (its reserve estimate at most
-// kKeptBufferLimit bytes: kernels of a few dozen instructions) is printed
-// into a buffer the thread keeps between calls, and returned as a copy of
-// exactly its size. Printed straight into a string reserved for it,
-// vector_add's 883 bytes asked malloc for 1,453: above glibc's per-thread
-// caches (tcache: up to 1,032 bytes), so served from its shared bins, where
-// the first such request after other work sorts every block that work
-// freed (3-10 us in vector_add's codegen after cold_bench's disturbance).
-// The exact copy is small enough for the per-thread caches, and the kept
-// buffer is reused. A larger module is printed straight into the returned
-// string: its body's chunks (ir/instruction_list.cc) are such requests
-// anyway, and a copy would double the largest thing a large codegen holds.
-// A thread's first print also goes straight into the result (nothing kept
-// yet, and no second allocation and copy for a process that prints once);
-// the buffer is kept from its second on, and freed when the thread exits
-// (after which its prints go straight to the result again).
-constexpr size_t kKeptBufferLimit = size_t{4} << 10;
-thread_local bool t_printed_before = false;
-thread_local bool t_buffer_made = false;  // t_kept_buffer has been used (and registered)
-thread_local bool t_kept_buffer_gone = false;
-struct KeptBuffer {
-  std::string text;
-  ~KeptBuffer() { t_kept_buffer_gone = true; }
-};
-thread_local KeptBuffer t_kept_buffer;
+// The text goes through a buffer on the stack of this many bytes: a small
+// module's text (vector_add's is 883 bytes: kernels of a few dozen
+// instructions) reaches the result in one append, an allocation of
+// exactly its size. Reserved from the estimate below instead, vector_add's
+// text asked malloc for 1,453 bytes: heap a fresh process's first codegen
+// touches (a page fault for each page it is the first to touch), and a
+// request above glibc's per-thread caches (tcache: up to 1,032 bytes),
+// served from its shared bins, where the first such request after other
+// work sorts every block that work freed (3-10 us in vector_add's codegen
+// after cold_bench's disturbance). A larger text reserves the estimate when
+// the buffer first fills. 2 KiB keeps the printer's stack shallower than
+// the builder's (KernelBuilder::Finish's canonical order and verifier), so
+// that the codegen's deepest stack page is where it was.
+constexpr size_t kPrintBuffer = size_t{2} << 10;
 
 // "\t.reg .b32 \t%r<" by register class, padded so that it is stored whole:
 // RegClassDeclType and RegClassPrefix.
@@ -82,7 +71,7 @@ constexpr std::array<RegDecl, ir::kNumRegClasses> kRegDecls = RegDecls();
 
 // The kernel's text goes through `line` (ir::LineBuffer): literal text
 // stored whole, names and numbers appended, one append to the string per
-// 256 bytes.
+// kPrintBuffer bytes.
 void PrintKernel(ir::LineBuffer& line, const ir::Kernel& k) {
   const ir::RegisterNumbering numbering = ir::RegisterNumbering::Compute(k);
   line.literal("\t// .globl\t");
@@ -116,8 +105,16 @@ void PrintKernel(ir::LineBuffer& line, const ir::Kernel& k) {
     line.literal(".reqntid ");
     three(lb.reqntid);
   }
-  if (lb.minnctapersm) StrAppend(&line.str(), ".minnctapersm ", lb.minnctapersm, "\n");
-  if (lb.maxnreg) StrAppend(&line.str(), ".maxnreg ", lb.maxnreg, "\n");
+  if (lb.minnctapersm) {
+    line.literal(".minnctapersm ");
+    line.decimal(lb.minnctapersm);
+    line.push_back('\n');
+  }
+  if (lb.maxnreg) {
+    line.literal(".maxnreg ");
+    line.decimal(lb.maxnreg);
+    line.push_back('\n');
+  }
   line.literal("{\n");
   for (int c = 0; c < ir::kNumRegClasses; ++c) {
     if (numbering.count[c] == 0) continue;
@@ -127,8 +124,17 @@ void PrintKernel(ir::LineBuffer& line, const ir::Kernel& k) {
   }
   for (const ir::Variable& v : k.variables) {
     if (v.is_extern) continue;
-    StrAppend(&line.str(), "\t.", ir::StateSpaceName(v.space), " .align ", v.align, " .", DeclType(v.elem), " ",
-              v.name, "[", v.count, "];\n");
+    line.literal("\t.");
+    line.append(ir::StateSpaceName(v.space));
+    line.literal(" .align ");
+    line.decimal(v.align);
+    line.literal(" .");
+    line.append(DeclType(v.elem));
+    line.push_back(' ');
+    line.append(v.name);
+    line.push_back('[');
+    line.decimal(v.count);
+    line.literal("];\n");
   }
   line.push_back('\n');
   // Only raw PTX and the names the kernel gives (params, variables, label
@@ -183,8 +189,9 @@ absl::StatusOr<std::string> PrintKernels(ir::Target target, std::optional<ir::Pt
                                                      needed.ToString()));
     }
   }
-  // Reserved once, as a string that outgrows its reserve holds two copies
-  // while it grows, but not much more than the text: at a million
+  // What the result reserves when the text first outgrows the buffer: once,
+  // as a string that outgrows its reserve holds two copies while it grows,
+  // but not much more than the text: at a million
   // instructions the PTX is the largest thing a codegen makes besides the
   // kernel. An instruction prints as 20-30 bytes besides its register
   // numbers ("\tadd.s32 \t%r12, %r10, %r11;\n"), usually three of them, a
@@ -197,10 +204,7 @@ absl::StatusOr<std::string> PrintKernels(ir::Target target, std::optional<ir::Pt
   // besides its name, the launch bounds under 160 and the register
   // declarations under 32 each. The instructions get 8 bytes more each, up
   // to 4096 in all: the estimate above falls short by up to 23% on the
-  // registry's kernels of a few hundred instructions (nf4.gemm by more). A
-  // fixed 4096 bytes took heap pages that a small kernel's PTX (883 bytes
-  // for vector_add) never fills, and a fresh process pays a page fault for
-  // each page its first codegen touches.
+  // registry's kernels of a few hundred instructions (nf4.gemm by more).
   size_t instructions = 0, labels = 0, digits = 1, declarations = 128;
   for (const ir::Kernel* k : kernels) {
     instructions += k->body.size();
@@ -214,47 +218,43 @@ absl::StatusOr<std::string> PrintKernels(ir::Target target, std::optional<ir::Pt
   }
   const size_t estimate = declarations + std::min<size_t>(4096, 8 * instructions) +
                           (instructions - labels) * (20 + 3 * digits) + labels * 24;
-  const bool kept = estimate <= kKeptBufferLimit && t_printed_before && !t_kept_buffer_gone;
-  t_printed_before = true;
-  t_buffer_made |= kept;
-  std::string result;
-  std::string& out = kept ? t_kept_buffer.text : result;
-  out.clear();
-  out.reserve(estimate);
-  ir::LineBuffer line(out);
-  line.literal("//\n// Generated by ptxforge\n//\n\n.version ");
-  line.decimal(version.major());
-  line.push_back('.');
-  line.decimal(version.minor());
-  line.literal("\n.target ");
-  line.append(ir::TargetName(target));
-  line.literal("\n.address_size 64\n");
-  // Dynamic shared memory lives at module scope; kernels naming the same
-  // window share one declaration (with the largest alignment).
-  std::map<std::string, uint32_t> externs;
-  std::vector<std::string> extern_order;
-  for (const ir::Kernel* k : kernels) {
-    for (const ir::Variable& v : k->variables) {
-      if (!v.is_extern) continue;
-      auto [it, inserted] = externs.emplace(v.name, v.align);
-      if (inserted) extern_order.push_back(v.name);
-      it->second = std::max(it->second, v.align);
+  std::string out;
+  char buffer[kPrintBuffer];
+  {
+    ir::LineBuffer line(out, buffer, estimate);
+    line.literal("//\n// Generated by ptxforge\n//\n\n.version ");
+    line.decimal(version.major());
+    line.push_back('.');
+    line.decimal(version.minor());
+    line.literal("\n.target ");
+    line.append(ir::TargetName(target));
+    line.literal("\n.address_size 64\n");
+    // Dynamic shared memory lives at module scope; kernels naming the same
+    // window share one declaration (with the largest alignment).
+    std::map<std::string, uint32_t> externs;
+    std::vector<std::string> extern_order;
+    for (const ir::Kernel* k : kernels) {
+      for (const ir::Variable& v : k->variables) {
+        if (!v.is_extern) continue;
+        auto [it, inserted] = externs.emplace(v.name, v.align);
+        if (inserted) extern_order.push_back(v.name);
+        it->second = std::max(it->second, v.align);
+      }
     }
-  }
-  if (!extern_order.empty()) line.push_back('\n');
-  for (const std::string& name : extern_order) {
-    StrAppend(&line.str(), ".extern .shared .align ", externs[name], " .b8 ", name, "[];\n");
-  }
-  for (const ir::Kernel* k : kernels) {
-    line.push_back('\n');
-    PrintKernel(line, *k);
-  }
-  line.flush();
-  if (!kept) return result;
-  result.assign(out.data(), out.size());  // exactly its size
-  // An estimate that fell short grew the kept buffer: keep no more than the limit.
-  if (out.capacity() > kKeptBufferLimit) std::string().swap(out);
-  return result;
+    if (!extern_order.empty()) line.push_back('\n');
+    for (const std::string& name : extern_order) {
+      line.literal(".extern .shared .align ");
+      line.decimal(externs[name]);
+      line.literal(" .b8 ");
+      line.append(name);
+      line.literal("[];\n");
+    }
+    for (const ir::Kernel* k : kernels) {
+      line.push_back('\n');
+      PrintKernel(line, *k);
+    }
+  }  // the line buffer's last flush
+  return out;
 }
 
 }  // namespace
@@ -267,13 +267,6 @@ absl::StatusOr<std::string> PrintPtx(const ir::Module& module) {
 
 absl::StatusOr<std::string> PrintPtx(const ir::Kernel& kernel, std::optional<ir::PtxVersion> pinned) {
   return PrintKernels(kernel.target, pinned, {&kernel});
-}
-
-size_t KeptPtxBufferCapacity() {
-  // A thread that has not printed twice has not made its buffer (asking it
-  // here would register its destructor and report the string's inline room).
-  if (!t_buffer_made || t_kept_buffer_gone) return 0;
-  return t_kept_buffer.text.capacity();
 }
 
 }  // namespace ptxforge::emit

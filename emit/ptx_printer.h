@@ -24,15 +24,6 @@ absl::StatusOr<std::string> PrintPtx(const ir::Module& module);
 absl::StatusOr<std::string> PrintPtx(const ir::Kernel& kernel,
                                      std::optional<ir::PtxVersion> pinned = std::nullopt);
 
-// From its second print on, a thread prints the text of a small module (an
-// estimate of at most 4 KiB: a few dozen instructions) into a buffer it
-// keeps, and returns a copy of exactly the text's size: no allocation above
-// glibc's per-thread caches for a small kernel's PTX once a thread has
-// printed. The buffer holds at most 4 KiB between calls and is freed when
-// the thread exits. The capacity of the calling thread's buffer, 0 when it
-// keeps none; for tests.
-size_t KeptPtxBufferCapacity();
-
 }  // namespace ptxforge::emit
 
 #endif  // PTXFORGE_EMIT_PTX_PRINTER_H_

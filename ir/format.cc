@@ -2,6 +2,7 @@
 #include "ir/format.h"
 
 #include <array>
+#include <charconv>
 #include <cstring>
 #include <iterator>
 #include <tuple>
@@ -237,42 +238,73 @@ void AppendVirtualRegName(std::string& out, Reg r) {
   AppendDecimal(out, r.id);
 }
 
-void AppendLabelName(std::string& out, const Kernel& kernel, Label label) {
+namespace {
+
+template <typename Out>
+void AppendLabelNameTo(Out& out, const Kernel& kernel, Label label) {
   out.append("$L");
-  AppendDecimal(out, label.id);
+  AppendDecimalTo(out, label.id);
   if (label.id < kernel.labels.size() && !kernel.hint(label).empty()) {
     out.push_back('_');
     out.append(kernel.hint(label));
   }
 }
 
-void AppendImmediate(std::string& out, ScalarType type, uint64_t bits) {
+// The most bytes WriteImmediate writes: "-9223372036854775808" (20), "0d"
+// and 16 digits (18).
+constexpr size_t kImmediateBytes = 20;
+
+// v in hex at p, zero-padded to `width` (at most 16) digits.
+char* WritePaddedHex(char* p, uint64_t v, int width) {
+  char digits[16];
+  const int n = static_cast<int>(WriteHexDigits(digits, v) - digits);
+  for (int i = n; i < width; ++i) *p++ = '0';
+  std::memcpy(p, digits, static_cast<size_t>(n));
+  return p + n;
+}
+
+// The immediate's PTX spelling at p (kImmediateBytes of room); returns its end.
+char* WriteImmediate(char* p, ScalarType type, uint64_t bits) {
   int width = TypeBits(type);
   uint64_t mask = width >= 64 ? ~uint64_t{0} : (uint64_t{1} << width) - 1;
   bits &= mask;
   switch (type) {
     case ScalarType::kF32:
-      out.append("0f");
-      AppendHex(out, Hex{bits, 8});
-      return;
+      p[0] = '0';
+      p[1] = 'f';
+      return WritePaddedHex(p + 2, bits, 8);
     case ScalarType::kF64:
-      out.append("0d");
-      AppendHex(out, Hex{bits, 16});
-      return;
-    case ScalarType::kPred: out.push_back(bits ? '1' : '0'); return;
+      p[0] = '0';
+      p[1] = 'd';
+      return WritePaddedHex(p + 2, bits, 16);
+    case ScalarType::kPred: *p = bits ? '1' : '0'; return p + 1;
     default: break;
   }
   if (KindOf(type) == TypeKind::kSigned) {
     int64_t v = width >= 64 ? static_cast<int64_t>(bits)
                             : static_cast<int64_t>(bits << (64 - width)) >> (64 - width);
-    AppendDecimal(out, v);
-  } else if (KindOf(type) == TypeKind::kUnsigned) {
-    AppendDecimal(out, bits);
-  } else {
-    // Bit types and the half family (stored as bits).
-    out.append("0x");
-    AppendHex(out, Hex{bits});
+    return std::to_chars(p, p + kImmediateBytes, v).ptr;
   }
+  if (KindOf(type) == TypeKind::kUnsigned) return std::to_chars(p, p + kImmediateBytes, bits).ptr;
+  // Bit types and the half family (stored as bits).
+  p[0] = '0';
+  p[1] = 'x';
+  return WritePaddedHex(p + 2, bits, 0);
+}
+
+void AppendImmediateTo(LineBuffer& out, ScalarType type, uint64_t bits) {
+  static_assert(LineBuffer::kMaxPiece >= kImmediateBytes);
+  out.advance_to(WriteImmediate(out.reserve(kImmediateBytes), type, bits));
+}
+void AppendImmediateTo(std::string& out, ScalarType type, uint64_t bits) { AppendImmediate(out, type, bits); }
+
+}  // namespace
+
+void AppendLabelName(std::string& out, const Kernel& kernel, Label label) { AppendLabelNameTo(out, kernel, label); }
+
+void AppendImmediate(std::string& out, ScalarType type, uint64_t bits) {
+  char text[kImmediateBytes];
+  out.append(text, WriteImmediate(text, type, bits));
 }
 
 void AppendSlot(std::string& out, const Instruction& inst, int i) {
@@ -379,7 +411,7 @@ void AppendOperandWith(Out& out, const Kernel& kernel, const Operand& op, RegNam
   switch (op.kind) {
     case OperandKind::kReg:
     case OperandKind::kAddress: return;  // above
-    case OperandKind::kImm: AppendImmediate(Str(out), op.type, op.bits()); return;
+    case OperandKind::kImm: AppendImmediateTo(out, op.type, op.bits()); return;
     case OperandKind::kSpecial:
       out.append(op.id < static_cast<uint32_t>(kNumSpecialRegs) ? SpecialRegName(static_cast<SpecialReg>(op.id))
                                                                  : "<bad special register>");
@@ -387,7 +419,7 @@ void AppendOperandWith(Out& out, const Kernel& kernel, const Operand& op, RegNam
     case OperandKind::kSymbol:
       out.append(op.id < kernel.variables.size() ? std::string_view(kernel.variables[op.id].name) : "<bad variable>");
       return;
-    case OperandKind::kLabel: AppendLabelName(Str(out), kernel, Label{op.id}); return;
+    case OperandKind::kLabel: AppendLabelNameTo(out, kernel, Label{op.id}); return;
     case OperandKind::kNone: out.append("<none>"); return;
   }
 }
@@ -397,7 +429,7 @@ void AppendInstructionWith(Out& out, const Kernel& kernel, const Instruction& in
                            FormatStyle style) {
   const OpInfo& info = inst.info();
   if (inst.op == Opcode::kLabel) {
-    if (!inst.srcs.empty()) AppendLabelName(Str(out), kernel, Label{inst.srcs[0].id});
+    if (!inst.srcs.empty()) AppendLabelNameTo(out, kernel, Label{inst.srcs[0].id});
     out.push_back(':');
     return;
   }

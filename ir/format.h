@@ -4,9 +4,11 @@
 #ifndef PTXFORGE_IR_FORMAT_H_
 #define PTXFORGE_IR_FORMAT_H_
 
+#include <algorithm>
 #include <charconv>
 #include <cstdint>
 #include <cstring>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -40,22 +42,37 @@ void AppendInstruction(std::string& out, const Kernel& kernel, const Instruction
 // stack and appended to the string when the buffer fills, or at flush(),
 // instead of an append each (a capacity test, and a call to memcpy for
 // most). Short pieces of a bounded size (a register name, a modifier, a
-// separator, a literal) are stored whole. The functions that know only
-// std::string (immediates, label names, the rare slots and raw PTX) write
-// to str(), which flushes the buffer first.
+// separator, a literal, a number) are stored whole. The functions that know
+// only std::string (the rare slots and raw PTX) write to str(), which
+// flushes the buffer first.
 class LineBuffer {
  public:
-  explicit LineBuffer(std::string& out) : out_(out) {}
+  // Through a buffer of its own (256 bytes).
+  explicit LineBuffer(std::string& out) : out_(out), begin_(own_), end_(own_ + sizeof own_), p_(own_) {}
+  // Through `buffer` (at least kMaxPiece bytes; it outlives this). A text
+  // that fits in it reaches `out` in one append, at finish(): an empty
+  // string then gets an allocation of exactly the text's size. When text
+  // reaches `out` before (the buffer filled, or str() was called), `out`
+  // first reserves `spill_reserve` bytes (or what it needs, when more).
+  LineBuffer(std::string& out, std::span<char> buffer, size_t spill_reserve)
+      : out_(out), begin_(buffer.data()), end_(buffer.data() + buffer.size()), p_(begin_), spill_reserve_(spill_reserve) {}
   LineBuffer(const LineBuffer&) = delete;
   LineBuffer& operator=(const LineBuffer&) = delete;
-  ~LineBuffer() { flush(); }
+  ~LineBuffer() { finish(); }
 
   // The largest piece reserve() and put() take.
   static constexpr size_t kMaxPiece = 64;
 
+  // Appends what is buffered to the string.
   void flush() {
-    out_.append(buf_, static_cast<size_t>(p_ - buf_));
-    p_ = buf_;
+    if (spill_reserve_ != 0) [[unlikely]] Spill();
+    out_.append(begin_, static_cast<size_t>(p_ - begin_));
+    p_ = begin_;
+  }
+  // The last flush: no reserve before it.
+  void finish() {
+    spill_reserve_ = 0;
+    flush();
   }
   std::string& str() {
     flush();
@@ -64,7 +81,7 @@ class LineBuffer {
   // Room for n <= kMaxPiece bytes at the returned cursor; advance_to() the
   // end of what was written there.
   char* reserve(size_t n) {
-    if (static_cast<size_t>(buf_ + sizeof(buf_) - p_) < n) flush();
+    if (static_cast<size_t>(end_ - p_) < n) flush();
     return p_;
   }
   void advance_to(char* p) { p_ = p; }
@@ -95,9 +112,17 @@ class LineBuffer {
   }
 
  private:
+  void Spill() {
+    out_.reserve(std::max(spill_reserve_, out_.size() + static_cast<size_t>(p_ - begin_)));
+    spill_reserve_ = 0;
+  }
+
   std::string& out_;
-  char buf_[256];
-  char* p_ = buf_;
+  char* const begin_;
+  char* const end_;
+  char* p_;
+  size_t spill_reserve_ = 0;
+  char own_[256];
 };
 
 // AppendInstruction with PTX register names under `numbering` (the PTX

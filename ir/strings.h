@@ -118,14 +118,20 @@ inline void AppendDecimal(std::string& s, T v) {
   s.append(buf, std::to_chars(buf, buf + sizeof(buf), v).ptr);
 }
 
-// Appends h's digits (upper case, zero-padded to its width), inline: for
-// the printer's f32 and f64 immediates.
+// Writes v's hex digits (upper case, no padding) at p, which has room for
+// 16; returns their end.
+inline char* WriteHexDigits(char* p, uint64_t v) {
+  char* const end = std::to_chars(p, p + 16, v, 16).ptr;
+  for (char* q = p; q != end; ++q) *q = *q >= 'a' ? static_cast<char>(*q - 'a' + 'A') : *q;
+  return end;
+}
+
+// Appends h's digits (upper case, zero-padded to its width), inline.
 inline void AppendHex(std::string& s, Hex h) {
   char buf[16];
-  char* const end = std::to_chars(buf, buf + sizeof(buf), h.value, 16).ptr;
+  char* const end = WriteHexDigits(buf, h.value);
   const int digits = static_cast<int>(end - buf);
   if (h.width > digits) s.append(static_cast<size_t>(h.width - digits), '0');
-  for (char* p = buf; p != end; ++p) *p = *p >= 'a' ? static_cast<char>(*p - 'a' + 'A') : *p;
   s.append(buf, end);
 }
 
