@@ -21,18 +21,25 @@ uint32_t Kernel::InternName(std::string_view text) {
     // Length and first letter in one test first: most hints differ in one
     // or the other, and then memcmp is not called. Neither string is empty
     // (no empty name is stored), so both have a first letter.
-    const std::string& name = names[i - 1];
+    const std::string_view name = names[i - 1];
     if ((name.size() == text.size()) & (name[0] == text[0]) &&
         std::memcmp(name.data(), text.data(), text.size()) == 0) {
       return static_cast<uint32_t>(i);
     }
   }
   // Room for the first 16 at once: a kernel names a handful of registers
-  // and labels ("a", "gid", "endif"), and growing 1, 2, 4, 8 was four
-  // allocations and three moves of the strings per kernel.
+  // and labels ("a", "gid", "endif"; the registry's kernels 5 to 57), and
+  // growing 1, 2, 4, 8 was four allocations per kernel.
   if (names.capacity() == 0) names.reserve(16);
-  names.emplace_back(text);
+  names.push_back(text);
   return static_cast<uint32_t>(names.size());
+}
+
+void NameTable::Set(size_t i, std::string_view name) {
+  const size_t begin = i == 0 ? 0 : ends_[i - 1];
+  const size_t old_size = ends_[i] - begin;
+  text_.replace(begin, old_size, name);
+  for (size_t j = i; j < ends_.size(); ++j) ends_[j] = ends_[j] - old_size + name.size();
 }
 
 TargetRequirement RequirementOf(const Kernel& kernel, const Instruction& inst) {

@@ -3,6 +3,7 @@
 #define PTXFORGE_IR_KERNEL_H_
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -69,6 +70,65 @@ struct KernelStats {
   uint32_t instructions = 0;   // real instructions (labels not counted)
 };
 
+// The hint texts of a kernel's registers and labels (Kernel::names): name
+// i (0-based; hint id i + 1) is characters [end(i - 1), end(i)) of one
+// string that holds them all back to back. A name costs its own bytes and
+// one end offset, where a std::string each took 32 bytes (and a heap block
+// of its own past 15 characters): vector_add's six names took a 512-byte
+// block, room for 16 strings, on every codegen.
+class NameTable {
+ public:
+  class Iterator {
+   public:
+    using value_type = std::string_view;
+    using difference_type = std::ptrdiff_t;
+    Iterator() = default;
+    Iterator(const NameTable* table, size_t i) : table_(table), i_(i) {}
+    std::string_view operator*() const { return (*table_)[i_]; }
+    Iterator& operator++() {
+      ++i_;
+      return *this;
+    }
+    Iterator operator++(int) {
+      Iterator old = *this;
+      ++i_;
+      return old;
+    }
+    bool operator==(const Iterator& o) const { return i_ == o.i_; }
+
+   private:
+    const NameTable* table_ = nullptr;
+    size_t i_ = 0;
+  };
+
+  size_t size() const { return ends_.size(); }
+  bool empty() const { return ends_.empty(); }
+  std::string_view operator[](size_t i) const {
+    const size_t begin = i == 0 ? 0 : ends_[i - 1];
+    return std::string_view(text_.data() + begin, ends_[i] - begin);
+  }
+  Iterator begin() const { return Iterator(this, 0); }
+  Iterator end() const { return Iterator(this, size()); }
+  // Room for `names` names before the offsets grow.
+  void reserve(size_t names) { ends_.reserve(names); }
+  size_t capacity() const { return ends_.capacity(); }
+  void push_back(std::string_view name) {
+    text_.append(name);
+    ends_.push_back(text_.size());
+  }
+  // Replaces the text of name i, the ids of all names staying as they are.
+  void Set(size_t i, std::string_view name);
+  void clear() {
+    text_.clear();
+    ends_.clear();
+  }
+  friend bool operator==(const NameTable& a, const NameTable& b) { return a.ends_ == b.ends_ && a.text_ == b.text_; }
+
+ private:
+  std::string text_;
+  std::vector<size_t> ends_;
+};
+
 struct Kernel {
   std::string name;
   Target target = Target::kSm80;
@@ -79,7 +139,7 @@ struct Kernel {
   // Hints of registers and labels: names[id - 1] is the text of hint id
   // `id` (0 is the empty hint and has no entry). Use AddReg/AddLabel/SetHint
   // and hint(), which keep it.
-  std::vector<std::string> names;
+  NameTable names;
   // The instructions, in chunks (ir/instruction_list.h): growing never
   // copies the body.
   InstructionList body;
@@ -121,7 +181,7 @@ struct Kernel {
   // the verifier refuses) reads as "" too, so that error messages about such
   // a kernel can still be printed.
   std::string_view hint_text(uint32_t id) const {
-    return id == 0 || id > names.size() ? std::string_view() : std::string_view(names[id - 1]);
+    return id == 0 || id > names.size() ? std::string_view() : names[id - 1];
   }
   // The id of `text` in `names`, appended when it is not among the last 16
   // entries ("" is 0): repeated hints ("acc", "addr") share one entry at a

@@ -1765,7 +1765,7 @@ uint64_t Fingerprint(const Kernel& kernel) {
   h.Word(kernel.labels.size());
   for (const LabelInfo& l : kernel.labels) h.Word(l.hint_id);
   h.Word(kernel.names.size());
-  for (const std::string& name : kernel.names) h.Bytes(name);
+  for (std::string_view name : kernel.names) h.Bytes(name);
   h.Word(kernel.body.size());
   for (const Instruction& inst : kernel.body) {
     uint64_t mods[4] = {0, 0, 0, 0};

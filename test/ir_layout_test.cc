@@ -276,6 +276,38 @@ TEST_CASE("the verifier refuses hint ids past the kernel's names", "[layout]") {
         "kernel k: label 0: hint id 2 is not in the kernel's 1 names (copied without Kernel::names?)");
 }
 
+// Kernel::names keeps the names back to back in one string: each reads
+// back as it was stored, in order, and Set changes one name's text (longer,
+// shorter, empty neighbours' offsets moved) and no other's.
+TEST_CASE("a kernel's name table reads back every name and Set changes one", "[layout]") {
+  ir::NameTable t;
+  CHECK(t.empty());
+  const std::string long_name(40, 'x');
+  for (std::string_view name : {"a", "gid", long_name.c_str(), "endif"}) t.push_back(name);
+  REQUIRE(t.size() == 4);
+  std::vector<std::string> read(t.begin(), t.end());
+  CHECK(read == std::vector<std::string>{"a", "gid", long_name, "endif"});
+  t.Set(1, "global_id");
+  t.Set(2, "y");
+  CHECK(std::vector<std::string>(t.begin(), t.end()) == std::vector<std::string>{"a", "global_id", "y", "endif"});
+  t.Set(0, "");
+  CHECK(std::vector<std::string>(t.begin(), t.end()) == std::vector<std::string>{"", "global_id", "y", "endif"});
+  ir::NameTable u;
+  for (std::string_view name : {"", "global_id", "y", "endif"}) u.push_back(name);
+  CHECK(t == u);
+  u.Set(3, "endiF");
+  CHECK_FALSE(t == u);
+  // The same texts split differently are not the same table.
+  ir::NameTable v, w;
+  v.push_back("ab");
+  v.push_back("c");
+  w.push_back("a");
+  w.push_back("bc");
+  CHECK_FALSE(v == w);
+  t.clear();
+  CHECK(t.empty());
+}
+
 // InternName compares a name's length and first letter before the rest,
 // over the last 16 names (ir/kernel.cc).
 TEST_CASE("Kernel::InternName shares a name among the last 16 and only there", "[layout]") {
@@ -405,7 +437,9 @@ TEST_CASE("hints are interned per kernel and printed as given", "[layout]") {
   b.Assign(acc, b.Add(Value<U32>(acc), Value<U32>(acc2)));
   ir::Kernel k = b.Finish().value();
   // "acc" is stored once for both registers.
-  CHECK(k.names == std::vector<std::string>{"acc", "lane"});
+  REQUIRE(k.names.size() == 2);
+  CHECK(k.names[0] == "acc");
+  CHECK(k.names[1] == "lane");
   std::string ir_text = emit::PrintIr(k);
   CHECK(ir_text ==
         "kernel hints target sm_80\n"

@@ -1241,7 +1241,7 @@ TEST_CASE("the verified mark covers every field the verifier reads", "[verifier]
       {"register mutable", [](ir::Kernel& k) { k.regs[0].is_mutable = true; }},
       {"register hint", [](ir::Kernel& k) { k.SetHint(ir::Reg{1}, "j"); }},
       {"label hint", [](ir::Kernel& k) { k.labels[0].hint_id = k.InternName("bottom"); }},
-      {"hint text", [](ir::Kernel& k) { k.names[0] = "j"; }},
+      {"hint text", [](ir::Kernel& k) { k.names.Set(0, "j"); }},
       {"opcode", [](ir::Kernel& k) { k.body[0].op = Opcode::kSub; }},
       {"modifier", [](ir::Kernel& k) { k.body[0].mods.type = T::kS32; }},
       {"guard", [](ir::Kernel& k) { k.body[0].guard = ir::Reg{2}; }},
