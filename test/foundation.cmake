@@ -22,3 +22,6 @@ set_tests_properties(install_check PROPERTIES TIMEOUT 900)
 ptxforge_add_test(optimizer_test SOURCES optimizer_test.cc)
 # The benchmarks' synthetic kernels (compiled in: the bench directory is optional).
 ptxforge_add_test(synthetic_kernel_test SOURCES synthetic_kernel_test.cc ${PROJECT_SOURCE_DIR}/bench/synthetic_kernel.cc)
+# What a small kernel's codegen asks of the heap (its own executable: it
+# replaces the global operator new).
+ptxforge_add_test(heap_test SOURCES heap_test.cc)
