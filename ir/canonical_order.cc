@@ -137,13 +137,18 @@ constexpr size_t kLocalBytes = 1536;
 // Computes the canonical permutation of a kernel body.
 class Orderer {
  public:
-  // The arrays by register and by instruction come from one allocation
-  // (they were four vectors, and the run's arrays nine more: a first codegen
-  // in a fresh process paid for each allocation, its growth and its free).
-  // The arrays by register have one entry more, BadReg()'s. `one_` holds
-  // the uses of one instruction (CollectUses).
+  // The arrays by register and by instruction come from `local` or one
+  // allocation, and so do the run's (they were four vectors, and the run's
+  // arrays nine more: a first codegen in a fresh process paid for each
+  // allocation, its growth and its free). The arrays by register have one
+  // entry more, BadReg()'s. `one_` holds the uses of one instruction
+  // (CollectUses).
   Orderer(const Kernel& kernel, std::span<std::byte> local)
-      : kernel_(kernel), nregs_(kernel.regs.size()), n_(kernel.body.size()), one_room_(UseRoom(kernel.body)), whole_(local) {
+      : kernel_(kernel),
+        nregs_(kernel.regs.size()),
+        n_(kernel.body.size()),
+        one_room_(UseRoom(kernel.body)),
+        whole_(local) {
     whole_.Reserve(Carver::Bytes<uint64_t>(nregs_ + 1) + Carver::Bytes<uint32_t>(nregs_ + 1) +
                    Carver::Bytes<uint8_t>(nregs_ + 1) + Carver::Bytes<uint8_t>(n_) + Carver::Bytes<uint32_t>(n_) +
                    Carver::Bytes<uint32_t>(one_room_));
@@ -192,7 +197,8 @@ class Orderer {
     // results are placed by their first use after the run, which needs the
     // final order of everything after it.
     // None of these holds more than one run's instructions (or its uses):
-    // one allocation for them all, no regrowth.
+    // one reservation for them all (the rest of the stack buffer, or one
+    // heap block), no regrowth.
     whole_.Reserve(Carver::Bytes<std::pair<uint64_t, uint32_t>>(longest) + Carver::Bytes<Frame>(longest) +
                    3 * Carver::Bytes<uint32_t>(longest) + Carver::Bytes<uint32_t>(longest + 1) +
                    Carver::Bytes<uint32_t>(longest + 2) + Carver::Bytes<uint32_t>(most_room) +

@@ -55,7 +55,11 @@ class LineBuffer {
   // reaches `out` before (the buffer filled, or str() was called), `out`
   // first reserves `spill_reserve` bytes (or what it needs, when more).
   LineBuffer(std::string& out, std::span<char> buffer, size_t spill_reserve)
-      : out_(out), begin_(buffer.data()), end_(buffer.data() + buffer.size()), p_(begin_), spill_reserve_(spill_reserve) {}
+      : out_(out),
+        begin_(buffer.data()),
+        end_(buffer.data() + buffer.size()),
+        p_(begin_),
+        spill_reserve_(spill_reserve) {}
   LineBuffer(const LineBuffer&) = delete;
   LineBuffer& operator=(const LineBuffer&) = delete;
   ~LineBuffer() { finish(); }

@@ -19,10 +19,12 @@ uint32_t Kernel::InternName(std::string_view text) {
   const size_t stop = n > 16 ? n - 16 : 0;  // ids stop + 1 .. n: the last 16
   for (size_t i = n; i > stop; --i) {
     // Length and first letter in one test first: most hints differ in one
-    // or the other, and then memcmp is not called. Neither string is empty
-    // (no empty name is stored), so both have a first letter.
+    // or the other, and then memcmp is not called. `text` is not empty; a
+    // name's first byte is read through data(), which points into the
+    // table's string even for an empty name (NameTable::Set or push_back
+    // can store one), at worst at its terminating zero.
     const std::string_view name = names[i - 1];
-    if ((name.size() == text.size()) & (name[0] == text[0]) &&
+    if ((name.size() == text.size()) & (*name.data() == text[0]) &&
         std::memcmp(name.data(), text.data(), text.size()) == 0) {
       return static_cast<uint32_t>(i);
     }

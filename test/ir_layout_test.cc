@@ -306,6 +306,12 @@ TEST_CASE("a kernel's name table reads back every name and Set changes one", "[l
   CHECK_FALSE(v == w);
   t.clear();
   CHECK(t.empty());
+  // InternName looks past an empty name.
+  ir::Kernel k;
+  k.names.push_back("");
+  CHECK(k.InternName("a") == 2);
+  CHECK(k.InternName("a") == 2);
+  CHECK(k.hint_text(1).empty());
 }
 
 // InternName compares a name's length and first letter before the rest,
