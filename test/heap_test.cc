@@ -35,13 +35,29 @@ Requests g_requests;
 
 }  // namespace
 
+// Every unaligned form, so that each block is freed by the allocator that
+// made it (under ASan a form left out is the sanitizer's, whose blocks it
+// does not let free() release).
 void* operator new(size_t n) {
   if (g_requests.on && g_requests.count < std::size(g_requests.sizes)) g_requests.sizes[g_requests.count++] = n;
   if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
   throw std::bad_alloc();
 }
+void* operator new[](size_t n) { return operator new(n); }
+void* operator new(size_t n, const std::nothrow_t&) noexcept {
+  try {
+    return operator new(n);
+  } catch (const std::bad_alloc&) {
+    return nullptr;
+  }
+}
+void* operator new[](size_t n, const std::nothrow_t&) noexcept { return operator new(n, std::nothrow); }
 void operator delete(void* p) noexcept { std::free(p); }
 void operator delete(void* p, size_t) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete[](void* p, size_t) noexcept { std::free(p); }
+void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
 
 namespace ptxforge {
 namespace {
