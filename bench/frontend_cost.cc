@@ -20,7 +20,8 @@
 // first codegen in a process pays for the branches and calls on its path
 // far more than for the bytes of its code (bench/COLD_PATH.md, session
 // 18). A page's first write took 1.2 us (session
-// 27): vector_add's first codegen writes two new heap pages.
+// 27): vector_add's first codegen writes one new heap page in cold_bench's
+// children (two before session 32).
 // x86-64 only: elsewhere it says so and exits 0.
 #include <spawn.h>
 #include <sys/mman.h>

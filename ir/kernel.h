@@ -118,10 +118,6 @@ class NameTable {
   }
   // Replaces the text of name i, the ids of all names staying as they are.
   void Set(size_t i, std::string_view name);
-  void clear() {
-    text_.clear();
-    ends_.clear();
-  }
   friend bool operator==(const NameTable& a, const NameTable& b) { return a.ends_ == b.ends_ && a.text_ == b.text_; }
 
  private:
