@@ -16,11 +16,20 @@ the heap churn): "after other work", one sample per process, since the
 machine's fast and slow modes last longer than a cold_bench run; heap,
 prefault, cached and second the diagnostic rows of the fresh process.
 
-Each binary is first copied to a new file, and the copies run: a binary just
-linked and the same bytes written earlier sit in the page cache differently,
-and that moved fresh first codegens by 4-7% either way (session 23: the same
-two binaries gave 1.039 as they were and 0.966-0.969 as fresh copies). A
-wrapper script (`exec env VAR=... binary "$@"`) is copied as it is.
+Each binary is first copied to a new file, the copy is dropped from the page
+cache, and the copies run, after one untimed child of each, which reads its
+copy back from the disk: both arms then start from the page-cache state of a
+program loaded from disk. How a file came into the page cache decides how much
+of its code a process's start-up maps (the kernel maps up to 64 KiB around each
+fault, within what the cache holds as one piece): on session 33's machine
+(Linux 6.18, ext4) a copy made with copy_file_range or sendfile (cp, Python's
+shutil.copy) had all of the codegen's code mapped by start-up, while the
+linker's output, a file written with write(), and a file read back from the
+disk had one 64 KiB window of it unmapped, and their first codegen took 17-31%
+longer than the copies' (bench/COLD_PATH.md, session 33). Before session 33 the
+copies stayed in the cache as copied: the same binaries gave 1.039 as linked
+and 0.966-0.969 as copies (session 23). A wrapper script (`exec env VAR=...
+binary "$@"`) is copied and dropped as it is, the binary it runs is not.
 """
 import os
 import shutil
@@ -56,7 +65,10 @@ def main():
     for arm, b in enumerate(binaries):
         copies.append(os.path.join(scratch, "%d_%s" % (arm, os.path.basename(b))))
         shutil.copy2(b, copies[-1])
+        drop_from_page_cache(copies[-1])
     try:
+        for arm in (0, 1):  # reads each copy back from the disk, untimed
+            subprocess.run([copies[arm], "--child", mode], capture_output=True)
         times = run(n, binaries, copies, mode)
     finally:
         shutil.rmtree(scratch)
@@ -65,6 +77,16 @@ def main():
         print("%-40s build %6.1f passes %6.1f print %6.1f codegen %6.1f" % (b, *medians))
     old, new = (statistics.median(t[3] for t in times[arm]) for arm in (0, 1))
     print("codegen median, new / old: %.3f" % (new / old))
+
+
+def drop_from_page_cache(path):
+    """Writes the file to the disk and drops its pages from the page cache."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    finally:
+        os.close(fd)
 
 
 def run(n, binaries, copies, mode):
