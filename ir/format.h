@@ -47,13 +47,12 @@ void AppendInstruction(std::string& out, const Kernel& kernel, const Instruction
 // flushes the buffer first.
 class LineBuffer {
  public:
-  // Through a buffer of its own (256 bytes).
-  explicit LineBuffer(std::string& out) : out_(out), begin_(own_), end_(own_ + sizeof own_), p_(own_) {}
   // Through `buffer` (at least kMaxPiece bytes; it outlives this). A text
   // that fits in it reaches `out` in one append, at finish(): an empty
   // string then gets an allocation of exactly the text's size. When text
   // reaches `out` before (the buffer filled, or str() was called), `out`
-  // first reserves `spill_reserve` bytes (or what it needs, when more).
+  // first reserves `spill_reserve` bytes (or what it needs, when more;
+  // nothing when it is 0).
   LineBuffer(std::string& out, std::span<char> buffer, size_t spill_reserve)
       : out_(out),
         begin_(buffer.data()),
@@ -126,7 +125,6 @@ class LineBuffer {
   char* const end_;
   char* p_;
   size_t spill_reserve_ = 0;
-  char own_[256];
 };
 
 // AppendInstruction with PTX register names under `numbering` (the PTX

@@ -630,7 +630,8 @@ TEST_CASE("AppendOpcode's slot tables print what AppendSlot's switch prints, for
         REQUIRE(text == expected);
         std::string buffered;
         {
-          ir::LineBuffer line(buffered);
+          char buffer[ir::LineBuffer::kMaxPiece];
+          ir::LineBuffer line(buffered, buffer, 0);
           ir::AppendOpcode(line, inst);
         }
         REQUIRE(buffered == expected);

@@ -605,7 +605,8 @@ TEST_CASE("the PTX printer's line buffer prints what the general formatter print
   const ir::RegisterNumbering numbering = ir::RegisterNumbering::Compute(k);
   auto ptx = [&](const ir::Instruction& inst) {
     std::string text = "x";
-    ir::LineBuffer line(text);
+    char buffer[256];
+    ir::LineBuffer line(text, buffer, 0);
     ir::AppendPtxInstruction(line, k, inst, numbering);
     line.flush();
     return text;
@@ -625,7 +626,8 @@ TEST_CASE("the PTX printer's line buffer prints what the general formatter print
   for (int round = 0; round < 40; ++round) {
     std::string all(static_cast<size_t>(round), '-');
     {
-      ir::LineBuffer line(all);
+      char buffer[256];
+      ir::LineBuffer line(all, buffer, 0);
       for (int i = 0; i < round; ++i) line.push_back('-');
       for (const ir::Instruction& inst : k.body) {
         ir::AppendPtxInstruction(line, k, inst, numbering);
