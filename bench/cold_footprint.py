@@ -44,10 +44,10 @@ STAGES = [
     # The three calls cold_bench times, one after the other (each toggles
     # collection on at its entry and off at its return). Not the whole of
     # its Codegen(), which also destroys the kernel and the PTX after the
-    # timed interval: the first kernel destroyed in a process registers the
-    # thread's kept body chunk with __cxa_thread_atexit, about 66 code
-    # lines of the dynamic linker's symbol lookup (bench/COLD_PATH.md,
-    # session 33).
+    # timed interval (110 code lines more in session 34; among them, the
+    # first kernel destroyed in a process registers the thread's kept body
+    # chunk with __cxa_thread_atexit, which runs the dynamic linker's
+    # symbol lookup: bench/COLD_PATH.md, session 33).
     ("codegen", [BUILD, PIPELINE, PRINT]),
     (" build (with Finish)", [BUILD]),
     # Build with Finish toggled off again: the builder calls alone.
