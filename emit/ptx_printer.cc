@@ -4,6 +4,9 @@
 #include <algorithm>
 #include <array>
 #include <map>
+#include <utility>
+
+#include "absl/utility/utility.h"
 
 #include "ir/strings.h"
 #include "ir/format.h"
@@ -165,8 +168,9 @@ void PrintKernel(ir::LineBuffer& line, const ir::Kernel& k) {
   line.literal("}\n");
 }
 
-absl::StatusOr<std::string> PrintKernels(ir::Target target, std::optional<ir::PtxVersion> pinned,
-                                         const std::vector<const ir::Kernel*>& kernels) {
+// Prints into `out` (empty).
+absl::Status PrintKernels(ir::Target target, std::optional<ir::PtxVersion> pinned,
+                          const std::vector<const ir::Kernel*>& kernels, std::string& out) {
   for (const ir::Kernel* k : kernels) {
     if (k->target != target) {
       return absl::InvalidArgumentError(StrCat("kernel ", k->name, " targets ", ir::TargetName(k->target),
@@ -218,7 +222,6 @@ absl::StatusOr<std::string> PrintKernels(ir::Target target, std::optional<ir::Pt
   }
   const size_t estimate = declarations + std::min<size_t>(4096, 8 * instructions) +
                           (instructions - labels) * (20 + 3 * digits) + labels * 24;
-  std::string out;
   char buffer[kPrintBuffer];
   {
     ir::LineBuffer line(out, buffer, estimate);
@@ -254,7 +257,18 @@ absl::StatusOr<std::string> PrintKernels(ir::Target target, std::optional<ir::Pt
       PrintKernel(line, *k);
     }
   }  // the line buffer's last flush
-  return out;
+  return absl::OkStatus();
+}
+
+// The text is printed into the result's own string, which is returned as it
+// is: returning a string as a StatusOr moves it, and std::string's move
+// constructor was not inlined there; its copy, like _M_mutate's (see
+// LineBuffer::flush), was the one the linker kept from a kernel's object.
+absl::StatusOr<std::string> Print(ir::Target target, std::optional<ir::PtxVersion> pinned,
+                                  const std::vector<const ir::Kernel*>& kernels) {
+  absl::StatusOr<std::string> result(absl::in_place);
+  if (absl::Status status = PrintKernels(target, pinned, kernels, *result); !status.ok()) result = std::move(status);
+  return result;
 }
 
 }  // namespace
@@ -262,11 +276,11 @@ absl::StatusOr<std::string> PrintKernels(ir::Target target, std::optional<ir::Pt
 absl::StatusOr<std::string> PrintPtx(const ir::Module& module) {
   std::vector<const ir::Kernel*> kernels;
   for (const ir::Kernel& k : module.kernels) kernels.push_back(&k);
-  return PrintKernels(module.target, module.ptx_version, kernels);
+  return Print(module.target, module.ptx_version, kernels);
 }
 
 absl::StatusOr<std::string> PrintPtx(const ir::Kernel& kernel, std::optional<ir::PtxVersion> pinned) {
-  return PrintKernels(kernel.target, pinned, {&kernel});
+  return Print(kernel.target, pinned, {&kernel});
 }
 
 }  // namespace ptxforge::emit

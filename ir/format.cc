@@ -12,6 +12,20 @@
 #include "ir/strings.h"
 
 namespace ptxforge::ir {
+
+// Out of line, here, with the string's growth compiled into it (flatten):
+// std::string's out-of-line members (append's _M_mutate, reserve's
+// _M_create) are templates that every object using them instantiates, and
+// the linker keeps the first copy in link order, which in a program linking
+// the kernel library was one of a kernel's objects, next to its cold code. A
+// fresh process's first print then ran code in a 64 KiB window that start-up
+// had not mapped: one page fault more (bench/COLD_PATH.md, session 36).
+[[gnu::flatten]] void LineBuffer::flush() {
+  if (spill_reserve_ != 0) [[unlikely]] Spill();
+  out_.append(begin_, static_cast<size_t>(p_ - begin_));
+  p_ = begin_;
+}
+
 namespace {
 
 void AppendDot(std::string& out, std::string_view s) {

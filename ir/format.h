@@ -67,11 +67,7 @@ class LineBuffer {
   static constexpr size_t kMaxPiece = 64;
 
   // Appends what is buffered to the string.
-  void flush() {
-    if (spill_reserve_ != 0) [[unlikely]] Spill();
-    out_.append(begin_, static_cast<size_t>(p_ - begin_));
-    p_ = begin_;
-  }
+  void flush();
   // The last flush: no reserve before it.
   void finish() {
     spill_reserve_ = 0;
