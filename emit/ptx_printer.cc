@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <map>
+#include <span>
 #include <utility>
 
 #include "absl/utility/utility.h"
@@ -170,7 +171,7 @@ void PrintKernel(ir::LineBuffer& line, const ir::Kernel& k) {
 
 // Prints into `out` (empty).
 absl::Status PrintKernels(ir::Target target, std::optional<ir::PtxVersion> pinned,
-                          const std::vector<const ir::Kernel*>& kernels, std::string& out) {
+                          std::span<const ir::Kernel* const> kernels, std::string& out) {
   for (const ir::Kernel* k : kernels) {
     if (k->target != target) {
       return absl::InvalidArgumentError(StrCat("kernel ", k->name, " targets ", ir::TargetName(k->target),
@@ -265,7 +266,7 @@ absl::Status PrintKernels(ir::Target target, std::optional<ir::PtxVersion> pinne
 // constructor was not inlined there; its copy, like _M_mutate's (see
 // LineBuffer::flush), was the one the linker kept from a kernel's object.
 absl::StatusOr<std::string> Print(ir::Target target, std::optional<ir::PtxVersion> pinned,
-                                  const std::vector<const ir::Kernel*>& kernels) {
+                                  std::span<const ir::Kernel* const> kernels) {
   absl::StatusOr<std::string> result(absl::in_place);
   if (absl::Status status = PrintKernels(target, pinned, kernels, *result); !status.ok()) result = std::move(status);
   return result;
@@ -280,7 +281,8 @@ absl::StatusOr<std::string> PrintPtx(const ir::Module& module) {
 }
 
 absl::StatusOr<std::string> PrintPtx(const ir::Kernel& kernel, std::optional<ir::PtxVersion> pinned) {
-  return Print(kernel.target, pinned, {&kernel});
+  const ir::Kernel* const one[] = {&kernel};  // no list on the heap
+  return Print(kernel.target, pinned, one);
 }
 
 }  // namespace ptxforge::emit

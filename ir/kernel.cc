@@ -51,7 +51,7 @@ TargetRequirement RequirementOf(const Kernel& kernel, const Instruction& inst) {
   return RequirementOf(inst);
 }
 
-PtxVersion RequiredPtxVersion(Target target, const std::vector<const Kernel*>& kernels) {
+PtxVersion RequiredPtxVersion(Target target, std::span<const Kernel* const> kernels) {
   PtxVersion v = GetTargetInfo(target).min_ptx;
   for (const Kernel* k : kernels) {
     for (const Instruction& inst : k->body) v = std::max(v, RequirementOf(*k, inst).ptx);
@@ -61,6 +61,10 @@ PtxVersion RequiredPtxVersion(Target target, const std::vector<const Kernel*>& k
     if (known >= v) return known;
   }
   return MaxPtxVersion();
+}
+
+PtxVersion RequiredPtxVersion(Target target, const std::vector<const Kernel*>& kernels) {
+  return RequiredPtxVersion(target, std::span<const Kernel* const>(kernels));
 }
 
 }  // namespace ptxforge::ir

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <span>
 #include <vector>
 
 #include "ir/instruction.h"
@@ -199,6 +200,8 @@ TargetRequirement RequirementOf(const Kernel& kernel, const Instruction& inst);
 
 // The lowest PTX ISA version the target and every instruction of the kernels
 // accept.
+PtxVersion RequiredPtxVersion(Target target, std::span<const Kernel* const> kernels);
+// The same for a list such as `{&kernel}`.
 PtxVersion RequiredPtxVersion(Target target, const std::vector<const Kernel*>& kernels);
 
 }  // namespace ptxforge::ir
