@@ -25,11 +25,12 @@
 // Then, in this process, code it ran before and a 64 MiB sweep evicted
 // (bench::SweepCaches, what cold_bench's "after other work" runs): per line
 // of code, 1,024 lines run in address order, 64 lines a page apart, and the
-// 1,024 after a prefetch of each (timed with them). Session 37, three runs
-// in the machine's fast mode: 4.8-5.4 ns in address order, 87-110 a page
-// apart, 8.0-8.8 prefetched: the hardware fetches code ahead in address
-// order, and a line on a page of its own costs a trip to memory and a page
-// walk. A codegen after other work fetches ~1,200 code lines in ~85 pages.
+// 1,024 after a prefetch of each (timed with them). Session 37, four runs
+// in the machine's fast mode: 4.8-6.3 ns in address order, 87-174 a page
+// apart, 8.0-9.0 prefetched; three in its slow mode: 8.2-11.1, 123-214 and
+// 9.4-10.8. The hardware fetches code ahead in address order, and a line
+// on a page of its own costs a trip to memory and a page walk. vector_add's
+// codegen after other work fetches about 1,200 code lines in 77-83 pages.
 // x86-64 only: elsewhere it says so and exits 0.
 #include <link.h>
 #include <spawn.h>
@@ -239,10 +240,11 @@ double Median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-// Code this process ran before, after ptxforge::bench::SweepCaches() evicted it (what
-// a codegen after other work fetches): per line, run in address order, one
-// line a page apart (each line on a page of its own), and in address order
-// after one prefetch per line (the prefetches timed with it); then warm.
+// Code this process ran before, after bench::SweepCaches() evicted it
+// (what a codegen after other work fetches): per line, run in address
+// order, one line a page apart (each line on a page of its own), and in
+// address order after one prefetch (prefetcht1) per line, the prefetches
+// timed with it; then warm.
 void AfterSweep(int runs) {
   constexpr int kLines = 1024, kPageLines = 64;
   long sum = ptxforge_fc_lines() + ptxforge_fc_pages();  // maps their pages
