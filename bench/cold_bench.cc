@@ -9,7 +9,10 @@
 //   (what ptx-dump pays to find a family by name) and its first
 //   kernels::AllFamilies() (what listing them pays), and prints the numbers,
 //   with the minor page faults the first codegen took (first touches of code
-//   and heap pages; counted outside the timed stages).
+//   and heap pages; counted outside the timed stages). A line after the
+//   fresh rows groups the children by those faults, with the codegen's
+//   median for each count: a fault costs a few microseconds, and whether a
+//   child takes one in code follows the address it was loaded at.
 // after other work: in this process, before each of RUNS codegens, a 64 MiB
 //   sweep evicts the caches and 4000 heap blocks of random sizes are
 //   allocated and freed in random order; diagnostic rows: the sweep alone,
@@ -458,6 +461,22 @@ int main(int argc, char** argv) {
     std::printf("%.0f ", Median(faults));
   }
   std::printf("minor page faults during the timed codegen (fresh, heap pre-touched, pre-faulted, in the caches, second; medians)\n");
+  // The fresh children grouped by their faults: each one takes a few
+  // microseconds, and whether a child takes one in a 64 KiB window of code
+  // follows the address it was loaded at, so the fresh row's median moves
+  // with the share of such children in a run.
+  std::printf("fresh process by its faults:");
+  for (int f = 0; f <= 4; ++f) {
+    std::vector<double> codegen;
+    for (const auto& s : fresh) {
+      if (std::min(static_cast<int>(s[kColumns]), 4) == f) codegen.push_back(s[3]);
+    }
+    if (!codegen.empty()) {
+      std::printf(" %d%s fault%s in %zu, %.1f;", f, f == 4 ? " or more" : "", f == 1 ? "" : "s", codegen.size(),
+                  Median(codegen));
+    }
+  }
+  std::printf(" (children, codegen median)\n");
   // A "pages" child's numbers: pages by kind, the file windows, the faults.
   constexpr int kPageColumns = PageSnapshot::kKinds + 2;
   static_assert(kPageColumns <= kColumns + 1, "RunChild reads kColumns + 1 numbers");
