@@ -134,7 +134,9 @@ long MinorFaults() {
 // that the codegen finds its code and tables in the caches (as data: the
 // branch predictors and instruction TLB stay cold); "second" times the
 // second codegen of the fresh process instead (no faults, code in the
-// caches it left, predictors trained by the first).
+// caches it left, predictors trained by the first). Row 6, "unmapped", goes
+// the other way: the program's code is dropped from its page tables first
+// (UnmapProgramCode).
 // Session 27, one run of 61: fresh 29.0 us with 3 page faults, heap
 // touched first 26.1 us with 1, code mapped too 24.1 us with none (with
 // profile feedback most fresh codegens run code in a 64 KiB window that
@@ -151,6 +153,56 @@ void PopulateCode() {
     madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_READ);
   }
   std::fclose(maps);
+}
+
+// The "unmapped" child: drops every page of the program's own code from
+// its page tables (MADV_DONTNEED over its executable mappings; the pages
+// stay in the page cache), so that its first codegen maps, one 64 KiB
+// window per fault, all the code it runs, as if start-up had mapped none of
+// it. With GCC 12's libstdc++, start-up maps most of the library's code by
+// accident: <iostream> (which absl/status/status.h includes) gives every
+// object a static initializer, and running each maps the window around it.
+// GCC 13's libstdc++ initializes the streams in the library instead, so
+// there a program's start-up runs none of the library's objects. This row
+// is an upper bound for that: the program's own code and the libstdc++
+// code linked into it are dropped too. No stdio and no allocation: the
+// heap and the stack stay as the codegen would find them.
+void UnmapProgramCode() {
+  static char text[64 << 10];
+  const int maps = open("/proc/self/maps", O_RDONLY);
+  if (maps < 0) return;
+  size_t length = 0;
+  for (ssize_t n; length < sizeof text - 1 && (n = read(maps, text + length, sizeof text - 1 - length)) > 0;) {
+    length += static_cast<size_t>(n);
+  }
+  close(maps);
+  text[length] = '\0';
+  // The program's file: the path of the mapping holding this function.
+  const uintptr_t here = reinterpret_cast<uintptr_t>(&UnmapProgramCode);
+  const char* program = nullptr;
+  size_t program_length = 0;
+  for (int pass = 0; pass < 2; ++pass) {
+    for (char* line = text; *line != '\0';) {
+      char* end_of_line = std::strchr(line, '\n');
+      const size_t line_length = end_of_line != nullptr ? static_cast<size_t>(end_of_line - line) : std::strlen(line);
+      char* p = line;
+      const uintptr_t begin = std::strtoul(p, &p, 16);
+      const uintptr_t end = std::strtoul(p + 1, &p, 16);
+      const char* path = static_cast<const char*>(std::memchr(line, '/', line_length));
+      const size_t path_length = path != nullptr ? line_length - static_cast<size_t>(path - line) : 0;
+      if (pass == 0 && begin <= here && here < end && path != nullptr) {
+        program = path;
+        program_length = path_length;
+      }
+      if (pass == 1 && p[3] == 'x' && path_length == program_length &&
+          std::memcmp(path, program, path_length) == 0) {
+        madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+      }
+      if (end_of_line == nullptr) break;
+      line = end_of_line + 1;
+    }
+    if (program == nullptr) return;
+  }
 }
 
 void TouchHeap() {
@@ -333,6 +385,7 @@ int Child(std::string_view mode) {
   if (mode == "heap" || mode == "prefault" || mode == "cached") TouchHeap();
   if (mode == "cached") ReadCode();
   if (mode == "second") Codegen();
+  if (mode == "unmapped") UnmapProgramCode();
   if (mode == "after") {
     // Twice: the printer kept a buffer from a thread's second print until
     // session 32; still twice, so that this row compares with earlier ones.
@@ -425,13 +478,14 @@ int main(int argc, char** argv) {
   }
   std::string me = SelfPath(argv[0]);
 
-  std::vector<std::vector<double>> fresh, heap, prefaulted, cached, second, after, swept, churned, warm;
+  std::vector<std::vector<double>> fresh, heap, prefaulted, cached, second, unmapped, after, swept, churned, warm;
   for (int i = 0; i < runs; ++i) {
     fresh.push_back(RunChild(me, "first"));
     heap.push_back(RunChild(me, "heap"));
     prefaulted.push_back(RunChild(me, "prefault"));
     cached.push_back(RunChild(me, "cached"));
     second.push_back(RunChild(me, "second"));
+    unmapped.push_back(RunChild(me, "unmapped"));
   }
   std::vector<std::vector<double>> pages;
   for (int i = 0; i < runs; ++i) pages.push_back(RunChild(me, "pages"));
@@ -455,12 +509,13 @@ int main(int argc, char** argv) {
   Row(" code pre-faulted too", prefaulted, 5);
   Row(" code in the caches", cached, 5);
   Row(" second codegen", second, 5);
-  for (auto* rows : {&fresh, &heap, &prefaulted, &cached, &second}) {
+  Row(" no code mapped", unmapped, 5);
+  for (auto* rows : {&fresh, &heap, &prefaulted, &cached, &second, &unmapped}) {
     std::vector<double> faults;
     for (const auto& s : *rows) faults.push_back(s[kColumns]);
     std::printf("%.0f ", Median(faults));
   }
-  std::printf("minor page faults during the timed codegen (fresh, heap pre-touched, pre-faulted, in the caches, second; medians)\n");
+  std::printf("minor page faults during the timed codegen (fresh, heap pre-touched, pre-faulted, in the caches, second, no code mapped; medians)\n");
   // The fresh children grouped by their faults: each one takes a few
   // microseconds, and whether a child takes one in a 64 KiB window of code
   // follows the address it was loaded at, so the fresh row's median moves
